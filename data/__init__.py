@@ -1,0 +1,1 @@
+"""Data files (prompt profiles) shipped with smith_tui."""

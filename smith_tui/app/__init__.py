@@ -1,0 +1,1 @@
+"""smith_tui.app package."""

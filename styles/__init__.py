@@ -1,0 +1,1 @@
+"""Textual stylesheets, shipped as package data."""

@@ -1,0 +1,1 @@
+"""Textual widgets of Agent Smith TUI (installed as smith_tui.widgets)."""
