@@ -77,6 +77,8 @@ class ToolSpec:
     role_denylist: frozenset[str] = frozenset()
     is_terminal: bool = False
     mutating: bool = False
+    parallel: bool = False
+    """Calls of a parallel tool in one round may run concurrently (e.g. ``dispatch``)."""
 
 
 @dataclass

@@ -1,0 +1,250 @@
+"""The typed events the engine emits; every front end subscribes to these.
+
+One vocabulary serves the Textual app, the headless printer and the
+``stream-json`` output. Every event names the role that produced it and, for
+work done inside a dispatched sub-agent, the job id (``None`` at top level).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+Status = Literal["thinking", "streaming", "tool", "idle", "error", "cancelled"]
+StopReason = Literal["completed", "cancelled", "error", "budget_exhausted"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of all engine events."""
+
+    type: ClassVar[str] = "event"
+    role: str = "direct"
+    job_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict with a ``type`` key (for ``stream-json``)."""
+        data = {"type": self.type}
+        data.update(dataclasses.asdict(self))
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionStarted(Event):
+    """The runtime's session started."""
+
+    type: ClassVar[str] = "session_started"
+    session_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionFinished(Event):
+    """The session stopped or failed."""
+
+    type: ClassVar[str] = "session_finished"
+    session_id: str
+    status: Literal["stopped", "failed"]
+    reason: str | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted(Event):
+    """A turn began (top-level turn, or a child turn when ``job_id`` is set)."""
+
+    type: ClassVar[str] = "turn_started"
+    turn_id: str
+    conversation_id: str
+    prompt: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnFinished(Event):
+    """A turn ended; ``text`` is the final assistant text."""
+
+    type: ClassVar[str] = "turn_finished"
+    turn_id: str
+    conversation_id: str
+    stop_reason: StopReason
+    text: str = ""
+    error: dict[str, Any] | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusChanged(Event):
+    """The prompt status changed (thinking, streaming, tool, idle, error, cancelled)."""
+
+    type: ClassVar[str] = "status"
+    status: Status
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMRequestStarted(Event):
+    """A request to the model is about to be sent."""
+
+    type: ClassVar[str] = "llm_request_started"
+    turn_id: str
+    model: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta(Event):
+    """A piece of assistant text arrived."""
+
+    type: ClassVar[str] = "text_delta"
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReasoningDelta(Event):
+    """A piece of model reasoning arrived."""
+
+    type: ClassVar[str] = "reasoning_delta"
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantMessage(Event):
+    """A complete assistant message (text and tool calls) of one round."""
+
+    type: ClassVar[str] = "assistant_message"
+    turn_id: str
+    content: str
+    reasoning: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamReset(Event):
+    """Discard the partial output shown for this request: it is being retried."""
+
+    type: ClassVar[str] = "stream_reset"
+    turn_id: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryScheduled(Event):
+    """A failed or empty model call will be retried after ``delay_s``."""
+
+    type: ClassVar[str] = "retry_scheduled"
+    turn_id: str
+    attempt: int
+    delay_s: float
+    reason: str
+    layer: Literal["transport", "empty_response"] = "transport"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted(Event):
+    """A tool call is about to run."""
+
+    type: ClassVar[str] = "tool_call_started"
+    turn_id: str
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutputDelta(Event):
+    """Live output of a running tool (the tail shown in the activity pane)."""
+
+    type: ClassVar[str] = "tool_output"
+    turn_id: str
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallFinished(Event):
+    """A tool call finished (successfully or not)."""
+
+    type: ClassVar[str] = "tool_call_finished"
+    turn_id: str
+    call_id: str
+    name: str
+    ok: bool
+    duration_s: float
+    summary: str
+    content: str = ""
+    error: str | None = None
+    cancelled: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageUpdated(Event):
+    """Token usage changed: ``delta`` for the last call, ``totals`` per role."""
+
+    type: ClassVar[str] = "usage"
+    turn_id: str
+    model: str
+    delta: dict[str, int]
+    totals: dict[str, dict[str, int]]
+    context_tokens: int = 0
+    context_window: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchStarted(Event):
+    """A sub-agent job was dispatched (``role`` is the parent's role)."""
+
+    type: ClassVar[str] = "dispatch_started"
+    turn_id: str
+    target_role: str
+    task: str
+    parent_job_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchProgress(Event):
+    """Something happened inside a dispatched job."""
+
+    type: ClassVar[str] = "dispatch_progress"
+    detail: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchFinished(Event):
+    """A dispatched job ended with its normalised result."""
+
+    type: ClassVar[str] = "dispatch_finished"
+    target_role: str
+    status: str
+    summary: str
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TodoUpdated(Event):
+    """The todo list changed (whole-list replace)."""
+
+    type: ClassVar[str] = "todo_updated"
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandOutput(Event):
+    """Output of a slash command, for display."""
+
+    type: ClassVar[str] = "command_output"
+    command: str
+    text: str
+    ok: bool = True
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConversationChanged(Event):
+    """The active conversation changed (new, load, resume, clear)."""
+
+    type: ClassVar[str] = "conversation_changed"
+    conversation_id: str
+    reason: str

@@ -1,0 +1,120 @@
+"""Run one tool call and normalise its outcome (seed: Executor, six steps)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import replace
+from typing import Any
+
+from smith_tui.cancel import Cancelled
+from smith_tui.tools.registry import ToolRegistry
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolResult
+
+
+def _decode_arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if not isinstance(raw, str):
+        raise ToolError(
+            f"tool arguments must be a JSON object, got {type(raw).__name__}",
+            code="invalid_arguments",
+        )
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ToolError(
+            f"tool arguments are not valid JSON ({exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}); send a JSON object matching the tool's schema",
+            code="invalid_arguments",
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolError(
+            f"tool arguments must be a JSON object, got {type(value).__name__}",
+            code="invalid_arguments",
+        )
+    return value
+
+
+def _cancelled_result(call_id: str, name: str, started: float, mutation: str) -> ToolResult:
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        ok=False,
+        content="[cancelled] the tool call was cancelled before it finished",
+        error="cancelled",
+        cancelled=True,
+        mutation_state=mutation,  # type: ignore[arg-type]
+        duration_s=time.monotonic() - started,
+    )
+
+
+async def execute_tool_call(
+    registry: ToolRegistry,
+    call_id: str,
+    name: str,
+    arguments: Any,
+    ctx: ToolContext,
+) -> ToolResult:
+    """Decode, resolve, check cancellation, run, check again and normalise one call.
+
+    Never raises for tool-level problems: bad JSON, unknown or denied tools and
+    handler failures all become error results the model can read.
+    """
+    started = time.monotonic()
+
+    def error(message: str, code: str, mutation: str = "none") -> ToolResult:
+        return ToolResult(
+            call_id=call_id,
+            name=name,
+            ok=False,
+            content=f"error: {message}",
+            error=message,
+            mutation_state=mutation,  # type: ignore[arg-type]
+            metadata={"error_code": code},
+            duration_s=time.monotonic() - started,
+        )
+
+    try:
+        args = _decode_arguments(arguments)
+        spec = registry.resolve(name, ctx.role)
+    except ToolError as exc:
+        return error(exc.message, exc.code)
+
+    if ctx.is_cancelled():
+        return _cancelled_result(call_id, name, started, "none")
+
+    mutation_if_cancelled = "unknown" if spec.mutating else "none"
+    try:
+        output = await spec.handler(args, ctx)
+    except ToolError as exc:
+        return error(exc.message, exc.code, "attempted" if spec.mutating else "none")
+    except (Cancelled, asyncio.CancelledError):
+        if ctx.is_cancelled():
+            return _cancelled_result(call_id, name, started, mutation_if_cancelled)
+        raise
+    except Exception as exc:  # a buggy tool must not take the turn down
+        return error(
+            f"{name} failed unexpectedly: {type(exc).__name__}: {exc}",
+            "tool_crashed",
+            mutation_if_cancelled,
+        )
+
+    if isinstance(output, str):
+        output = ToolOutput(content=output, mutation_state="attempted" if spec.mutating else "none")
+    result = ToolResult(
+        call_id=call_id,
+        name=name,
+        ok=output.ok,
+        content=output.content,
+        error=output.error,
+        mutation_state=output.mutation_state,
+        metadata=dict(output.metadata),
+        duration_s=time.monotonic() - started,
+    )
+    if ctx.is_cancelled():
+        return replace(result, cancelled=True, ok=False, error=result.error or "cancelled")
+    return result
