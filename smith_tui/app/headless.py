@@ -1,0 +1,89 @@
+"""The headless printer: an engine-event subscriber for ``smith -p``.
+
+``text`` streams the answer to stdout and a line per tool call to stderr;
+``json`` prints one object when the turn ends; ``stream-json`` prints every
+event as one JSON line as it happens.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from smith_tui.engine import events as ev
+
+
+class HeadlessPrinter:
+    """Prints engine events for one headless run."""
+
+    def __init__(
+        self, output_format: str, stdout: TextIO | None = None, stderr: TextIO | None = None
+    ) -> None:
+        self.format = output_format
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self._ends_with_newline = True
+        self.finished: ev.TurnFinished | None = None
+
+    def __call__(self, event: ev.Event) -> None:
+        """Handle one event."""
+        if self.format == "stream-json":
+            self.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
+            self.stdout.flush()
+            if isinstance(event, ev.TurnFinished) and event.job_id is None:
+                self.finished = event
+            return
+        if isinstance(event, ev.TurnFinished) and event.job_id is None:
+            self.finished = event
+            return
+        if self.format != "text":
+            return
+        if isinstance(event, ev.TextDelta) and event.job_id is None:
+            self.stdout.write(event.text)
+            self.stdout.flush()
+            self._ends_with_newline = event.text.endswith("\n")
+        elif isinstance(event, ev.StreamReset) and event.job_id is None:
+            self._newline()
+            self.stderr.write(f"[{event.reason}: output above is discarded]\n")
+        elif isinstance(event, ev.ToolCallStarted):
+            self._newline()
+            who = f"{event.role}/" if event.job_id else ""
+            self.stderr.write(f"→ {who}{event.name} {_short(event.arguments)}\n")
+        elif isinstance(event, ev.ToolCallFinished) and not event.ok:
+            self.stderr.write(f"  ✗ {event.name}: {event.summary}\n")
+        elif isinstance(event, ev.RetryScheduled):
+            self._newline()
+            self.stderr.write(f"retrying in {event.delay_s:.1f}s ({event.reason})\n")
+        elif isinstance(event, ev.DispatchStarted):
+            self._newline()
+            self.stderr.write(f"⇢ dispatch {event.target_role}: {_short(event.task)}\n")
+        elif isinstance(event, ev.DispatchFinished):
+            self.stderr.write(f"⇠ {event.target_role} {event.status}: {_short(event.summary)}\n")
+
+    def _newline(self) -> None:
+        if not self._ends_with_newline:
+            self.stdout.write("\n")
+            self.stdout.flush()
+            self._ends_with_newline = True
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        """Print the closing output once the turn is over."""
+        if self.format == "json":
+            self.stdout.write(json.dumps(summary, default=str) + "\n")
+        elif self.format == "text":
+            self._newline()
+        error = summary.get("error")
+        if summary.get("stop_reason") != "completed" and self.format != "json":
+            message = (error or {}).get("message") if isinstance(error, dict) else None
+            self.stderr.write(
+                f"smith: turn ended: {summary.get('stop_reason')}"
+                + (f": {message}" if message else "")
+                + "\n"
+            )
+        self.stdout.flush()
+
+
+def _short(text: str, limit: int = 100) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

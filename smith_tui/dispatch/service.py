@@ -1,0 +1,126 @@
+"""The ``dispatch`` tool: run a child role's turn and hand back its report.
+
+The runtime supplies how a child turn runs (``run_child``) and how results are
+kept (``save_note``); this module owns validation, the result shape and the
+scratchpad write of ``dispatch/<job_id>`` (seed: Auto-persisted findings).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from smith_tui.dispatch.job import DispatchJob, build_job
+from smith_tui.dispatch.result import dispatch_result
+from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
+
+
+@dataclass
+class ChildOutcome:
+    """How a child turn ended, as the runtime reports it."""
+
+    stop_reason: str
+    report: dict[str, Any] | None
+    usage: dict[str, int]
+    conversation_id: str | None = None
+    error: str | None = None
+    loop: str | None = None
+
+
+RunChild = Callable[[DispatchJob, ToolContext], Awaitable[ChildOutcome]]
+SaveNote = Callable[[str, str, str], None]
+
+DISPATCH_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "target_role": {
+            "type": "string",
+            "enum": ["worker", "explorer"],
+            "description": "worker (Niobe) changes code; explorer (Link) reads and researches.",
+        },
+        "task": {"type": "string", "description": "What the child must do, self-contained."},
+        "context": {
+            "type": "object",
+            "properties": {
+                "user_request_summary": {
+                    "type": "string",
+                    "description": "The user's request, summarised for the child.",
+                },
+                "role_instructions": {
+                    "type": "string",
+                    "description": "Constraints and hints: what to touch, what to avoid.",
+                },
+            },
+            "description": "Structured context; do not paste the transcript.",
+        },
+        "files": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Paths the child should start from.",
+        },
+    },
+    "required": ["target_role", "task"],
+}
+
+
+class DispatchService:
+    """Builds the ``dispatch`` tool over a child-turn runner."""
+
+    def __init__(
+        self,
+        run_child: RunChild,
+        check_dispatch: Callable[[str, str], bool],
+        save_note: SaveNote | None = None,
+    ) -> None:
+        self.run_child = run_child
+        self.check_dispatch = check_dispatch
+        self.save_note = save_note
+
+    async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """The ``dispatch`` tool handler."""
+        job = build_job(
+            args,
+            parent_role=ctx.role,
+            parent_turn_id=ctx.turn_id,
+            parent_cancel=ctx.cancel,
+            check_dispatch=self.check_dispatch,
+        )
+        outcome = await self.run_child(job, ctx)
+        result = dispatch_result(
+            job,
+            stop_reason=outcome.stop_reason,
+            report=outcome.report,
+            usage=outcome.usage,
+            error=outcome.error,
+            loop=outcome.loop,
+        )
+        content = json.dumps(result, sort_keys=True, ensure_ascii=False)
+        metadata: dict[str, Any] = {"dispatch": result, "job_id": job.job_id}
+        if outcome.conversation_id:
+            metadata["child_conversation_id"] = outcome.conversation_id
+        key = f"dispatch/{job.job_id}"
+        if self.save_note is not None and ctx.conversation_id:
+            try:
+                self.save_note(ctx.conversation_id, key, content)
+            except Exception:  # best effort: a failed write never fails the dispatch
+                pass
+            else:
+                metadata["recall_key"] = key
+        return ToolOutput(content=content, metadata=metadata, ok=True)
+
+    def tool(self) -> ToolSpec:
+        """Return the ``dispatch`` tool spec."""
+        return ToolSpec(
+            name="dispatch",
+            description=(
+                "Delegate a self-contained task to a sub-agent and get its structured report. "
+                "Several dispatch calls in one message run in parallel. The full result is "
+                "also saved to the scratchpad under dispatch/<job_id> (use recall)."
+            ),
+            input_schema=DISPATCH_INPUT_SCHEMA,
+            handler=self.handle,
+            parallel=True,
+            mutating=True,
+        )
