@@ -1,0 +1,224 @@
+"""Build the effective configuration from its layers (seed: ``load_effective_config``).
+
+Layers, lowest to highest precedence:
+
+1. ``defaults``  – built in (``DEFAULTS``).
+2. ``user``      – the user JSON file: ``--config PATH``, else
+   ``$XDG_CONFIG_HOME/smith/config.json``. A missing default file is fine; a missing
+   ``--config`` file is an error. An empty file means no settings.
+3. ``env``       – ``SMITH_API_URL`` (→ ``llm_config.api_url``).
+4. ``persisted`` – the ``/config set`` patch, handed in by the caller (the store owns it).
+5. ``ephemeral`` – in-memory overrides for this process (e.g. ``--api-url``), never saved.
+
+Tables merge key by key, anything else replaces; the result is validated as a whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from smith_tui.config.defaults import DEFAULTS
+from smith_tui.config.environment import API_URL_VARIABLE, read_environment, read_secret
+from smith_tui.config.errors import ConfigError, ConfigProblem
+from smith_tui.config.frozen import FrozenDict, freeze
+from smith_tui.config.locations import default_config_path
+from smith_tui.config.schema import SmithConfig
+from smith_tui.config.tree import contains, deep_merge, split_path
+from smith_tui.config.validation import check_config
+
+LAYER_NAMES = ("defaults", "user", "env", "persisted", "ephemeral")
+"""Layer names, lowest precedence first."""
+
+_INDEX = re.compile(r"\[[^\]]*\]")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What ``load_effective_config`` needs from its caller."""
+
+    config_path: str | os.PathLike[str] | None = None
+    """``--config PATH``: replaces the default user file path; it must exist."""
+    persisted: Mapping[str, Any] | None = None
+    """The persisted ``/config set`` patch, as read by the store."""
+    ephemeral: Mapping[str, Any] | None = None
+    """In-memory overrides for this process only (e.g. ``{"llm_config": {"api_url": …}}``)."""
+
+
+@dataclass(frozen=True)
+class EffectiveConfig:
+    """The validated configuration a session runs with, and where each value came from."""
+
+    effective: FrozenDict
+    """The merged layers, deep-frozen: the snapshot a turn observes."""
+    model: SmithConfig
+    """The validated, typed view (schema defaults filled in, e.g. ``services.ui.keys``)."""
+    layers: FrozenDict
+    """Each layer by name (``LAYER_NAMES``), deep-frozen."""
+    user_config_path: Path
+    """The user JSON file that was (or would have been) read."""
+    env_model: str | None = None
+    """``SMITH_MODEL``, for model selection step 6; not merged into ``default_model``."""
+    _api_key: SecretStr | None = field(default=None, repr=False, compare=False)
+
+    def api_key(self) -> str | None:
+        """The API key from the variable named by ``llm_config.api_key_env``, or ``None``."""
+        return self._api_key.get_secret_value() if self._api_key is not None else None
+
+    def source_of(self, path: str) -> str:
+        """Name of the layer the value at dotted ``path`` comes from.
+
+        For a table this is the highest layer contributing to it. A value only the
+        schema supplies (e.g. ``services.ui.keys.cancel``) reports ``"defaults"``.
+        Raises ``KeyError`` for a path that names no setting.
+        """
+        parts = split_path(path)
+        if contains(self.effective, parts):
+            for name in reversed(LAYER_NAMES):
+                if contains(self.layers[name], parts):
+                    return name
+        if contains(self.model.model_dump(), parts):
+            return "defaults"
+        raise KeyError(path)
+
+
+def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig:
+    """Merge the layers, validate, and return the frozen result.
+
+    Raises ``ConfigError`` with one message naming the file (or layer), the line and
+    column or dotted path, and the rule broken.
+    """
+    options = options or LoadOptions()
+    explicit = options.config_path is not None
+    user_path = Path(options.config_path) if explicit else default_config_path()
+    environment = read_environment()
+    layers: dict[str, dict[str, Any]] = {
+        "defaults": dict(DEFAULTS),
+        "user": read_user_file(user_path, must_exist=explicit),
+        "env": environment.as_layer(),
+        "persisted": _as_table(options.persisted, "the persisted overrides (/config set)"),
+        "ephemeral": _as_table(options.ephemeral, "the session overrides"),
+    }
+    merged: dict[str, Any] = {}
+    for name in LAYER_NAMES:
+        merged = deep_merge(merged, layers[name])
+    try:
+        model = check_config(merged)
+    except ConfigError as exc:
+        raise _attributed(exc.problems, layers, user_path) from None
+    return EffectiveConfig(
+        effective=freeze(merged),
+        model=model,
+        layers=freeze(layers),
+        user_config_path=user_path,
+        env_model=environment.model,
+        _api_key=read_secret(model.llm_config.api_key_env),
+    )
+
+
+def read_user_file(path: Path, *, must_exist: bool = False) -> dict[str, Any]:
+    """Read the user JSON file as a table; ``{}`` when it is missing (unless ``must_exist``)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if must_exist:
+            raise ConfigError(f"Config file {path} does not exist.") from None
+        return {}
+    except IsADirectoryError:
+        raise ConfigError(f"Config file {path} is a directory, not a JSON file.") from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"Config file {path} is not UTF-8 text (bad byte at offset {exc.start})."
+        ) from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(_syntax_message(path, text, exc)) from None
+    except ValueError as exc:
+        raise ConfigError(f"Invalid JSON in {path}: {exc}.") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"Config file {path} must hold a JSON object ({{ ... }}) at the top level, "
+            f"not {_json_kind(data)}."
+        )
+    return data
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _syntax_message(path: Path, text: str, exc: json.JSONDecodeError) -> str:
+    lines = text.splitlines() or [""]
+    line = lines[min(exc.lineno, len(lines)) - 1]
+    excerpt = f"\n  {line}\n  {' ' * (exc.colno - 1)}^" if len(line) <= 120 else ""
+    return f"Invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}.{excerpt}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def _as_table(value: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"Invalid configuration: {what} must be a table, not {_json_kind(value)}."
+        )
+    return dict(value)
+
+
+def _origin(parts: list[str], layers: Mapping[str, Mapping[str, Any]]) -> str:
+    for length in range(len(parts), 0, -1):
+        for name in reversed(LAYER_NAMES):
+            if contains(layers[name], parts[:length]):
+                return name
+    return "defaults"
+
+
+def _describe(layer: str, user_path: Path) -> str:
+    return {
+        "defaults": "the built-in defaults",
+        "user": f"{user_path}",
+        "env": f"the environment variable {API_URL_VARIABLE}",
+        "persisted": "the saved overrides (/config set; remove one with /config unset <path>)",
+        "ephemeral": "the session overrides (command-line flags)",
+    }[layer]
+
+
+def _attributed(
+    problems: tuple[ConfigProblem, ...], layers: Mapping[str, Mapping[str, Any]], user_path: Path
+) -> ConfigError:
+    origins = [_origin(split_path(_INDEX.sub("", p.path)), layers) for p in problems]
+    if len(set(origins)) == 1:
+        header = f"Invalid configuration in {_describe(origins[0], user_path)}:"
+        lines = [f"  {problem}" for problem in problems]
+    else:
+        header = "Invalid configuration:"
+        lines = [
+            f"  {problem}  [in {_describe(origin, user_path)}]"
+            for problem, origin in zip(problems, origins, strict=True)
+        ]
+    return ConfigError("\n".join([header, *lines]), problems)

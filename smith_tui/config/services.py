@@ -1,0 +1,138 @@
+"""Per-service option tables under ``services`` (seed: ``config.services[name]``).
+
+The service names are the fixed set the runtime composes. Services without modelled
+options take a free-form table; the known options below are typed and documented.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from smith_tui.config.fields import EnvVarName, HttpUrl, NonEmptyStr, PositiveInt, PositiveNumber
+from smith_tui.config.section import Section
+
+FreeForm = dict[str, Any]
+
+
+class KeyBindings(Section):
+    """Key bindings of the full-screen app (Textual key names, e.g. ``ctrl+c``, ``alt+h``)."""
+
+    cancel: NonEmptyStr = Field(
+        "ctrl+c",
+        description="Cancel the active turn (copies the selection when idle).",
+    )
+    pager: NonEmptyStr = Field("alt+h", description="Open the transcript pager.")
+    inspect: NonEmptyStr = Field(
+        "alt+i", description="Open the inspect view to edit or delete persisted messages."
+    )
+    palette: NonEmptyStr = Field("ctrl+p", description="Open the command palette.")
+    quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
+
+
+class UIOptions(Section):
+    """Options of the user interface service."""
+
+    keys: KeyBindings = Field(default_factory=KeyBindings, description="Key bindings.")
+
+
+class DispatchOptions(Section):
+    """Options of the dispatch service (sub-agent delegation)."""
+
+    max_parallel: PositiveInt = Field(
+        3, description="Most child agents (workers, explorers) running at the same time."
+    )
+
+
+class WebSearchOptions(Section):
+    """Options of the ``web_search`` tool (Linkup backend)."""
+
+    api_key_env: EnvVarName = Field(
+        "LINKUP_API_KEY",
+        description="Environment variable holding the Linkup API key (the key never goes here).",
+    )
+    endpoint: HttpUrl = Field(
+        "https://api.linkup.so/v1/search", description="Linkup search endpoint URL."
+    )
+    depth: Literal["standard", "deep"] = Field(
+        "standard", description="Search depth: 'standard' is fast, 'deep' searches iteratively."
+    )
+    output_type: Literal["searchResults", "sourcedAnswer"] = Field(
+        "searchResults",
+        description="'searchResults' returns ranked sources; 'sourcedAnswer' an answer with sources.",
+    )
+    max_results: PositiveInt = Field(5, description="Most results returned per search.")
+    timeout: PositiveNumber = Field(30.0, description="Seconds before a search request fails.")
+
+
+class BashOptions(Section):
+    """Options of the ``bash`` tool."""
+
+    default_timeout_s: PositiveNumber = Field(
+        120.0, description="Seconds a command may run when the model names no timeout."
+    )
+    max_timeout_s: PositiveNumber = Field(
+        600.0, description="Largest timeout, in seconds, the model may ask for."
+    )
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> BashOptions:
+        if self.default_timeout_s > self.max_timeout_s:
+            raise ValueError("default_timeout_s must not exceed max_timeout_s")
+        return self
+
+
+class ToolOptions(Section):
+    """Options of the tool service. Other tools may take a free-form table under their name."""
+
+    model_config = ConfigDict(extra="allow")
+
+    web_search: WebSearchOptions = Field(
+        default_factory=WebSearchOptions, description="The web_search tool."
+    )
+    bash: BashOptions = Field(default_factory=BashOptions, description="The bash tool.")
+
+    @model_validator(mode="after")
+    def _extra_tools_are_tables(self) -> ToolOptions:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict):
+                raise ValueError(f"services.tool.{name} must be a table (JSON object)")
+        return self
+
+
+class ObserveOptions(Section):
+    """Options of the observation log (debug traces of turns)."""
+
+    retention_days: PositiveInt = Field(14, description="Days observation records are kept.")
+
+
+class Services(Section):
+    """Per-service option tables, keyed by service name."""
+
+    role: FreeForm = Field(default_factory=dict, description="Options of the role service.")
+    model: FreeForm = Field(default_factory=dict, description="Options of the model service.")
+    tool: ToolOptions = Field(default_factory=ToolOptions, description="Options of the tools.")
+    dispatch: DispatchOptions = Field(
+        default_factory=DispatchOptions, description="Options of sub-agent dispatch."
+    )
+    conversation: FreeForm = Field(
+        default_factory=dict, description="Options of the conversation service."
+    )
+    persistence: FreeForm = Field(
+        default_factory=dict, description="Options of the persistence service."
+    )
+    config: FreeForm = Field(default_factory=dict, description="Options of the config service.")
+    ui: UIOptions = Field(default_factory=UIOptions, description="Options of the user interface.")
+    prompt: FreeForm = Field(default_factory=dict, description="Options of the prompt builder.")
+    command: FreeForm = Field(
+        default_factory=dict, description="Options of the slash-command service."
+    )
+    observe: ObserveOptions = Field(
+        default_factory=ObserveOptions, description="Options of the observation log."
+    )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _null_means_default(cls, value: Any) -> Any:
+        return {} if value is None else value
