@@ -1,0 +1,365 @@
+"""The ``bash`` tool: run a shell command in its own process group.
+
+The command runs as ``bash -c`` with stdin from /dev/null and its own session
+(so its own process group). Timeout and cancellation kill the whole group:
+SIGTERM first, SIGKILL after a short grace. Output streams to
+``ctx.on_output`` as it arrives; stdout and stderr are captured separately and
+only their heads and tails are kept once they outgrow the budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from smith_tui.tools.files import (
+    max_output_chars,
+    optional_positive_number,
+    require_str,
+    setting_number,
+    tool_settings,
+)
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_TIMEOUT_S = 600.0
+TERM_GRACE_S = 0.4
+# After the shell exits, background children may still hold the pipes open.
+PIPE_DRAIN_S = 0.5
+READ_CHUNK = 65536
+
+
+class StreamCapture:
+    """Collects one output stream, keeping at most ``keep`` characters of head and tail."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = max(keep, 1)
+        self.head = ""
+        self.tail: deque[str] = deque()
+        self.tail_len = 0
+        self.total_chars = 0
+        self.total_bytes = 0
+        self.total_newlines = 0
+        self.dropped_chars = 0
+        self.dropped_newlines = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, data: bytes, *, final: bool = False) -> str:
+        """Add raw bytes; return the newly decoded text."""
+        self.total_bytes += len(data)
+        text = self._decoder.decode(data, final)
+        if not text:
+            return text
+        self.total_chars += len(text)
+        self.total_newlines += text.count("\n")
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += text[:room]
+            text_rest = text[room:]
+        else:
+            text_rest = text
+        if text_rest:
+            self.tail.append(text_rest)
+            self.tail_len += len(text_rest)
+            while self.tail_len > self.keep:
+                first = self.tail[0]
+                excess = self.tail_len - self.keep
+                if len(first) <= excess:
+                    self.tail.popleft()
+                    dropped = first
+                else:
+                    self.tail[0] = first[excess:]
+                    dropped = first[:excess]
+                self.tail_len -= len(dropped)
+                self.dropped_chars += len(dropped)
+                self.dropped_newlines += dropped.count("\n")
+        return text
+
+    def finish(self) -> str:
+        """Flush the decoder (a trailing partial UTF-8 sequence becomes U+FFFD)."""
+        return self.feed(b"", final=True)
+
+    def render(self, budget: int) -> str:
+        """The kept text cut to ``budget`` characters, with a note saying what was left out."""
+        tail = "".join(self.tail)
+        if self.dropped_chars == 0 and len(self.head) + len(tail) <= budget:
+            return self.head + tail
+        half = max(budget // 2, 1)
+        head_part = self.head[:half]
+        tail_part = tail[-(budget - half) :] if budget - half > 0 else ""
+        # Characters between head_part and tail_part that we are not showing.
+        cut_chars = self.total_chars - len(head_part) - len(tail_part)
+        cut_newlines = self.total_newlines - head_part.count("\n") - tail_part.count("\n")
+        note = (
+            f"\n[… {cut_chars:,} of {self.total_chars:,} characters ({cut_newlines:,} lines) cut "
+            f"from the middle; total {self.total_bytes:,} bytes. Redirect to a file and read or "
+            f"grep it to see more …]\n"
+        )
+        return head_part + note + tail_part
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process is left in process group ``pgid``."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state ppid pgrp ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def kill_group(pgid: int, grace: float = TERM_GRACE_S) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is still alive after ``grace``."""
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        if not _group_alive(pgid):
+            return
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _timeouts(args: dict[str, Any], ctx: ToolContext) -> tuple[float, str | None]:
+    settings = tool_settings(ctx, "bash")
+    default = setting_number(settings, "default_timeout_s", DEFAULT_TIMEOUT_S, tool="bash")
+    ceiling = setting_number(settings, "max_timeout_s", DEFAULT_MAX_TIMEOUT_S, tool="bash")
+    requested = optional_positive_number(args, "timeout_s")
+    timeout = requested if requested is not None else default
+    note = None
+    if timeout > ceiling:
+        note = f"timeout_s {timeout:g} was capped at the configured maximum of {ceiling:g} s"
+        timeout = ceiling
+    return timeout, note
+
+
+def _working_dir(ctx: ToolContext) -> Path:
+    cwd = Path(ctx.cwd)
+    if not cwd.is_dir():
+        raise ToolError(
+            f"the working directory {cwd} does not exist (or is not a directory); "
+            f"the command was not run.",
+            code="bad_cwd",
+        )
+    return cwd
+
+
+async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    """Wrap the read end of a pipe in a stream reader; the transport owns the fd."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    protocol = asyncio.StreamReaderProtocol(reader)
+    transport, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd, "rb", buffering=0))
+    return reader, transport
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # A non-interactive run: never block on a pager or a credential prompt.
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Run ``args['command']`` and report its exit code and (budgeted) output."""
+    command = require_str(args, "command")
+    timeout, timeout_note = _timeouts(args, ctx)
+    budget = max_output_chars(ctx, "bash")
+    cwd = _working_dir(ctx)
+    if ctx.is_cancelled():
+        raise ToolError("the call was cancelled before the command started.", code="cancelled")
+    # Our own pipes (not asyncio's PIPE) so we can close the read ends ourselves even
+    # when a background grandchild still holds the write ends.
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            command,
+            cwd=str(cwd),
+            env=_child_env(),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise ToolError(
+            f"could not start bash: {exc.strerror or exc}.", code="spawn_failed"
+        ) from None
+    finally:
+        for fd in (out_w, err_w):
+            os.close(fd)
+    pgid = proc.pid  # start_new_session makes the shell its group (and session) leader
+    captures = {"stdout": StreamCapture(budget), "stderr": StreamCapture(budget)}
+    out_reader, out_transport = await _open_reader(out_r)
+    err_reader, err_transport = await _open_reader(err_r)
+
+    def emit(text: str) -> None:
+        if text and ctx.on_output is not None:
+            with contextlib.suppress(Exception):  # a UI bug must not break the tool
+                ctx.on_output(text)
+
+    async def pump(name: str, reader: asyncio.StreamReader) -> None:
+        capture = captures[name]
+        while chunk := await reader.read(READ_CHUNK):
+            emit(capture.feed(chunk))
+        emit(capture.finish())
+
+    started = time.monotonic()
+    readers = [
+        asyncio.ensure_future(pump("stdout", out_reader)),
+        asyncio.ensure_future(pump("stderr", err_reader)),
+    ]
+    waiter = asyncio.ensure_future(proc.wait())
+    cancel_waiter = asyncio.ensure_future(ctx.cancel.wait())
+    outcome = "completed"
+    pipes_left_open = False
+    try:
+        done, _ = await asyncio.wait(
+            {waiter, cancel_waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiter not in done:
+            outcome = "cancelled" if cancel_waiter in done else "timeout"
+            await kill_group(pgid)
+        # Let the readers drain; background children may keep the pipes open.
+        drain = PIPE_DRAIN_S if outcome == "completed" else 0.2
+        _, pending = await asyncio.wait(readers, timeout=drain)
+        pipes_left_open = bool(pending)
+        with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(waiter), timeout=1.0)
+    except asyncio.CancelledError:
+        # The executor cancelled this task: never leave the group behind.
+        await asyncio.shield(kill_group(pgid))
+        raise
+    finally:
+        cancel_waiter.cancel()
+        if not waiter.done():
+            waiter.cancel()
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        out_transport.close()
+        err_transport.close()
+        if proc.returncode is None:
+            _signal_group(pgid, signal.SIGKILL)
+    elapsed = time.monotonic() - started
+    exit_code = proc.returncode
+
+    lines: list[str] = []
+    if outcome == "completed":
+        lines.append(f"exit code: {exit_code}")
+    elif outcome == "timeout":
+        lines.append(
+            f"timed out after {timeout:g} s; the command's whole process group was killed "
+            f"(exit code {exit_code}). Use a larger timeout_s or run long jobs in the background "
+            f"with output redirected to a file."
+        )
+    else:
+        lines.append(
+            f"cancelled after {elapsed:.1f} s; the command's whole process group was killed "
+            f"(exit code {exit_code}). It may have changed files before it stopped."
+        )
+    if timeout_note:
+        lines.append(f"note: {timeout_note}")
+    if outcome == "completed" and pipes_left_open:
+        lines.append(
+            "note: background processes still hold the output pipes open; their later output "
+            "is not captured (redirect background output to a file, e.g. `cmd > log 2>&1 &`)."
+        )
+    out, err = captures["stdout"], captures["stderr"]
+    # Split the budget between the streams, favouring the one that needs more.
+    if out.total_chars + err.total_chars <= budget:
+        out_budget, err_budget = budget, budget
+    else:
+        err_budget = min(err.total_chars, max(budget // 3, budget - out.total_chars))
+        out_budget = max(budget - err_budget, 1)
+    for name, capture, share in (("stdout", out, out_budget), ("stderr", err, err_budget)):
+        if capture.total_chars == 0:
+            lines.append(f"{name}: (empty)")
+            continue
+        lines.append(f"--- {name} ({capture.total_bytes:,} bytes) ---")
+        lines.append(capture.render(share).rstrip("\n"))
+    return ToolOutput(
+        content="\n".join(lines),
+        metadata={
+            "exit_code": exit_code,
+            "outcome": outcome,
+            "timeout_s": timeout,
+            "duration_s": round(elapsed, 3),
+            "stdout_bytes": out.total_bytes,
+            "stderr_bytes": err.total_bytes,
+            "truncated": out.dropped_chars > 0
+            or err.dropped_chars > 0
+            or out.total_chars > out_budget
+            or err.total_chars > err_budget,
+            "pgid": pgid,
+        },
+        mutation_state="attempted" if outcome == "completed" else "unknown",
+        ok=outcome == "completed",
+        error=None if outcome == "completed" else outcome,
+    )
+
+
+TOOL = ToolSpec(
+    name="bash",
+    description=(
+        "Run a shell command with `bash -c` in the working directory (stdin is /dev/null, so "
+        "never wait for input; pass flags like `-y`). Returns the exit code and stdout and "
+        "stderr, labelled; long output keeps its start and end and says how much was cut, so "
+        "redirect big outputs to a file and inspect it with read or grep. Default timeout "
+        f"{DEFAULT_TIMEOUT_S:g} s (set `timeout_s` for longer jobs, up to the configured "
+        "maximum); on timeout or cancellation the whole process group is killed. To leave a "
+        "server running, start it in the background with its output redirected to a file."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "The command line, run as `bash -c <command>`.",
+            },
+            "timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": (
+                    f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}; "
+                    f"capped at services.tool.bash.max_timeout_s, default {DEFAULT_MAX_TIMEOUT_S:g})."
+                ),
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+    handler=handler,
+    mutating=True,
+)

@@ -1,0 +1,96 @@
+"""The ``write`` tool: create or overwrite a whole file atomically."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from smith_tui.tools.files import (
+    atomic_write,
+    describe_path,
+    require_str,
+    resolve_path,
+    sha256_hex,
+)
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+
+
+def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    raw = require_str(args, "path")
+    content = require_str(args, "content", allow_empty=True)
+    path = resolve_path(raw, ctx)
+    where = describe_path(raw, path, ctx)
+    if path.is_dir():
+        raise ToolError(
+            f"{where} is a directory; give the path of a file to write.", code="is_directory"
+        )
+    # Walk up to the first existing ancestor: it must be a directory we can create in.
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ToolError(
+            f"cannot create {where}: {ancestor} exists and is not a directory.",
+            code="bad_path",
+        )
+    is_new = not path.exists()
+    data = content.encode("utf-8")
+    try:
+        os.makedirs(path.parent, exist_ok=True)
+        atomic_write(path, data)
+    except PermissionError:
+        raise ToolError(f"permission denied writing {where}.", code="permission_denied") from None
+    except OSError as exc:
+        raise ToolError(
+            f"could not write {where}: {exc.strerror or exc}.", code="os_error"
+        ) from None
+    digest = sha256_hex(data)
+    lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+    verb = "Created" if is_new else "Overwrote"
+    return ToolOutput(
+        content=(
+            f"{verb} {path} ({len(data):,} bytes, {lines} lines).\n"
+            f"sha256 {digest} (pass this as expected_hash to edit this file)"
+        ),
+        metadata={
+            "path": str(path),
+            "sha256": digest,
+            "is_new": is_new,
+            "size_bytes": len(data),
+            "lines": lines,
+        },
+        mutation_state="attempted",
+    )
+
+
+async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Write the file (I/O runs off the event loop)."""
+    return await asyncio.to_thread(_write, args, ctx)
+
+
+TOOL = ToolSpec(
+    name="write",
+    description=(
+        "Create a file or replace its whole content, atomically; missing parent directories "
+        "are created and an existing file keeps its permissions. Returns the new SHA-256 hash "
+        "and whether the file is new. For changing part of an existing file prefer `edit`."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File to write; relative paths resolve against the working directory.",
+            },
+            "content": {
+                "type": "string",
+                "description": "The complete new file content (written as UTF-8, exactly as given).",
+            },
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    },
+    handler=handler,
+    mutating=True,
+)
