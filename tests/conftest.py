@@ -1,0 +1,32 @@
+"""Fixtures shared by the whole suite: the scripted LLM server and the recorded streams."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.llm_script import STREAMS_DIR
+from tests.support.llm_server import ScriptedLLMServer
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """A started :class:`ScriptedLLMServer` on 127.0.0.1, stopped after the test."""
+    server = ScriptedLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def streams_dir() -> Path:
+    """The folder of recorded provider streams (env ``SMITH_STREAMS_DIR`` overrides it)."""
+    if not STREAMS_DIR.is_dir():
+        pytest.fail(
+            f"recorded streams folder {STREAMS_DIR} is missing; "
+            "set SMITH_STREAMS_DIR to the folder holding the .sse recordings"
+        )
+    return STREAMS_DIR
