@@ -1,0 +1,105 @@
+"""Encoding and validation of everything the store writes.
+
+JSON is always emitted with sorted keys and compact separators, so equal values give equal
+bytes. Records are checked against their dataclass annotations before they are written, and
+structural ids (conversation, turn, project, job) are checked to be non-empty and `:`-free.
+"""
+
+import dataclasses
+import json
+import math
+import secrets
+import types
+import typing
+from typing import Any, Union
+
+from smith_tui.store.errors import StoreError
+
+_ID_BYTES = 9  # 9 random bytes -> 12 url-safe characters
+
+
+def new_id() -> str:
+    """Return a fresh short url-safe random id (12 characters of `A-Za-z0-9_-`)."""
+    return secrets.token_urlsafe(_ID_BYTES)
+
+
+def check_structural_id(value: object, what: str) -> str:
+    """Return `value` if it is a usable structural id, else raise `StoreError`.
+
+    Structural ids are joined into composite keys elsewhere, so they must be non-empty
+    strings without `:` and without surrounding whitespace.
+    """
+    if not isinstance(value, str) or not value:
+        raise StoreError(f"{what} must be a non-empty string, got {value!r}")
+    if ":" in value:
+        raise StoreError(f"{what} must not contain ':', got {value!r}")
+    if value != value.strip():
+        raise StoreError(f"{what} must not start or end with whitespace, got {value!r}")
+    return value
+
+
+def dumps(value: Any, *, what: str = "value") -> str:
+    """Serialise `value` to deterministic JSON text (sorted keys, no NaN, UTF-8 kept)."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what} cannot be stored as JSON: {exc}") from None
+
+
+def loads(text: str | None) -> Any:
+    """Parse JSON text written by `dumps`; `None` stays `None`."""
+    if text is None:
+        return None
+    return json.loads(text)
+
+
+def dumps_optional(value: Any, *, what: str = "value") -> str | None:
+    """Like `dumps`, but `None` is stored as SQL NULL rather than the text `null`."""
+    return None if value is None else dumps(value, what=what)
+
+
+def _matches(value: Any, annotation: Any) -> bool:
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, arm) for arm in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if annotation is float:
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is not None:
+        return isinstance(value, origin)
+    return isinstance(value, annotation)
+
+
+def _describe(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) if typing.get_origin(annotation) is None else None
+    return text or str(annotation).replace("typing.", "")
+
+
+def validate_record(record: Any) -> Any:
+    """Check every field of a record dataclass against its annotation; return the record.
+
+    Raises `StoreError` naming the record type, the field, the expected type and the value.
+    """
+    if not dataclasses.is_dataclass(record) or isinstance(record, type):
+        raise StoreError(f"expected a record dataclass instance, got {type(record).__name__}")
+    hints = typing.get_type_hints(type(record))
+    for field in dataclasses.fields(record):
+        value = getattr(record, field.name)
+        expected = hints[field.name]
+        if not _matches(value, expected):
+            raise StoreError(
+                f"{type(record).__name__}.{field.name} must be {_describe(expected)}, "
+                f"got {type(value).__name__} {value!r:.80}"
+            )
+        if isinstance(value, dict | list):
+            dumps(value, what=f"{type(record).__name__}.{field.name}")
+    return record

@@ -1,0 +1,66 @@
+"""Finding tool calls that never got a result (a crash mid-turn) and planning their repair."""
+
+from typing import Any
+
+from smith_tui.store.records import Message
+
+TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
+
+
+def _call_name(call: dict[str, Any]) -> str:
+    function = call.get("function")
+    if isinstance(function, dict) and isinstance(function.get("name"), str):
+        return function["name"]
+    name = call.get("name")
+    return name if isinstance(name, str) else "tool"
+
+
+def synthetic_result_text(call_id: str, name: str) -> str:
+    """The content of a synthetic tool message, starting with the sentinel."""
+    return (
+        f"{TOOL_OUTCOME_UNKNOWN}: no result was recorded for the {name} call {call_id}; "
+        "the session ended before it finished. Its effects may or may not have happened: "
+        "check the current state before relying on it or repeating it."
+    )
+
+
+def plan_orphan_repair(messages: list[Message], now: float) -> list[tuple[int, list[Message]]]:
+    """Return `(insert_position, synthetic_messages)` pairs, in ascending position order.
+
+    `messages` is a whole conversation in position order. A tool call counts as answered
+    when any tool message carries its id, so synthetic results make a second run a no-op.
+    """
+    answered = {m.tool_call_id for m in messages if m.role == "tool" and m.tool_call_id}
+    plan: list[tuple[int, list[Message]]] = []
+    for index, message in enumerate(messages):
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        orphans = [
+            call
+            for call in message.tool_calls
+            if isinstance(call, dict) and call.get("id") and call["id"] not in answered
+        ]
+        if not orphans:
+            continue
+        last = index
+        while last + 1 < len(messages) and messages[last + 1].role == "tool":
+            last += 1
+        synthetic = [
+            Message(
+                id=0,
+                conversation_id=message.conversation_id,
+                position=0,
+                role="tool",
+                content=synthetic_result_text(call["id"], _call_name(call)),
+                created_at=now,
+                tool_call_id=call["id"],
+                name=_call_name(call),
+                turn_id=message.turn_id,
+                round=message.round,
+                metadata={"synthetic": True},
+            )
+            for call in orphans
+        ]
+        answered.update(call["id"] for call in orphans)
+        plan.append((messages[last].position + 1, synthetic))
+    return plan

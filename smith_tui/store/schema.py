@@ -1,0 +1,186 @@
+"""The database layout as SQL: the version-1 baseline and the later migration steps.
+
+The DDL is written out by hand (not generated from the peewee models) so that each schema
+version is frozen text: a database created by an older Smith is upgraded by exactly the steps
+listed in `MIGRATIONS`, and a fresh database is the baseline plus every step.
+
+Full-text tables use FTS5 with external content, kept in step with their source tables by
+triggers, so every insert, update and delete (including cascaded deletes) reaches the index.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import peewee
+
+# 'SMTH' as a big-endian 32-bit integer, stored in the SQLite header (PRAGMA application_id).
+APPLICATION_ID = 0x534D5448
+
+BASELINE_VERSION = 1
+
+_BASELINE_V1 = (
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    """CREATE TABLE meta (
+        key TEXT PRIMARY KEY NOT NULL,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE config (
+        key TEXT PRIMARY KEY NOT NULL,
+        value TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    )""",
+    """CREATE TABLE conversations (
+        id TEXT PRIMARY KEY NOT NULL,
+        project_id TEXT NOT NULL,
+        title TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        parent_id TEXT REFERENCES conversations (id) ON DELETE CASCADE,
+        pinned_model TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}'
+    )""",
+    "CREATE INDEX conversations_project_updated ON conversations (project_id, updated_at)",
+    "CREATE INDEX conversations_parent ON conversations (parent_id)",
+    "CREATE INDEX conversations_updated ON conversations (updated_at)",
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT,
+        reasoning TEXT,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        name TEXT,
+        turn_id TEXT,
+        round INTEGER,
+        recall_key TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL,
+        UNIQUE (conversation_id, position)
+    )""",
+    """CREATE TABLE turns (
+        id TEXT PRIMARY KEY NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        status TEXT NOT NULL,
+        stop_reason TEXT,
+        error TEXT,
+        started_at REAL NOT NULL,
+        finished_at REAL
+    )""",
+    "CREATE INDEX turns_conversation ON turns (conversation_id, started_at)",
+    """CREATE TABLE notes (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        note_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        UNIQUE (conversation_id, note_id)
+    )""",
+    """CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        turn_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        job_id TEXT,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL,
+        cost REAL,
+        created_at REAL NOT NULL
+    )""",
+    "CREATE INDEX usage_conversation ON usage (conversation_id, role)",
+    "CREATE INDEX usage_turn ON usage (turn_id, role)",
+    """CREATE TABLE project_memory (
+        id INTEGER PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        note_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        UNIQUE (project_id, note_id)
+    )""",
+    """CREATE VIRTUAL TABLE message_search USING fts5 (
+        content, content='messages', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER message_search_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO message_search (rowid, content) VALUES (new.id, new.content);
+    END""",
+    """CREATE TRIGGER message_search_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO message_search (message_search, rowid, content)
+        VALUES ('delete', old.id, old.content);
+    END""",
+    """CREATE TRIGGER message_search_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO message_search (message_search, rowid, content)
+        VALUES ('delete', old.id, old.content);
+        INSERT INTO message_search (rowid, content) VALUES (new.id, new.content);
+    END""",
+    """CREATE VIRTUAL TABLE project_memory_search USING fts5 (
+        note_id, content, content='project_memory', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER project_memory_search_insert AFTER INSERT ON project_memory BEGIN
+        INSERT INTO project_memory_search (rowid, note_id, content)
+        VALUES (new.id, new.note_id, new.content);
+    END""",
+    """CREATE TRIGGER project_memory_search_delete AFTER DELETE ON project_memory BEGIN
+        INSERT INTO project_memory_search (project_memory_search, rowid, note_id, content)
+        VALUES ('delete', old.id, old.note_id, old.content);
+    END""",
+    """CREATE TRIGGER project_memory_search_update AFTER UPDATE ON project_memory BEGIN
+        INSERT INTO project_memory_search (project_memory_search, rowid, note_id, content)
+        VALUES ('delete', old.id, old.note_id, old.content);
+        INSERT INTO project_memory_search (rowid, note_id, content)
+        VALUES (new.id, new.note_id, new.content);
+    END""",
+)
+
+_TO_V2 = (
+    """CREATE TABLE request_snapshots (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        turn_id TEXT,
+        created_at REAL NOT NULL,
+        model TEXT NOT NULL,
+        system_prompt TEXT NOT NULL,
+        tool_schemas TEXT NOT NULL
+    )""",
+    "CREATE INDEX request_snapshots_conversation ON request_snapshots (conversation_id)",
+    "CREATE INDEX request_snapshots_created ON request_snapshots (created_at)",
+    "CREATE INDEX messages_turn ON messages (turn_id)",
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One upgrade step: applying it to a database at `to_version - 1` yields `to_version`."""
+
+    to_version: int
+    description: str
+    apply: Callable[[peewee.SqliteDatabase], None]
+
+
+def _run_all(db: peewee.SqliteDatabase, statements: tuple[str, ...]) -> None:
+    # One statement at a time: sqlite3's executescript() would COMMIT the open transaction.
+    for statement in statements:
+        db.execute_sql(statement)
+
+
+def create_baseline(db: peewee.SqliteDatabase) -> None:
+    """Create the version-1 tables, indexes, search tables and triggers (no version row)."""
+    _run_all(db, _BASELINE_V1)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        2,
+        "request_snapshots debug table and messages-by-turn index",
+        lambda db: _run_all(db, _TO_V2),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].to_version if MIGRATIONS else BASELINE_VERSION
