@@ -69,6 +69,17 @@ class FrozenList(tuple[Any, ...]):
     def __repr__(self) -> str:
         return f"FrozenList({list(self)!r})"
 
+    def __eq__(self, other: object) -> bool:
+        # Compares equal to a list with the same items, like the JSON it came from.
+        if isinstance(other, list):
+            return list(self) == other
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
     append = _refuse
     extend = _refuse
     insert = _refuse
