@@ -30,7 +30,9 @@ from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_TIMEOUT_S = 600.0
-TERM_GRACE_S = 0.4
+TERM_GRACE_S = 0.3
+# After SIGKILL, how long to wait for the members to finish exiting.
+KILL_WAIT_S = 0.2
 # After the shell exits, background children may still hold the pipes open.
 PIPE_DRAIN_S = 0.5
 READ_CHUNK = 65536
@@ -136,14 +138,25 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 async def kill_group(pgid: int, grace: float = TERM_GRACE_S) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is still alive after ``grace``."""
+    """SIGTERM the process group, then SIGKILL whatever is still alive after ``grace``.
+
+    Returns once no live member is left (or a short wait after SIGKILL ran out),
+    so the whole call stays well under a second.
+    """
     _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
+    if await _wait_group_gone(pgid, grace):
+        return
+    _signal_group(pgid, signal.SIGKILL)
+    await _wait_group_gone(pgid, KILL_WAIT_S)
+
+
+async def _wait_group_gone(pgid: int, limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         await asyncio.sleep(0.02)
         if not _group_alive(pgid):
-            return
-    _signal_group(pgid, signal.SIGKILL)
+            return True
+    return False
 
 
 def _timeouts(args: dict[str, Any], ctx: ToolContext) -> tuple[float, str | None]:

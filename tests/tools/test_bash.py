@@ -1,0 +1,290 @@
+"""The bash tool against real subprocesses: output, budgets, timeouts, group kill."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith_tui.cancel import CancelToken
+from smith_tui.tools.bash import TOOL, handler
+from smith_tui.tools.spec import ToolContext, ToolError
+
+
+def make_ctx(cwd: Path, config: dict[str, Any] | None = None, **extra: Any) -> ToolContext:
+    return ToolContext(
+        role="worker",
+        turn_id="turn1",
+        cwd=cwd,
+        cancel=CancelToken.new_root(),
+        config=config or {},
+        **extra,
+    )
+
+
+def bash_config(**settings: Any) -> dict[str, Any]:
+    return {"services": {"tool": {"bash": settings}}}
+
+
+def live_members(pgid: int) -> list[int]:
+    """Pids of processes in group ``pgid`` that are not zombies."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def is_running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
+
+
+def read_stripped(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
+async def wait_for_file(path: Path, limit_s: float = 5.0) -> str:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if text := read_stripped(path):
+            return text
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+def test_spec_shape() -> None:
+    assert TOOL.name == "bash"
+    assert TOOL.mutating
+    assert TOOL.input_schema["required"] == ["command"]
+    assert set(TOOL.input_schema["properties"]) == {"command", "timeout_s"}
+
+
+async def test_stdout_stderr_exit_code_and_cwd(tmp_path: Path) -> None:
+    out = await handler(
+        {"command": "pwd; echo to-err >&2; exit 3"},
+        make_ctx(tmp_path),
+    )
+    assert out.ok
+    assert out.metadata["exit_code"] == 3
+    assert out.content.startswith("exit code: 3")
+    assert f"--- stdout ({len(str(tmp_path)) + 1} bytes) ---\n{tmp_path}" in out.content
+    assert "--- stderr (7 bytes) ---\nto-err" in out.content
+    assert out.mutation_state == "attempted"
+
+
+async def test_stdin_is_dev_null(tmp_path: Path) -> None:
+    started = time.monotonic()
+    out = await handler({"command": "cat; echo done"}, make_ctx(tmp_path))
+    assert time.monotonic() - started < 5
+    assert out.metadata["exit_code"] == 0
+    assert "done" in out.content
+
+
+async def test_empty_streams_are_labelled(tmp_path: Path) -> None:
+    out = await handler({"command": "true"}, make_ctx(tmp_path))
+    assert "stdout: (empty)" in out.content
+    assert "stderr: (empty)" in out.content
+
+
+async def test_cancel_kills_whole_group_quickly(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path)
+    pid_file = tmp_path / "grandchild.pid"
+    task = asyncio.create_task(
+        handler({"command": f"sleep 100 & echo $! > {pid_file}; sleep 100"}, ctx)
+    )
+    grandchild = int(await wait_for_file(pid_file))
+    assert is_running(grandchild)
+    started = time.monotonic()
+    ctx.cancel.cancel("user pressed ctrl+c")
+    out = await task
+    latency = time.monotonic() - started
+    assert latency < 1.0, latency
+    assert not out.ok
+    assert out.error == "cancelled"
+    assert out.mutation_state == "unknown"
+    assert "cancelled" in out.content
+    assert not is_running(grandchild)
+    assert live_members(out.metadata["pgid"]) == []
+
+
+async def test_task_cancellation_also_kills_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "shell.pid"
+    task = asyncio.create_task(
+        handler({"command": f"echo $$ > {pid_file}; sleep 100 & sleep 100"}, make_ctx(tmp_path))
+    )
+    shell_pid = int(await wait_for_file(pid_file))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert live_members(shell_pid) == []
+
+
+async def test_sigterm_ignoring_process_is_killed(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path)
+    pid_file = tmp_path / "stubborn.pid"
+    task = asyncio.create_task(
+        handler(
+            {"command": f"bash -c 'trap \"\" TERM; echo $$ > {pid_file}; sleep 100' & wait"},
+            ctx,
+        )
+    )
+    stubborn = int(await wait_for_file(pid_file))
+    started = time.monotonic()
+    ctx.cancel.cancel()
+    out = await task
+    assert time.monotonic() - started < 1.0
+    assert not is_running(stubborn)
+    assert live_members(out.metadata["pgid"]) == []
+
+
+async def test_timeout_kills_group(tmp_path: Path) -> None:
+    started = time.monotonic()
+    out = await handler(
+        {"command": "echo begun; sleep 30 & sleep 30", "timeout_s": 0.3}, make_ctx(tmp_path)
+    )
+    assert time.monotonic() - started < 2.0
+    assert not out.ok
+    assert out.error == "timeout"
+    assert out.mutation_state == "unknown"
+    assert "timed out after 0.3 s" in out.content
+    assert "begun" in out.content
+    assert live_members(out.metadata["pgid"]) == []
+
+
+async def test_default_timeout_comes_from_config(tmp_path: Path) -> None:
+    out = await handler(
+        {"command": "sleep 30"}, make_ctx(tmp_path, bash_config(default_timeout_s=0.2))
+    )
+    assert out.metadata["outcome"] == "timeout"
+    assert out.metadata["timeout_s"] == 0.2
+
+
+async def test_timeout_is_capped_by_config(tmp_path: Path) -> None:
+    out = await handler(
+        {"command": "echo quick", "timeout_s": 9000},
+        make_ctx(tmp_path, bash_config(max_timeout_s=5)),
+    )
+    assert out.metadata["timeout_s"] == 5
+    assert "capped at the configured maximum of 5 s" in out.content
+
+
+async def test_numeric_string_timeout_is_accepted(tmp_path: Path) -> None:
+    out = await handler({"command": "echo ok", "timeout_s": "10"}, make_ctx(tmp_path))
+    assert out.metadata["timeout_s"] == 10
+
+
+async def test_huge_output_is_budgeted_with_head_tail_and_size(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path, bash_config(max_output_chars=2000))
+    out = await handler(
+        {"command": "echo FIRST; seq 1 200000; echo LAST"},
+        ctx,
+    )
+    total = len("FIRST\n") + sum(len(f"{n}\n") for n in range(1, 200001)) + len("LAST\n")
+    assert out.metadata["stdout_bytes"] == total
+    assert out.metadata["truncated"]
+    assert len(out.content) < 2600
+    assert "FIRST\n1\n2\n" in out.content
+    assert "199999\n200000\nLAST\nstderr: (empty)" in out.content
+    assert f"total {total:,} bytes" in out.content
+    assert f"--- stdout ({total:,} bytes) ---" in out.content
+
+
+async def test_budget_is_shared_between_streams(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path, bash_config(max_output_chars=3000))
+    out = await handler(
+        {"command": "seq 1 100000; echo IMPORTANT-ERROR >&2"},
+        ctx,
+    )
+    # The short stderr is kept whole even though stdout overflows.
+    assert "--- stderr (16 bytes) ---\nIMPORTANT-ERROR" in out.content
+    assert len(out.content) < 3600
+
+
+async def test_on_output_streams_while_running(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    ctx = make_ctx(tmp_path, on_output=chunks.append)
+    task = asyncio.create_task(handler({"command": "echo one; sleep 0.5; echo two >&2"}, ctx))
+    deadline = time.monotonic() + 3
+    while not any("one" in c for c in chunks):
+        assert time.monotonic() < deadline, "no live output arrived"
+        await asyncio.sleep(0.01)
+    assert not task.done()
+    await task
+    assert "".join(chunks) == "one\ntwo\n"
+
+
+async def test_failing_on_output_does_not_break_the_tool(tmp_path: Path) -> None:
+    def broken(_: str) -> None:
+        raise RuntimeError("ui bug")
+
+    out = await handler({"command": "echo fine"}, make_ctx(tmp_path, on_output=broken))
+    assert "fine" in out.content
+
+
+async def test_background_process_holding_pipe_does_not_hang(tmp_path: Path) -> None:
+    pid_file = tmp_path / "bg.pid"
+    started = time.monotonic()
+    out = await handler(
+        {"command": f"sleep 5 & echo $! > {pid_file}; echo fg"},
+        make_ctx(tmp_path),
+    )
+    assert time.monotonic() - started < 3
+    assert out.metadata["exit_code"] == 0
+    assert "fg" in out.content
+    assert "background processes still hold the output pipes open" in out.content
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({}, "missing required argument `command`"),
+        ({"command": "   "}, "`command` must not be empty"),
+        ({"command": 42}, "`command` must be a string"),
+        (
+            {"command": "true", "timeout_s": "abc"},
+            "`timeout_s` must be a positive number, got 'abc'",
+        ),
+        ({"command": "true", "timeout_s": -1}, "`timeout_s` must be a positive number"),
+        ({"command": "true", "timeout_s": True}, "`timeout_s` must be a positive number"),
+    ],
+)
+async def test_bad_arguments(tmp_path: Path, args: dict[str, Any], message: str) -> None:
+    with pytest.raises(ToolError) as err:
+        await handler(args, make_ctx(tmp_path))
+    assert message in err.value.message
+
+
+async def test_missing_working_directory(tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match=r"working directory .* does not exist"):
+        await handler({"command": "true"}, make_ctx(tmp_path / "gone"))
+
+
+async def test_bad_config_value_names_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match=r"services\.tool\.bash\.max_timeout_s"):
+        await handler({"command": "true"}, make_ctx(tmp_path, bash_config(max_timeout_s="x")))
+
+
+async def test_already_cancelled_call_does_not_run(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path)
+    ctx.cancel.cancel()
+    marker = tmp_path / "ran"
+    with pytest.raises(ToolError, match="cancelled before the command started"):
+        await handler({"command": f"touch {marker}"}, ctx)
+    assert not marker.exists()
