@@ -35,6 +35,7 @@ from smith_tui.config.overrides import (
     set_override,
     unset_override,
 )
+from smith_tui.config.reference import SettingDoc, settings_reference
 from smith_tui.config.schema import SmithConfig, server_configured
 from smith_tui.config.tree import deep_merge
 from smith_tui.config.validation import check_config
@@ -56,6 +57,7 @@ __all__ = [
     "FrozenList",
     "LoadOptions",
     "OverrideError",
+    "SettingDoc",
     "SmithConfig",
     "check_config",
     "coerce_value",
@@ -71,6 +73,7 @@ __all__ = [
     "load_effective_config",
     "server_configured",
     "set_override",
+    "settings_reference",
     "thaw",
     "unset_override",
 ]

@@ -13,7 +13,9 @@ from smith_tui.config import (
     SmithConfig,
     check_config,
     deep_merge,
+    list_overridable_paths,
     server_configured,
+    settings_reference,
 )
 
 
@@ -310,3 +312,17 @@ def test_every_setting_is_documented() -> None:
         return missing
 
     assert walk(SmithConfig) == []
+
+
+def test_the_settings_reference_lists_documented_leaves() -> None:
+    docs = {doc.path: doc for doc in settings_reference()}
+    assert docs["services.ui.keys.cancel"].default == '"ctrl+c"'
+    assert not docs["services.ui.keys.cancel"].overridable
+    assert docs["llm_config.api_url"].default == "absent"
+    assert docs["llm_config.api_url"].overridable
+    assert not docs["llm_config.api_key_env"].overridable
+    assert docs["models.<key>"].overridable
+    assert docs["context_management.trim_threshold_pct"].default == "80"
+    assert all(doc.description for doc in docs.values())
+    overridable = {path for path, doc in docs.items() if doc.overridable}
+    assert overridable == set(list_overridable_paths(model_keys=())) | {"models.<key>"}
