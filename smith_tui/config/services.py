@@ -93,6 +93,12 @@ class ToolOptions(Section):
     )
     bash: BashOptions = Field(default_factory=BashOptions, description="The bash tool.")
 
+    def options_for(self, tool: str) -> dict[str, Any]:
+        """The options table of ``tool``: typed defaults filled in when modelled, else free-form."""
+        if tool in type(self).model_fields:
+            return getattr(self, tool).model_dump()
+        return dict((self.model_extra or {}).get(tool, {}))
+
     @model_validator(mode="after")
     def _extra_tools_are_tables(self) -> ToolOptions:
         for name, value in (self.model_extra or {}).items():

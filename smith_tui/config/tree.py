@@ -27,8 +27,8 @@ def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str,
 
 
 def split_path(path: str) -> list[str]:
-    """Split ``"a.b.c"`` into segments; empty segments are kept so callers can reject them."""
-    return path.strip().split(".")
+    """Split ``"a.b.c"`` into stripped segments; empty ones are kept so callers can reject them."""
+    return [part.strip() for part in path.split(".")]
 
 
 def lookup(tree: Mapping[str, Any], parts: Sequence[str], default: Any = _MISSING) -> Any:

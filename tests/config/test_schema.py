@@ -326,3 +326,13 @@ def test_the_settings_reference_lists_documented_leaves() -> None:
     assert all(doc.description for doc in docs.values())
     overridable = {path for path, doc in docs.items() if doc.overridable}
     assert overridable == set(list_overridable_paths(model_keys=())) | {"models.<key>"}
+
+
+def test_tool_options_are_found_by_tool_name() -> None:
+    tools = validate(
+        {"services": {"tool": {"web_fetch": {"max_bytes": 10}, "bash": {"max_timeout_s": 900}}}}
+    ).services.tool
+    assert tools.options_for("web_fetch") == {"max_bytes": 10}
+    assert tools.options_for("bash") == {"default_timeout_s": 120, "max_timeout_s": 900}
+    assert tools.options_for("web_search")["max_results"] == 5
+    assert tools.options_for("read") == {}
