@@ -1,0 +1,298 @@
+"""Stream assembly: Chat-Completions chunks in, one :class:`ChatResponse` out.
+
+Pure and synchronous (no I/O), so it can be driven by the HTTP client or by a
+test straight from a recorded file. Every quirk it absorbs is listed in
+docs/LLM.md; in short:
+
+* only choice ``index == 0`` is assembled (``n > 1`` streams keep choice 0);
+* ``finish_reason`` keeps the last non-null value; ``model`` the last non-empty;
+* usage may come on any chunk (last wins), in a ``choices: []`` chunk, after
+  the finish chunk, or only under ``x_groq.usage``;
+* reasoning comes from ``reasoning_content``, ``reasoning`` or text entries of
+  ``reasoning_details`` (used only when the delta has no plain reasoning
+  string, so the same text is never counted twice); all ``reasoning_details``
+  entries are merged by ``(type, index)`` and kept, opaque ones verbatim;
+* ``<think>…</think>`` at the start of content becomes reasoning;
+* tool-call fragments are merged by :class:`~smith_tui.llm.tool.ToolCallState`;
+* a chunk with a top-level ``error`` (or ``object: "error"``) and an SSE
+  ``event: error`` raise ``LLMError(code="stream_error")``;
+* ``[DONE]`` marks the end, but its absence is fine.
+
+After each :meth:`StreamAssembler.feed` the new pieces wait in ``out`` as
+``(kind, value)`` pairs with kind ``text``, ``reasoning``, ``tool`` or
+``usage``; the caller dispatches and clears them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from smith_tui.llm.errors import PROTOCOL, LLMError, error_from_payload
+from smith_tui.llm.think import ThinkSplitter
+from smith_tui.llm.tool import ToolCallState
+from smith_tui.llm.types import ChatMessage, ChatResponse, Usage
+from smith_tui.llm.usage import normalize_usage
+
+_DONE = b"[DONE]"
+_TEXT_KEYS = {"reasoning.text": "text", "reasoning.summary": "summary"}
+_CONCAT_KEYS = ("text", "summary", "data")
+
+
+def _invalid_json(data: bytes | str, exc: Exception) -> LLMError:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return LLMError(
+        PROTOCOL,
+        "invalid_json",
+        f"stream event is not valid JSON ({exc}): {text[:200]!r}",
+        origin="stream",
+        data={"data": text[:1000]},
+    )
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(
+            p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        )
+    return ""
+
+
+class StreamAssembler:
+    """Accumulates one streamed (or whole) completion."""
+
+    def __init__(self, *, keep_raw: bool = True) -> None:
+        self.out: list[tuple[str, Any]] = []
+        self.done = False
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.usage: Usage | None = None
+        self.raw: list[Any] | None = [] if keep_raw else None
+        self.chunks = 0
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._details: list[dict[str, Any]] = []
+        self._detail_pos: dict[tuple[Any, Any], int] = {}
+        self._tools = ToolCallState()
+        self._think = ThinkSplitter()
+
+    # ------------------------------------------------------------------ input
+
+    def feed_event(self, event: str | None, data: bytes | str) -> None:
+        """One SSE event: ``[DONE]``, an ``error`` event, or a JSON chunk."""
+        if event == "error":
+            try:
+                payload: Any = json.loads(data)
+            except ValueError:
+                payload = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+            raise error_from_payload(payload, event="error")
+        try:
+            chunk = json.loads(data)
+        except ValueError as exc:
+            stripped = data.strip()
+            if stripped in (_DONE, "[DONE]"):
+                self.done = True
+                return
+            if not stripped:
+                return
+            raise _invalid_json(data, exc) from None
+        self.feed(chunk)
+
+    def feed(self, chunk: Any) -> None:
+        """One decoded chunk (a dict; a JSON string is decoded first)."""
+        if isinstance(chunk, str | bytes):
+            self.feed_event(None, chunk)
+            return
+        if not isinstance(chunk, dict):
+            raise LLMError(
+                PROTOCOL,
+                "invalid_json",
+                f"stream chunk must be a JSON object, got {type(chunk).__name__}",
+                origin="stream",
+                data={"chunk": repr(chunk)[:500]},
+            )
+        self.chunks += 1
+        if self.raw is not None:
+            self.raw.append(chunk)
+        if chunk.get("error") or chunk.get("object") == "error":
+            raise error_from_payload(chunk)
+        try:
+            self._chunk(chunk)
+        except (AttributeError, TypeError) as exc:
+            raise LLMError(
+                PROTOCOL,
+                "invalid_chunk",
+                f"stream chunk has an unexpected shape ({exc})",
+                origin="stream",
+                data={"chunk": chunk},
+            ) from None
+
+    def _chunk(self, chunk: dict[str, Any]) -> None:
+        model = chunk.get("model")
+        if model:
+            self.model = model
+        usage = chunk.get("usage")
+        if usage is None:
+            extra = chunk.get("x_groq")
+            if extra:
+                usage = extra.get("usage")
+        if usage:
+            normalized = normalize_usage(usage)
+            if normalized is not None:
+                self.usage = normalized
+                self.out.append(("usage", normalized))
+        choices = chunk.get("choices")
+        if choices:
+            for choice in choices:
+                if choice.get("index") or 0:
+                    continue  # n > 1: only choice 0 is assembled
+                self._choice(choice)
+
+    def feed_completion(self, body: Mapping[str, Any]) -> None:
+        """A whole non-streaming ``chat.completion`` body."""
+        if body.get("error") or body.get("object") == "error":
+            raise error_from_payload(body, code="provider_error", origin="response")
+        choices = body.get("choices")
+        if not isinstance(choices, list):
+            raise LLMError(
+                PROTOCOL,
+                "invalid_response",
+                "response has no choices list",
+                origin="response",
+                data={"body": dict(body)},
+            )
+        converted = []
+        for choice in choices:
+            if not isinstance(choice, Mapping):
+                continue
+            message = dict(choice.get("message") or choice.get("delta") or {})
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):
+                message["tool_calls"] = [
+                    {**c, "index": i} for i, c in enumerate(calls) if isinstance(c, Mapping)
+                ]
+            converted.append({**choice, "delta": message})
+        self.feed({**body, "choices": converted})
+        if self.raw is not None:
+            self.raw[-1] = dict(body)
+
+    # --------------------------------------------------------------- internals
+
+    def _choice(self, choice: Mapping[str, Any]) -> None:
+        finish = choice.get("finish_reason")
+        if finish:
+            self.finish_reason = finish
+        delta = choice.get("delta")
+        if not delta:
+            return
+        out = self.out
+        content = delta.get("content")
+        if content:
+            if not isinstance(content, str):
+                content = _content_text(content)
+            think = self._think
+            if think.passthrough:
+                self._text.append(content)
+                out.append(("text", content))
+            else:
+                reasoning, text = think.feed(content)
+                if reasoning:
+                    self._reasoning.append(reasoning)
+                    out.append(("reasoning", reasoning))
+                if text:
+                    self._text.append(text)
+                    out.append(("text", text))
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        plain = isinstance(reasoning, str) and bool(reasoning)
+        if plain:
+            self._reasoning.append(reasoning)
+            out.append(("reasoning", reasoning))
+        details = delta.get("reasoning_details")
+        if details:
+            self._merge_details(details, collect_text=not plain)
+        calls = delta.get("tool_calls")
+        if calls:
+            for piece in self._tools.merge(calls):
+                out.append(("tool", piece))
+        refusal = delta.get("refusal")
+        if refusal and isinstance(refusal, str):
+            self._text.append(refusal)
+            out.append(("text", refusal))
+
+    def _merge_details(self, details: Any, *, collect_text: bool) -> None:
+        if not isinstance(details, list):
+            return
+        for detail in details:
+            if not isinstance(detail, Mapping):
+                continue
+            kind = detail.get("type")
+            if collect_text:
+                text_key = _TEXT_KEYS.get(kind)
+                text = detail.get(text_key) if text_key else None
+                if isinstance(text, str) and text:
+                    self._reasoning.append(text)
+                    self.out.append(("reasoning", text))
+            key = (kind, detail.get("index"))
+            pos = self._detail_pos.get(key)
+            if pos is None:
+                self._detail_pos[key] = len(self._details)
+                self._details.append(dict(detail))
+                continue
+            merged = self._details[pos]
+            for name, value in detail.items():
+                if name in _CONCAT_KEYS and isinstance(value, str):
+                    previous = merged.get(name)
+                    merged[name] = (previous if isinstance(previous, str) else "") + value
+                elif value not in (None, "") or name not in merged:
+                    merged[name] = value
+
+    # ------------------------------------------------------------------ output
+
+    def flush(self) -> None:
+        """Release text held back by the ``<think>`` splitter into ``out``."""
+        reasoning, text = self._think.flush()
+        if reasoning:
+            self._reasoning.append(reasoning)
+            self.out.append(("reasoning", reasoning))
+        if text:
+            self._text.append(text)
+            self.out.append(("text", text))
+
+    @property
+    def text(self) -> str:
+        """Text assembled so far."""
+        return "".join(self._text)
+
+    def finish(self) -> ChatResponse:
+        """Build the final response (call :meth:`flush` first when streaming)."""
+        self.flush()
+        self.out.clear()
+        message = ChatMessage(
+            role="assistant", content="".join(self._text), tool_calls=self._tools.finish()
+        )
+        return ChatResponse(
+            message=message,
+            reasoning="".join(self._reasoning),
+            reasoning_details=self._details,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            raw=self.raw,
+            model=self.model,
+        )
+
+
+def assemble_events(events: Any) -> ChatResponse:
+    """Assemble an iterable of ``(event, data)`` pairs or decoded chunks (for tests/tools)."""
+    asm = StreamAssembler()
+    for item in events:
+        if isinstance(item, tuple):
+            asm.feed_event(*item)
+        else:
+            asm.feed(item)
+        asm.out.clear()
+        if asm.done:
+            break
+    return asm.finish()
