@@ -1,0 +1,330 @@
+"""The context-window policy applied to the model-bound copy of a transcript.
+
+Before every model call the engine runs ``[system] + history`` through
+:func:`apply_window`, which has two layers (seed "Context management"):
+
+1. **Elide** old tool output: tool results outside the most recent
+   ``tool_output_keep_rounds`` tool-call rounds that are longer than
+   ``tool_output_elide_over_chars`` become a short placeholder. When the
+   message carries a ``recall_key`` the placeholder says how to get it back.
+2. **Drop** under token pressure: when the chars/4 estimate exceeds
+   ``context_window * trim_threshold_pct / 100`` the oldest whole rounds and
+   messages are dropped until it fits.
+
+Invariants: the first system message, the most recent user message and any
+message marked ``transient`` are always kept; an assistant ``tool_calls``
+message is kept only together with all of its results, and a tool result only
+together with its assistant message. The input list and its dicts are never
+mutated; rewritten messages are shallow copies, untouched ones are returned as
+the same objects.
+
+Messages are Chat-Completions wire dicts that may carry extra local keys such
+as ``recall_key``; :func:`to_wire` strips those before a request is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Message = Mapping[str, Any]
+
+#: Keys a Chat-Completions message may carry on the wire; anything else is local.
+WIRE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
+
+#: Characters per estimated token (no tokenizer is available).
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """The outcome of :func:`apply_window`.
+
+    ``dropped_rounds`` counts dropped units (a whole tool-call round or a single
+    message); ``dropped_invalid`` counts messages removed because they broke
+    the call/result pairing in the input (orphan results, unanswered calls).
+    """
+
+    messages: list[Message]
+    elided_count: int
+    dropped_rounds: int
+    estimated_tokens: int
+    dropped_invalid: int = 0
+
+
+def tokens_for_chars(chars: int) -> int:
+    """Return the chars/4 token estimate for ``chars`` characters (rounded up)."""
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def message_chars(message: Message) -> int:
+    """Return the size in characters the estimate counts for one message.
+
+    Counts the text content (string or text parts) plus, for assistant tool
+    calls, each function name and its arguments.
+    """
+    content = message.get("content")
+    size = len(content) if type(content) is str else _parts_chars(content)
+    calls = message.get("tool_calls")
+    if calls:
+        size += _calls_chars(calls)
+    return size
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """Return the chars/4 token estimate for a list of messages."""
+    return tokens_for_chars(sum(map(message_chars, messages)))
+
+
+def elision_placeholder(chars: int, recall_key: str | None = None) -> str:
+    """Return the text that replaces an elided tool result of ``chars`` characters."""
+    if recall_key:
+        return (
+            f"[elided {chars} chars of tool output; retrieve with recall(key={_quote(recall_key)})]"
+        )
+    return f"[elided {chars} chars of tool output]"
+
+
+def _quote(text: str) -> str:
+    """Quote ``text`` as a JSON string literal (cheaper than ``json.dumps`` for plain keys)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return json.dumps(text)
+
+
+def to_wire(messages: Sequence[Message]) -> list[Message]:
+    """Return ``messages`` with every non-wire key (``recall_key``, …) removed.
+
+    Messages that only hold wire keys are returned as the same objects; the
+    others are copied, so the input is never mutated.
+    """
+    wire = WIRE_KEYS
+    return [m if m.keys() <= wire else {k: v for k, v in m.items() if k in wire} for m in messages]
+
+
+def apply_window(
+    messages: Sequence[Message],
+    *,
+    enabled: bool = True,
+    tool_output_keep_rounds: int = 7,
+    tool_output_elide_over_chars: int = 1024,
+    trim_threshold_pct: float = 80,
+    context_window: int = 128_000,
+) -> WindowResult:
+    """Elide old tool output and drop old rounds so the transcript fits the window.
+
+    With ``enabled=False`` the messages come back unchanged (in a new list),
+    with the token estimate filled in. A placeholder is only used when it is
+    shorter than the output it replaces. When even the kept messages alone do
+    not fit, they are returned anyway: the budget is met whenever possible.
+    """
+    _check_settings(
+        tool_output_keep_rounds, tool_output_elide_over_chars, trim_threshold_pct, context_window
+    )
+    msgs = list(messages)
+    if not enabled:
+        return WindowResult(msgs, 0, 0, estimate_tokens(msgs))
+    budget = context_window * trim_threshold_pct / 100
+    return _walk(msgs, tool_output_keep_rounds, tool_output_elide_over_chars, budget)
+
+
+def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float) -> WindowResult:
+    """Walk the transcript once from the newest message back.
+
+    Units (a single message, or an assistant ``tool_calls`` message with its
+    results) are kept while they fit next to the pinned messages; the first
+    unit that does not fit ends the walk, and everything older is dropped
+    except the pinned messages. Keeping the longest newest suffix that fits is
+    the same as dropping the oldest units one at a time until the rest fits,
+    but it never touches the dropped part beyond a role count.
+    """
+    pinned = _pinned_indices(msgs)
+    # ceil(chars / 4) <= budget  <=>  chars <= 4 * floor(budget)
+    limit = CHARS_PER_TOKEN * math.floor(budget)
+    total = sum(message_chars(msgs[i]) for i in pinned)
+    out_rev: list[Message] = []  # kept messages, newest first
+    append = out_rev.append
+    rounds_seen = elided = invalid = 0
+    end = 0  # messages before this index are dropped (pinned ones excepted)
+    j = len(msgs) - 1
+    while j >= 0:
+        msg = msgs[j]
+        role = msg.get("role")
+        if role != "tool":
+            if j in pinned:
+                append(msg)
+            elif role == "assistant" and msg.get("tool_calls"):
+                invalid += 1  # calls without any result
+            else:
+                content = msg.get("content")
+                size = len(content) if type(content) is str else message_chars(msg)
+                if total + size > limit:
+                    end = j + 1
+                    break
+                total += size
+                append(msg)
+            j -= 1
+            continue
+
+        # A block of tool results: find the assistant message that called them.
+        lo = j
+        while lo > 0 and msgs[lo - 1].get("role") == "tool":
+            lo -= 1
+        head = lo - 1
+        head_msg = msgs[head] if head >= 0 else None
+        calls = head_msg.get("tool_calls") if head_msg is not None else None
+        if not calls or head_msg.get("role") != "assistant":
+            invalid += j - head  # tool results with no assistant call
+            j = head
+            continue
+        call = calls[0] if len(calls) == 1 else None
+        call_id = call.get("id") if type(call) is dict else None
+        if lo == j and call_id is not None and call_id == msg.get("tool_call_id"):
+            results: Sequence[int] | None = (j,)  # the common one-call round
+        else:
+            results = _pair_results(calls, msgs, lo, j + 1)
+        if results is None:
+            invalid += j - head + 1
+            j = head - 1
+            continue
+        invalid += j - lo + 1 - len(results)
+        elide = rounds_seen >= keep_rounds
+        rounds_seen += 1
+        content = head_msg.get("content")
+        size = len(content) if type(content) is str else _parts_chars(content)
+        size += _calls_chars(calls)
+        kept: list[Message] = []
+        round_elided = 0
+        for idx in results:
+            result = msgs[idx]
+            content = result.get("content")
+            chars = len(content) if type(content) is str else _parts_chars(content)
+            if elide and chars > elide_over:
+                text = elision_placeholder(chars, result.get("recall_key"))
+                if len(text) < chars:
+                    result = dict(result)
+                    result["content"] = text
+                    chars = len(text)
+                    round_elided += 1
+            size += chars
+            kept.append(result)
+        if total + size > limit:
+            end = j + 1
+            break
+        total += size
+        elided += round_elided
+        out_rev.extend(reversed(kept))
+        append(head_msg)
+        j = head - 1
+
+    dropped = 0
+    if end:
+        older_pinned = sorted((i for i in pinned if i < end), reverse=True)
+        out_rev.extend(msgs[i] for i in older_pinned)
+        dropped = sum(1 for m in msgs[:end] if m.get("role") != "tool") - len(older_pinned)
+    out_rev.reverse()
+    return WindowResult(out_rev, elided, dropped, tokens_for_chars(total), invalid)
+
+
+def _pair_results(calls: Any, msgs: list[Message], lo: int, hi: int) -> list[int] | None:
+    """Match the tool messages ``msgs[lo:hi]`` to ``calls``.
+
+    Returns the indices of the results to keep (the first result per call, in
+    transcript order) or ``None`` when some call has no result, or the calls
+    cannot be paired (missing or duplicate ids).
+    """
+    count = hi - lo
+    try:
+        expected = {call["id"] for call in calls}
+    except (TypeError, KeyError):
+        return None
+    if len(expected) != len(calls) or None in expected:
+        return None
+    if count == len(expected) and {msgs[k].get("tool_call_id") for k in range(lo, hi)} == expected:
+        return list(range(lo, hi))
+    answered: set[Any] = set()
+    keep: list[int] = []
+    for k in range(lo, hi):
+        call_id = msgs[k].get("tool_call_id")
+        if call_id in expected and call_id not in answered:
+            answered.add(call_id)
+            keep.append(k)
+    return keep if answered == expected else None
+
+
+def _pinned_indices(msgs: list[Message]) -> set[int]:
+    """The first system message, the latest user message and any transient message."""
+    pinned = {
+        idx
+        for idx in [idx for idx, msg in enumerate(msgs) if "transient" in msg]
+        if msgs[idx].get("transient")
+        and msgs[idx].get("role") != "tool"
+        and not msgs[idx].get("tool_calls")
+    }
+    for idx, msg in enumerate(msgs):
+        if msg.get("role") == "system":
+            pinned.add(idx)
+            break
+    for idx in range(len(msgs) - 1, -1, -1):
+        msg = msgs[idx]
+        if msg.get("role") == "user" and not msg.get("transient"):
+            pinned.add(idx)
+            break
+    return pinned
+
+
+def _parts_chars(content: Any) -> int:
+    """Size of non-string content: the text of its parts (images are not estimated)."""
+    if not content:
+        return 0
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, Mapping):
+                text = part.get("text")
+                if isinstance(text, str):
+                    total += len(text)
+            elif isinstance(part, str):
+                total += len(part)
+        return total
+    return len(str(content))
+
+
+def _calls_chars(calls: Any) -> int:
+    """Size of tool calls: each function name plus its arguments."""
+    total = 0
+    for call in calls:
+        fn = call.get("function") if type(call) is dict else None
+        if type(fn) is not dict:
+            continue
+        name = fn.get("name")
+        args = fn.get("arguments")
+        if type(name) is str:
+            total += len(name)
+        if type(args) is str:
+            total += len(args)
+        elif args is not None:
+            total += len(json.dumps(args, default=str))
+    return total
+
+
+def _check_settings(keep_rounds: int, elide_over: int, pct: float, context_window: int) -> None:
+    """Raise ``ValueError`` naming every out-of-range setting."""
+    problems = []
+    if keep_rounds < 0:
+        problems.append(
+            f"context_management.tool_output_keep_rounds must be >= 0, got {keep_rounds}"
+        )
+    if elide_over < 0:
+        problems.append(
+            f"context_management.tool_output_elide_over_chars must be >= 0, got {elide_over}"
+        )
+    if not 0 < pct <= 100:
+        problems.append(f"context_management.trim_threshold_pct must be in (0, 100], got {pct}")
+    if context_window <= 0:
+        problems.append(f"the model's context window must be positive, got {context_window}")
+    if problems:
+        raise ValueError("; ".join(problems))
