@@ -43,7 +43,13 @@ def _damaged(path: Path, why: str) -> StoreError:
 def _inspect(conn: sqlite3.Connection, path: Path) -> int | None:
     problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
     if problems != ["ok"]:
-        raise _damaged(path, "integrity check: " + "; ".join(problems))
+        lines = [
+            line.strip()
+            for problem in problems
+            for line in problem.splitlines()
+            if line.strip() and not line.startswith("***")
+        ]
+        raise _damaged(path, "integrity check: " + "; ".join(lines[:3]))
     tables = sorted(
         row[0]
         for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")

@@ -1,0 +1,1 @@
+"""Tests of the store layer (real SQLite files in tmp_path)."""

@@ -1,0 +1,162 @@
+"""Full-text search: ranking, snippets, filters, unsafe query text, index upkeep."""
+
+import pytest
+
+from smith_tui.store import Store
+from smith_tui.store.search import to_match_expression
+
+
+def say(store: Store, cid: str, *texts: str) -> list[int]:
+    return store.conversations.append_messages(cid, [{"role": "user", "content": t} for t in texts])
+
+
+def test_ranking_puts_the_denser_match_first(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(
+        store,
+        cid,
+        "the weather is nice and the sea is calm today in the harbour town",
+        "kubernetes kubernetes kubernetes rollout",
+        "we talked about kubernetes once among many other unrelated words here",
+    )
+    hits = store.search_messages("kubernetes")
+    assert [h.position for h in hits] == [1, 2]
+    assert hits[0].rank < hits[1].rank  # bm25: lower is better
+    assert all(h.conversation_id == cid and h.role == "user" for h in hits)
+
+
+def test_snippet_highlights_the_match(store: Store) -> None:
+    cid = store.conversations.create("p")
+    words = " ".join(f"filler{i}" for i in range(40))
+    say(store, cid, f"{words} the deploy failed {words}")
+    (hit,) = store.search_messages("deploy")
+    assert "«deploy»" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet) < 200
+    (custom,) = store.search_messages("deploy", highlight=("<b>", "</b>"))
+    assert "<b>deploy</b>" in custom.snippet
+
+
+def test_filters_by_project_and_conversation(store: Store) -> None:
+    a1 = store.conversations.create("proj-a")
+    a2 = store.conversations.create("proj-a")
+    b1 = store.conversations.create("proj-b")
+    for cid in (a1, a2, b1):
+        say(store, cid, "shared needle text")
+    assert {h.conversation_id for h in store.search_messages("needle")} == {a1, a2, b1}
+    assert {h.conversation_id for h in store.search_messages("needle", project_id="proj-a")} == {
+        a1,
+        a2,
+    }
+    assert [h.conversation_id for h in store.search_messages("needle", conversation_id=a2)] == [a2]
+    assert store.search_messages("needle", project_id="proj-b", conversation_id=a1) == []
+    assert len(store.search_messages("needle", limit=2)) == 2
+
+
+def test_phrases_prefixes_and_or(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "red apple pie", "apple red juice", "green pear", "deployment done")
+    assert [h.position for h in store.search_messages('"red apple"')] == [0]
+    assert {h.position for h in store.search_messages("red apple")} == {0, 1}
+    assert [h.position for h in store.search_messages("deploy*")] == [3]
+    assert {h.position for h in store.search_messages("pear OR juice")} == {1, 2}
+    assert store.search_messages("deploy") == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced',
+        'say "hi',
+        "a AND",
+        "OR",
+        "NOT",
+        "(",
+        ")",
+        "*",
+        "col:umn",
+        "content:needle",
+        "^needle",
+        "NEAR(a b)",
+        "-needle",
+        "needle OR",
+        '""',
+        "   ",
+        "'; DROP TABLE messages; --",
+        "{a b}",
+        "a + b",
+    ],
+)
+def test_any_query_text_is_safe(store: Store, query: str) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "needle in a haystack with a and b and column", "say hi to everyone")
+    hits = store.search_messages(query)  # must not raise
+    assert all(h.conversation_id == cid for h in hits)
+    assert store.conversations.count_messages(cid) == 2
+
+
+def test_unsafe_queries_still_find_their_words(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "the needle is here", "say hi to everyone")
+    assert [h.position for h in store.search_messages('say "hi')] == [1]
+    # "content:needle" is the phrase "content needle" here, not a column filter.
+    assert store.search_messages("content:needle") == []
+    assert [h.position for h in store.search_messages("(needle)")] == [0]
+    assert store.search_messages("...") == []
+
+
+def test_match_expression_quotes_every_term() -> None:
+    assert to_match_expression('foo "bar baz" qu"x') == '"foo" AND "bar baz" AND "qu" AND "x"'
+    assert to_match_expression("deploy* OR ship") == '("deploy"* OR "ship")'
+    assert to_match_expression('a"b"c') == '"a" AND "b" AND "c"'
+    assert to_match_expression("!!! ---") is None
+
+
+def test_index_follows_updates_deletes_and_cascades(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "original words", "keep this")
+    first = store.conversations.list_messages(cid)[0]
+    store.conversations.update_message(first.id, content="replacement text")
+    assert store.search_messages("original") == []
+    assert [h.message_id for h in store.search_messages("replacement")] == [first.id]
+    store.conversations.delete_message(first.id)
+    assert store.search_messages("replacement") == []
+    store.conversations.delete(cid)
+    assert store.search_messages("keep") == []
+    # Raises if the index disagrees with the messages table.
+    store.database.execute_sql(
+        "INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 1)"
+    )
+
+
+def test_rebuild_restores_a_damaged_index(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "alpha beta", "gamma")
+    store.project_memory.put("proj", "n1", "delta epsilon")
+    store.database.execute_sql("INSERT INTO message_search (message_search) VALUES ('delete-all')")
+    store.database.execute_sql(
+        "INSERT INTO project_memory_search (project_memory_search) VALUES ('delete-all')"
+    )
+    assert store.search_messages("alpha") == []
+    assert store.search_project_memory("delta", "proj") == []
+    store.rebuild_message_search_index()
+    store.rebuild_project_memory_search_index()
+    assert [h.position for h in store.search_messages("alpha")] == [0]
+    assert [h.note_id for h in store.search_project_memory("delta", "proj")] == ["n1"]
+
+
+def test_project_memory_search(store: Store) -> None:
+    store.project_memory.put("proj", "testing", "run pytest with the scripted server")
+    store.project_memory.put("proj", "style", "ruff format before commit; pytest too")
+    store.project_memory.put("other", "testing", "pytest everywhere")
+    hits = store.search_project_memory("pytest", "proj")
+    assert {h.note_id for h in hits} == {"testing", "style"}
+    assert all(h.project_id == "proj" for h in hits)
+    assert any("«pytest»" in h.snippet for h in hits)
+    assert [h.note_id for h in store.search_project_memory("scripted", "proj")] == ["testing"]
+    assert [h.note_id for h in store.search_project_memory("style", "proj")] == ["style"]  # note id
+    store.project_memory.put("proj", "testing", "nothing about it now")
+    assert [h.note_id for h in store.search_project_memory("scripted", "proj")] == []
+    store.project_memory.delete("proj", "style")
+    assert store.search_project_memory("pytest", "proj") == []
+    assert store.search_project_memory('"', "proj") == []
