@@ -70,7 +70,7 @@ class StreamAssembler:
         self.finish_reason: str | None = None
         self.model: str | None = None
         self.usage: Usage | None = None
-        self.raw: list[Any] | None = [] if keep_raw else None
+        self.raw: Any = [] if keep_raw else None
         self.chunks = 0
         self._text: list[str] = []
         self._reasoning: list[str] = []
@@ -177,7 +177,7 @@ class StreamAssembler:
             converted.append({**choice, "delta": message})
         self.feed({**body, "choices": converted})
         if self.raw is not None:
-            self.raw[-1] = dict(body)
+            self.raw = dict(body)  # non-streaming: raw is the body itself
 
     # --------------------------------------------------------------- internals
 
