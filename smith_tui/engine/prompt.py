@@ -1,0 +1,122 @@
+"""System prompt assembly and the per-request message list.
+
+The system prompt is built from blocks in a fixed order — the role profile
+(``data/prompts/<profile>.md``), ``## Project information``, ``## Project
+context`` (the index file), then any extra blocks — with empty blocks
+skipped and the rest joined by blank lines. It holds no clock value, so the
+same inputs always give byte-identical text and the provider can reuse its
+prompt cache across requests. The date travels instead in a transient
+``[state snapshot]`` user message appended to the tail of each request and
+never stored.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from smith_tui.engine.roles import RoleSpec
+from smith_tui.engine.scope import TurnScope
+
+SNAPSHOT_PREFIX = "[state snapshot]"
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+class PromptProfileError(LookupError):
+    """A role's prompt profile file is missing from the installed package data."""
+
+
+@functools.cache
+def load_profile(profile: str) -> str:
+    """Return the text of ``data/prompts/<profile>.md`` shipped in ``smith_tui.data``."""
+    resource = resources.files("smith_tui.data") / "prompts" / f"{profile}.md"
+    try:
+        return resource.read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise PromptProfileError(
+            f"prompt profile {profile!r} not found (expected data/prompts/{profile}.md in the "
+            "smith_tui package; reinstall smith or check the role's prompt_profile)"
+        ) from None
+
+
+def project_information(scope: TurnScope | None) -> str:
+    """Return the ``## Project information`` block, listing only what is known."""
+    if scope is None:
+        return ""
+    rows = [
+        ("CWD", scope.cwd),
+        ("Repository root", scope.root),
+        ("Git origin", scope.origin),
+        ("Normalized origin", scope.normalized_origin),
+        ("Project ID", scope.project_id),
+    ]
+    lines = [f"- {label}: {value}" for label, value in rows if value not in (None, "")]
+    return "\n".join(["## Project information", *lines]) if lines else ""
+
+
+def project_context(index_content: str | None) -> str:
+    """Return the ``## Project context`` block holding the index file, or ``""``."""
+    if not index_content or not index_content.strip():
+        return ""
+    return "## Project context\n" + index_content.strip("\n")
+
+
+def build_system_prompt(
+    role_spec: RoleSpec,
+    scope: TurnScope | None = None,
+    index_content: str | None = None,
+    extra_blocks: Iterable[str] = (),
+) -> str:
+    """Assemble the system prompt for ``role_spec``.
+
+    ``index_content`` defaults to ``scope.index_content``. Blocks that are
+    empty (or only whitespace) are skipped; the others are joined by one
+    blank line. The result depends only on the arguments.
+    """
+    if index_content is None and scope is not None:
+        index_content = scope.index_content
+    blocks = [
+        load_profile(role_spec.prompt_profile),
+        project_information(scope),
+        project_context(index_content),
+        *extra_blocks,
+    ]
+    return "\n\n".join(block.strip("\n") for block in blocks if block and block.strip())
+
+
+def build_state_snapshot(now: datetime) -> dict[str, Any]:
+    """Return the transient ``[state snapshot]`` user message for ``now``.
+
+    It names the calendar date, weekday and UTC offset (a naive ``now`` is
+    taken as local time). The message is marked ``transient``: the context
+    window always keeps it, :func:`smith_tui.engine.window.to_wire` strips the
+    marker, and it must never be persisted.
+    """
+    if now.tzinfo is None or now.utcoffset() is None:
+        now = now.astimezone()
+    offset = now.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+    sign = "+" if minutes >= 0 else "-"
+    hours, mins = divmod(abs(minutes), 60)
+    text = (
+        f"{SNAPSHOT_PREFIX} date {now:%Y-%m-%d}, {_WEEKDAYS[now.weekday()]}, "
+        f"timezone UTC{sign}{hours:02d}:{mins:02d}"
+    )
+    return {"role": "user", "content": text, "transient": True}
+
+
+def build_messages(
+    system_prompt: str, history: Sequence[Mapping[str, Any]], now: datetime
+) -> list[Mapping[str, Any]]:
+    """Return ``[system] + history + [state snapshot]`` for one request.
+
+    ``history`` is not copied message by message and is never modified.
+    """
+    return [
+        {"role": "system", "content": system_prompt},
+        *history,
+        build_state_snapshot(now),
+    ]

@@ -1,0 +1,141 @@
+"""System prompt assembly, the state snapshot and the per-request message list."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from smith_tui.engine.prompt import (
+    PromptProfileError,
+    build_messages,
+    build_state_snapshot,
+    build_system_prompt,
+    load_profile,
+)
+from smith_tui.engine.roles import RoleSpec, list_roles, resolve_role
+from smith_tui.engine.scope import TurnScope
+from smith_tui.engine.window import apply_window, to_wire
+
+FULL_SCOPE = TurnScope(
+    cwd=Path("/repo/src"),
+    root=Path("/repo"),
+    origin="git@github.com:Owner/Repo.git",
+    normalized_origin="github.com/Owner/Repo",
+    project_id="0123456789abcdef",
+    index_file="INDEX.md",
+    index_content="# Index\n\nRun `make test`.\n",
+)
+
+
+@pytest.mark.parametrize("spec", list_roles(), ids=lambda s: s.name)
+def test_every_role_has_a_profile_naming_its_alias(spec: RoleSpec) -> None:
+    text = load_profile(spec.prompt_profile)
+    assert text.startswith(f"# You are {spec.alias}")
+    if spec.user_facing:
+        assert "`dispatch`" in text
+    else:
+        assert "`report`" in text
+
+
+def test_profiles_mention_the_role_specific_tools() -> None:
+    assert "`git`" in load_profile("orchestrator")
+    assert "`bash`" not in load_profile("orchestrator").split("## Tools")[1]
+    assert "evidence" in load_profile("explorer")
+    assert "`edit`" in load_profile("worker")
+
+
+def test_full_prompt_has_blocks_in_fixed_order() -> None:
+    prompt = build_system_prompt(resolve_role("worker"), FULL_SCOPE, extra_blocks=["## Extra\nx"])
+    profile = load_profile("worker")
+    assert prompt == (
+        f"{profile}\n\n"
+        "## Project information\n"
+        "- CWD: /repo/src\n"
+        "- Repository root: /repo\n"
+        "- Git origin: git@github.com:Owner/Repo.git\n"
+        "- Normalized origin: github.com/Owner/Repo\n"
+        "- Project ID: 0123456789abcdef\n\n"
+        "## Project context\n"
+        "# Index\n\nRun `make test`.\n\n"
+        "## Extra\nx"
+    )
+
+
+def test_missing_fields_and_empty_blocks_are_skipped() -> None:
+    scope = TurnScope(cwd=Path("/tmp/scratch"))
+    prompt = build_system_prompt(resolve_role("direct"), scope, extra_blocks=["", "  \n"])
+    assert prompt == load_profile("direct") + "\n\n## Project information\n- CWD: /tmp/scratch"
+    assert "Project context" not in prompt
+    assert build_system_prompt(resolve_role("direct")) == load_profile("direct")
+
+
+def test_explicit_index_content_overrides_scope() -> None:
+    prompt = build_system_prompt(resolve_role("explorer"), FULL_SCOPE, "custom index")
+    assert prompt.endswith("## Project context\ncustom index")
+
+
+def test_system_prompt_is_byte_stable() -> None:
+    role = resolve_role("orchestrator")
+    first = build_system_prompt(role, FULL_SCOPE).encode()
+    load_profile.cache_clear()
+    second = build_system_prompt(role, copy.deepcopy(FULL_SCOPE)).encode()
+    assert first == second
+    assert str(datetime.now().year) not in first.decode()
+
+
+def test_unknown_profile_is_a_clear_error() -> None:
+    spec = RoleSpec("ghost", "Ghost", False, False, (), "ghost")
+    with pytest.raises(PromptProfileError, match=r"data/prompts/ghost\.md"):
+        build_system_prompt(spec)
+
+
+@pytest.mark.parametrize(
+    ("now", "expected"),
+    [
+        (datetime(2030, 1, 7, 23, 59, tzinfo=UTC), "date 2030-01-07, Monday, timezone UTC+00:00"),
+        (
+            datetime(2024, 2, 29, 8, 0, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+            "date 2024-02-29, Thursday, timezone UTC+05:30",
+        ),
+        (
+            datetime(2025, 12, 31, 1, 0, tzinfo=timezone(timedelta(hours=-3, minutes=-30))),
+            "date 2025-12-31, Wednesday, timezone UTC-03:30",
+        ),
+    ],
+)
+def test_state_snapshot_text(now: datetime, expected: str) -> None:
+    snapshot = build_state_snapshot(now)
+    assert snapshot == {
+        "role": "user",
+        "content": f"[state snapshot] {expected}",
+        "transient": True,
+    }
+
+
+def test_naive_time_is_taken_as_local() -> None:
+    naive = datetime(2030, 6, 1, 12, 0)
+    local = naive.astimezone()
+    assert build_state_snapshot(naive) == build_state_snapshot(local)
+
+
+def test_build_messages_wraps_history_without_touching_it() -> None:
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    before = copy.deepcopy(history)
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    messages = build_messages("SYSTEM", history, now)
+    assert messages[0] == {"role": "system", "content": "SYSTEM"}
+    assert messages[1] is history[0] and messages[2] is history[1]
+    assert messages[3] == build_state_snapshot(now)
+    assert history == before
+
+
+def test_snapshot_survives_the_window_and_is_sent_without_marker() -> None:
+    history = [{"role": "user", "content": "question"}, {"role": "assistant", "content": "x" * 800}]
+    messages = build_messages("S", history, datetime(2030, 1, 1, tzinfo=UTC))
+    windowed = apply_window(messages, context_window=60, trim_threshold_pct=100).messages
+    assert [m["content"][:8] for m in windowed] == ["S", "question", "[state s"]
+    wire = to_wire(windowed)
+    assert "transient" not in wire[-1]

@@ -1,0 +1,123 @@
+"""Per-turn scope against real git repositories and real index files."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from smith_tui.engine.prompt import build_system_prompt
+from smith_tui.engine.roles import resolve_role
+from smith_tui.engine.scope import TurnScope, compute_scope
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src" / "pkg").mkdir(parents=True)
+    git(root, "init", "-q")
+    git(root, "remote", "add", "origin", "git@github.com:Owner/Proj.git")
+    (root / "INDEX.md").write_text("# Proj\n\nUse `make test`.\n", encoding="utf-8")
+    return root.resolve()
+
+
+def test_scope_in_a_git_repository(repo: Path) -> None:
+    scope = compute_scope(repo / "src" / "pkg", "INDEX.md")
+    assert scope.cwd == repo / "src" / "pkg"
+    assert scope.root == repo
+    assert scope.origin == "git@github.com:Owner/Proj.git"
+    assert scope.normalized_origin == "github.com/Owner/Proj"
+    assert scope.project_id is not None and len(scope.project_id) == 16
+    assert scope.index_content == "# Proj\n\nUse `make test`.\n"
+    assert scope.warnings == ()
+    prompt = build_system_prompt(resolve_role("direct"), scope)
+    assert f"- Repository root: {repo}\n" in prompt
+    assert "- Normalized origin: github.com/Owner/Proj\n" in prompt
+    assert prompt.endswith("## Project context\n# Proj\n\nUse `make test`.")
+
+
+def test_scope_outside_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "INDEX.md").write_text("notes", encoding="utf-8")
+    scope = compute_scope(tmp_path, "INDEX.md")
+    assert scope.root is None and scope.origin is None
+    assert scope.project_root == tmp_path.resolve()
+    assert scope.project_id  # identified by its path
+    assert scope.index_content == "notes"
+    assert "Repository root" not in build_system_prompt(resolve_role("direct"), scope)
+
+
+def test_missing_or_empty_index_gives_none(repo: Path) -> None:
+    assert compute_scope(repo, "NOPE.md").index_content is None
+    assert compute_scope(repo, None).index_content is None
+    (repo / "EMPTY.md").write_text("  \n\n", encoding="utf-8")
+    assert compute_scope(repo, "EMPTY.md").index_content is None
+    (repo / "adir").mkdir()
+    assert compute_scope(repo, "adir").index_content is None
+
+
+def test_large_index_is_truncated_on_a_line_with_a_note(repo: Path) -> None:
+    line = "é" * 20 + "\n"  # 41 bytes per line
+    (repo / "INDEX.md").write_text(line * 100, encoding="utf-8")
+    content = compute_scope(repo, "INDEX.md", max_index_bytes=1000).index_content
+    assert content is not None
+    body, note = content.split("\n\n")
+    assert body.split("\n") == ["é" * 20] * 24  # 24 whole lines = 984 bytes
+    assert note == "[INDEX.md truncated: showing the first 984 of 4100 bytes]"
+
+
+def test_truncation_inside_a_character_is_not_reported_as_bad_utf8(repo: Path) -> None:
+    (repo / "INDEX.md").write_bytes(("é" * 600).encode())  # one line, 1200 bytes
+    scope = compute_scope(repo, "INDEX.md", max_index_bytes=501)
+    assert scope.index_content is not None
+    assert scope.index_content.startswith("é" * 250 + "\n\n[INDEX.md truncated")
+    assert scope.warnings == ()
+
+
+def test_non_utf8_index_is_read_with_replacements(repo: Path) -> None:
+    (repo / "INDEX.md").write_bytes(b"caf\xe9 au lait\n")
+    scope = compute_scope(repo, "INDEX.md")
+    assert scope.index_content == "caf\ufffd au lait\n"
+    assert scope.warnings == ("INDEX.md is not valid UTF-8; undecodable bytes were replaced",)
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../secret.md", "C:\\x.md", "a/../../b"])
+def test_unsafe_index_paths_are_ignored(repo: Path, name: str) -> None:
+    scope = compute_scope(repo, name)
+    assert scope.index_content is None
+    assert "must be a relative path inside the project" in scope.warnings[0]
+
+
+def test_index_in_a_subdirectory(repo: Path) -> None:
+    (repo / "docs").mkdir()
+    (repo / "docs" / "AGENTS.md").write_text("sub", encoding="utf-8")
+    assert compute_scope(repo / "src", "docs/AGENTS.md").index_content == "sub"
+
+
+def test_failing_discovery_becomes_a_warning(tmp_path: Path) -> None:
+    def broken(cwd: Path) -> object:
+        raise RuntimeError("git exploded")
+
+    scope = compute_scope(tmp_path, "INDEX.md", broken)
+    assert scope == TurnScope(
+        cwd=tmp_path,
+        index_file="INDEX.md",
+        warnings=(f"could not identify the project of {tmp_path}: git exploded",),
+    )
+
+
+def test_custom_discover_object(tmp_path: Path) -> None:
+    found = SimpleNamespace(root=tmp_path, origin="", normalized_origin=None, project_id="p1")
+    scope = compute_scope(tmp_path, None, lambda cwd: found)
+    assert (scope.root, scope.origin, scope.project_id) == (tmp_path, None, "p1")
+
+
+def test_nonexistent_cwd_is_a_warning_not_a_crash(tmp_path: Path) -> None:
+    scope = compute_scope(tmp_path / "gone", "INDEX.md")
+    assert scope.root is None and scope.index_content is None
+    assert "could not identify the project" in scope.warnings[0]
