@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
+import asyncio
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from smith_tui import __version__
 
@@ -50,16 +53,100 @@ and, if the server needs a key, export it in LLM_API_KEY
 """
 
 
+def _options(args: argparse.Namespace, *, headless: bool) -> Any:
+    from smith_tui.engine.runtime import RuntimeOptions
+
+    ephemeral: dict[str, Any] = {}
+    if args.api_url:
+        ephemeral["llm_config"] = {"api_url": args.api_url}
+    if args.role:
+        ephemeral["active_role"] = args.role
+    return RuntimeOptions(
+        cwd=Path.cwd(),
+        config_path=args.config,
+        db_path=args.db,
+        ephemeral=ephemeral,
+        model=args.model,
+        auto_resume=not headless and not args.resume,
+    )
+
+
+def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
+    """Open the runtime or print why not; returns ``None`` on a user error."""
+    from smith_tui.config import ConfigError
+    from smith_tui.engine.runtime import Runtime
+    from smith_tui.store import StoreError
+
+    try:
+        return Runtime.open(_options(args, headless=headless))
+    except (ConfigError, StoreError) as exc:
+        sys.stderr.write(f"smith: {exc.message if hasattr(exc, 'message') else exc}\n")
+        return None
+
+
+def _pick_conversation(runtime: Any, args: argparse.Namespace) -> None:
+    if args.resume:
+        runtime.load_conversation(args.resume, reason="resume")
+    elif args.continue_:
+        if runtime.continue_latest() is None:
+            runtime.new_conversation()
+    else:
+        runtime.new_conversation()
+
+
+async def _headless(runtime: Any, args: argparse.Namespace, prompt: str) -> int:
+    from smith_tui.app.headless import HeadlessPrinter
+
+    printer = HeadlessPrinter(args.output_format)
+    runtime.subscribe(printer)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, runtime.cancel_turn, "interrupted")
+    try:
+        _pick_conversation(runtime, args)
+        result = await runtime.run_turn(prompt)
+        printer.finish(
+            {
+                "result": result.text,
+                "stop_reason": result.stop_reason,
+                "usage": result.usage,
+                "usage_by_role": runtime.usage.totals(),
+                "conversation_id": runtime.conversation_id,
+                "error": result.error.to_dict() if result.error else None,
+            }
+        )
+        return 0 if result.stop_reason == "completed" else 1
+    finally:
+        await runtime.aclose()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    api_url = args.api_url or os.environ.get("SMITH_API_URL")
-    if not api_url:
-        config_path = args.config or "~/.config/smith/config.json"
-        sys.stderr.write(NO_SERVER_MESSAGE.format(config=config_path))
+    headless = args.prompt is not None
+    if headless:
+        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        if not prompt.strip():
+            sys.stderr.write("smith: the prompt is empty; pass text to -p (or pipe it with -p -)\n")
+            return 2
+    runtime = _open_runtime(args, headless=headless)
+    if runtime is None:
         return 2
-    sys.stderr.write("smith: the interactive application is not built yet.\n")
-    return 1
+    if not headless:
+        from smith_tui.app.app import run_app
+
+        return run_app(runtime, resume=args.resume, continue_=args.continue_)
+    if not runtime.server_configured:
+        runtime.store.close()
+        sys.stderr.write(NO_SERVER_MESSAGE.format(config=runtime.config.user_config_path))
+        return 2
+    from smith_tui.engine.runtime import RuntimeError_
+
+    try:
+        return asyncio.run(_headless(runtime, args, prompt))
+    except RuntimeError_ as exc:
+        sys.stderr.write(f"smith: {exc.message}\n")
+        return 2
 
 
 if __name__ == "__main__":

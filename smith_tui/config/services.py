@@ -43,6 +43,9 @@ class DispatchOptions(Section):
     max_parallel: PositiveInt = Field(
         3, description="Most child agents (workers, explorers) running at the same time."
     )
+    child_step_budget: PositiveInt = Field(
+        40, description="Tool calls one child agent may make before it is stopped."
+    )
 
 
 class WebSearchOptions(Section):

@@ -1,0 +1,324 @@
+"""Slash commands (DESIGN §3.6), engine side.
+
+Each command emits one :class:`CommandOutput` event and returns it. Commands
+that need a screen (``/inspect``, ``/pager``, ``/history`` in the app) carry an
+``action`` in ``data`` that front ends may act on; the text is still useful
+headless.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shlex
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from smith_tui.config import ConfigError, OverrideError, get_value, list_overridable_paths
+from smith_tui.engine import events as ev
+from smith_tui.engine.roles import UnknownRoleError, list_roles
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
+
+COMMANDS: dict[str, str] = {
+    "/help": "list commands and keys",
+    "/new": "start a new conversation",
+    "/load": "/load ID — open a conversation",
+    "/history": "list conversations of this project",
+    "/clear": "start over with an empty transcript",
+    "/config": "/config get|set|unset|show [path] [value] — runtime settings",
+    "/model": "/model [ID|--unpin] — show or pin the conversation's model",
+    "/models": "list the server's models",
+    "/role": "/role [direct|orchestrator] — show or switch the active role",
+    "/usage": "tokens per role for this session and conversation",
+    "/inspect": "inspect and edit persisted messages",
+    "/pager": "read the whole transcript",
+    "/compact": "show how the context window is being kept in budget",
+    "/search": "/search QUERY — full-text search over messages",
+    "/notes": "list project memory notes",
+    "/export": "/export [PATH] — write the conversation to Markdown (or .json)",
+    "/quit": "quit smith",
+}
+
+
+class CommandError(Exception):
+    """A command used wrongly; the message says how to use it."""
+
+
+class CommandService:
+    """Runs slash commands against a runtime."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._handlers: dict[str, Callable[[list[str]], Awaitable[tuple[str, dict[str, Any]]]]] = {
+            name: getattr(self, "_cmd_" + name[1:]) for name in COMMANDS
+        }
+
+    def names(self) -> list[str]:
+        """All command names."""
+        return list(COMMANDS)
+
+    def completions(self, text: str) -> list[str]:
+        """Completion candidates for a partial command line."""
+        parts = text.split(" ")
+        if len(parts) == 1:
+            return [name for name in COMMANDS if name.startswith(parts[0])]
+        head = parts[0]
+        if head == "/config" and len(parts) == 2:
+            return [
+                f"/config {s}" for s in ("get", "set", "unset", "show") if s.startswith(parts[1])
+            ]
+        if head == "/config" and len(parts) == 3 and parts[1] in ("get", "set", "unset"):
+            keys = list((self.runtime.config.effective.get("models") or {}).keys())
+            return [
+                f"/config {parts[1]} {p}"
+                for p in list_overridable_paths(model_keys=keys)
+                if p.startswith(parts[2])
+            ]
+        if head == "/role" and len(parts) == 2:
+            return [
+                f"/role {r.name}"
+                for r in list_roles(user_facing=True)
+                if r.name.startswith(parts[1])
+            ]
+        return []
+
+    async def run(self, line: str) -> ev.CommandOutput:
+        """Run ``line`` (starting with ``/``); always returns (and emits) a CommandOutput."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            return self._out(line.split()[0], f"cannot parse the command: {exc}", ok=False)
+        name, args = words[0].lower(), words[1:]
+        handler = self._handlers.get(name)
+        if handler is None:
+            close = difflib.get_close_matches(name, COMMANDS, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else "; /help lists commands"
+            return self._out(name, f"unknown command {name}{hint}", ok=False)
+        try:
+            text, data = await handler(args)
+        except (CommandError, OverrideError, ConfigError) as exc:
+            return self._out(name, getattr(exc, "message", None) or str(exc), ok=False)
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            return self._out(name, message, ok=False)
+        return self._out(name, text, data=data)
+
+    def _out(
+        self, command: str, text: str, *, ok: bool = True, data: dict[str, Any] | None = None
+    ) -> ev.CommandOutput:
+        event = ev.CommandOutput(
+            command=command, text=text, ok=ok, data=data or {}, role=self.runtime.active_role
+        )
+        self.runtime.emit(event)
+        return event
+
+    # -- commands -------------------------------------------------------------------------
+    async def _cmd_help(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        keys = self.runtime.config.model.services.ui.keys
+        lines = ["Commands:"] + [f"  {name:<9} {text}" for name, text in COMMANDS.items()]
+        lines += [
+            "Keys:",
+            f"  {keys.cancel:<9} cancel the running turn",
+            f"  {keys.pager:<9} transcript pager",
+            f"  {keys.inspect:<9} inspect and edit messages",
+            f"  {keys.palette:<9} command palette",
+            f"  {keys.quit:<9} quit",
+        ]
+        return "\n".join(lines), {"action": "help"}
+
+    async def _cmd_new(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        conv = self.runtime.new_conversation(" ".join(args) or None)
+        return f"new conversation {conv}", {"conversation_id": conv}
+
+    async def _cmd_load(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        if len(args) != 1:
+            raise CommandError("usage: /load ID (see /history for ids)")
+        conv = self.runtime.load_conversation(args[0])
+        count = len(self.runtime.messages)
+        return f"loaded conversation {conv} ({count} messages)", {"conversation_id": conv}
+
+    async def _cmd_history(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        convs = self.runtime.store.conversations.list_for_project(self.runtime.project_id, limit=50)
+        if not convs:
+            return "no conversations yet in this project", {"action": "history"}
+        lines = [
+            f"{c.id}  {c.title or '(untitled)'}"
+            + ("  ← active" if c.id == self.runtime.conversation_id else "")
+            for c in convs
+        ]
+        return "\n".join(lines), {"action": "history"}
+
+    async def _cmd_clear(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        conv = self.runtime.clear_conversation()
+        return "cleared; new conversation " + conv, {"conversation_id": conv}
+
+    async def _cmd_config(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        usage = "usage: /config get PATH | set PATH VALUE | unset PATH | show"
+        if not args:
+            raise CommandError(usage)
+        action, rest = args[0], args[1:]
+        if action == "show":
+            effective = _plain(self.runtime.config.effective)
+            return json.dumps(effective, indent=2, sort_keys=True), {"config": effective}
+        if action == "get" and len(rest) == 1:
+            try:
+                value = get_value(self.runtime.config, rest[0])
+            except (KeyError, ValueError) as exc:
+                raise CommandError(f"no setting {rest[0]!r}: {exc}") from None
+            source = _source(self.runtime, rest[0])
+            return f"{rest[0]} = {json.dumps(_plain(value))}  ({source})", {"value": _plain(value)}
+        if action == "set" and len(rest) >= 2:
+            value = self.runtime.set_config(rest[0], " ".join(rest[1:]))
+            return f"{rest[0]} = {json.dumps(_plain(value))} (saved)", {"value": _plain(value)}
+        if action == "unset" and len(rest) == 1:
+            self.runtime.unset_config(rest[0])
+            return f"{rest[0]} unset", {}
+        raise CommandError(usage)
+
+    async def _cmd_model(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        runtime = self.runtime
+        conv = runtime.ensure_conversation()
+        if not args:
+            sel = runtime.last_selection
+            if sel is None:
+                pinned = runtime.pinned_model
+                return (f"pinned model: {pinned}" if pinned else "no request made yet"), {}
+            return (
+                f"{sel.model} (from {sel.source}{' ' + sel.key if sel.key else ''}; "
+                f"context window {sel.context_window})"
+            ), {"model": sel.model}
+        if args[0] == "--unpin":
+            runtime.store.conversations.set_pinned_model(conv, None)
+            return "model unpinned for this conversation", {}
+        runtime.store.conversations.set_pinned_model(conv, args[0])
+        return f"model {args[0]} pinned to this conversation", {"model": args[0]}
+
+    async def _cmd_models(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        models = await self.runtime.services.model.catalog()
+        if not models:
+            return "the server lists no models", {"models": []}
+        lines = [
+            f"{m.id}  ctx {m.context_window or '?'}"
+            + (f"  max out {m.max_output_tokens}" if m.max_output_tokens else "")
+            for m in models
+        ]
+        return "\n".join(lines), {"models": [m.id for m in models]}
+
+    async def _cmd_role(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        if not args:
+            return f"active role: {self.runtime.active_role}", {"role": self.runtime.active_role}
+        try:
+            spec = self.runtime.set_active_role(args[0])
+        except UnknownRoleError as exc:
+            raise CommandError(str(exc)) from None
+        return f"active role: {spec.name} ({spec.alias})", {"role": spec.name}
+
+    async def _cmd_usage(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        runtime = self.runtime
+        lines = ["session:"]
+        for role, values in sorted(runtime.usage.totals().items()):
+            lines.append(
+                f"  {role:<12} in {values.get('input_tokens', 0):>8}  out {values.get('output_tokens', 0):>8}"
+            )
+        if runtime.conversation_id:
+            lines.append("conversation:")
+            for role, totals in sorted(
+                runtime.store.usage.totals_by_role(runtime.conversation_id).items()
+            ):
+                lines.append(
+                    f"  {role:<12} in {totals.input_tokens:>8}  out {totals.output_tokens:>8}"
+                )
+        return "\n".join(lines), {"session": runtime.usage.totals()}
+
+    async def _cmd_inspect(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        return f"{len(self.runtime.messages)} persisted messages", {"action": "inspect"}
+
+    async def _cmd_pager(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        return _as_markdown(self.runtime.messages), {"action": "pager"}
+
+    async def _cmd_compact(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        from smith_tui.engine.window import estimate_tokens
+
+        tokens = estimate_tokens(self.runtime.messages)
+        sel = self.runtime.last_selection
+        window = sel.context_window if sel else 128_000
+        return (
+            f"about {tokens} tokens of {window}; old tool output is elided and the oldest "
+            "rounds are dropped automatically before each request (context_management.*)"
+        ), {"tokens": tokens}
+
+    async def _cmd_search(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        if not args:
+            raise CommandError("usage: /search QUERY")
+        hits = self.runtime.store.search_messages(
+            " ".join(args), project_id=self.runtime.project_id
+        )
+        if not hits:
+            return "no matches", {"hits": []}
+        lines = [f"{h.conversation_id} #{h.position} {h.role}: {h.snippet}" for h in hits]
+        return "\n".join(lines), {"hits": [h.__dict__ for h in hits]}
+
+    async def _cmd_notes(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        notes = self.runtime.store.project_memory.list(self.runtime.project_id)
+        if not notes:
+            return "no project notes yet", {}
+        lines = [
+            f"{n.note_id}: {(n.content or '').splitlines()[0][:80] if n.content else ''}"
+            for n in notes
+        ]
+        return "\n".join(lines), {}
+
+    async def _cmd_export(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        runtime = self.runtime
+        conv = runtime.conversation_id or "conversation"
+        target = Path(args[0]) if args else runtime.options.cwd / f"smith-{conv}.md"
+        if not target.is_absolute():
+            target = runtime.options.cwd / target
+        if target.suffix == ".json":
+            text = json.dumps(runtime.messages, indent=2, default=str)
+        else:
+            text = _as_markdown(runtime.messages)
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
+        return f"exported {len(runtime.messages)} messages to {target}", {"path": str(target)}
+
+    async def _cmd_quit(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        return "bye", {"action": "quit"}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _source(runtime: Runtime, path: str) -> str:
+    try:
+        return runtime.config.source_of(path)
+    except KeyError:
+        return "defaults"
+
+
+def _as_markdown(messages: list[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "tool":
+            parts.append(f"**tool {m.get('name') or ''}**\n\n```\n{m.get('content') or ''}\n```")
+        elif role == "assistant" and m.get("tool_calls"):
+            calls = ", ".join(
+                f"{c['function']['name']}({c['function'].get('arguments', '')})"
+                for c in m["tool_calls"]
+            )
+            text = m.get("content") or ""
+            parts.append(f"**assistant**\n\n{text}\n\n→ {calls}".strip())
+        else:
+            parts.append(f"**{role}**\n\n{m.get('content') or ''}")
+    return "\n\n---\n\n".join(parts)

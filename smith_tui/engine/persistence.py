@@ -1,0 +1,125 @@
+"""The persistence service: turns, rounds, usage and debug snapshots in the store.
+
+Each round is written in one transaction as soon as it completes (seed: Turn
+persistence), so a crash loses at most the round in flight.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from smith_tui.engine.turn import TurnSetup
+from smith_tui.store import Store
+
+ACTIVE_CONVERSATION = "active_conversation_id"
+
+
+class Persistence:
+    """Writes what a turn does to the store; also the turn recorder of the loop."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- TurnRecorder -------------------------------------------------------------------
+    def user_message(self, setup: TurnSetup, message: dict[str, Any]) -> None:
+        """Persist the message that opened the turn."""
+        self.store.conversations.append_messages(
+            setup.conversation_id, [message], turn_id=setup.turn_id, round=0
+        )
+
+    def round(
+        self,
+        setup: TurnSetup,
+        round_no: int,
+        messages: list[dict[str, Any]],
+        usage: dict[str, int] | None,
+    ) -> None:
+        """Persist one round (assistant message, tool results, usage) in one transaction."""
+        with self.store.atomic():
+            self.store.conversations.append_messages(
+                setup.conversation_id, messages, turn_id=setup.turn_id, round=round_no
+            )
+            if usage and (usage.get("input_tokens") or usage.get("output_tokens")):
+                self.store.usage.record(
+                    setup.conversation_id,
+                    setup.turn_id,
+                    setup.role,
+                    setup.model,
+                    int(usage.get("input_tokens", 0)),
+                    int(usage.get("output_tokens", 0)),
+                    total_tokens=int(usage.get("total_tokens", 0)) or None,
+                    job_id=setup.job_id,
+                )
+
+    def request_snapshot(
+        self, setup: TurnSetup, model: str, system_prompt: str, tools: list[dict[str, Any]]
+    ) -> None:
+        """Keep the debug snapshot of one outgoing request."""
+        self.store.snapshots.record(
+            setup.conversation_id, model, system_prompt, list(tools), turn_id=setup.turn_id
+        )
+
+    # -- turns and conversations ---------------------------------------------------------
+    def start_turn(self, conversation_id: str, role: str, turn_id: str) -> None:
+        """Record that a turn started."""
+        self.store.turns.start(conversation_id, role, turn_id=turn_id)
+
+    def finish_turn(
+        self,
+        conversation_id: str,
+        turn_id: str,
+        stop_reason: str,
+        error: dict[str, Any] | None,
+        record: dict[str, Any],
+    ) -> None:
+        """Close the turn and write its ``turn_record-<turn_id>`` note, in one transaction."""
+        status = {"completed": "completed", "cancelled": "cancelled"}.get(stop_reason, "failed")
+        with self.store.atomic():
+            self.store.turns.finish(
+                turn_id,
+                status,
+                stop_reason=stop_reason,
+                error=(error or {}).get("message") if error else None,
+            )
+            self.store.notes.put_turn_record(
+                conversation_id, turn_id, {**record, "finished_at": time.time()}
+            )
+
+    def set_active_conversation(self, conversation_id: str | None) -> None:
+        """Remember the conversation a restart should resume."""
+        self.store.meta.set_active_conversation_id(conversation_id)
+
+    def active_conversation(self) -> str | None:
+        """The conversation a restart should resume, if any."""
+        return self.store.meta.active_conversation_id()
+
+    def save_scratchpad(self, conversation_id: str, key: str, content: str) -> None:
+        """Write a scratchpad note ``scratchpad:<key>`` (used for dispatch results)."""
+        from smith_tui.store.notes import scratchpad_note_id
+
+        self.store.notes.put(conversation_id, scratchpad_note_id(key), content)
+
+    def prune_snapshots(self, retention_days: float) -> int:
+        """Delete request snapshots older than the retention period."""
+        return self.store.prune_request_snapshots(retention_days)
+
+
+def message_dict(message: Any) -> dict[str, Any]:
+    """Turn a stored :class:`smith_tui.store.Message` into the dict the engine works with."""
+    data: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        data["tool_calls"] = message.tool_calls
+    if message.tool_call_id is not None:
+        data["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        data["name"] = message.name
+    if message.reasoning:
+        data["reasoning"] = message.reasoning
+    if message.recall_key:
+        data["recall_key"] = message.recall_key
+    data["metadata"] = dict(message.metadata or {})
+    data["id"] = message.id
+    data["position"] = message.position
+    data["turn_id"] = message.turn_id
+    return data

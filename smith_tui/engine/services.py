@@ -1,0 +1,142 @@
+"""Service composition (seed: Service composition).
+
+``compose_services`` builds the ten service handles by name, each from the
+``services.<name>`` options of the config. A handle given in ``handles`` is
+used as is instead (tests inject pre-built handles; dispatch children share
+the parent's).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from smith_tui.engine import matrix, roles
+from smith_tui.engine.model_select import ModelSelection, select_model
+from smith_tui.engine.persistence import Persistence
+from smith_tui.tools.registry import ToolRegistry
+
+SERVICE_NAMES = (
+    "role",
+    "model",
+    "tool",
+    "dispatch",
+    "conversation",
+    "persistence",
+    "config",
+    "ui",
+    "prompt",
+    "command",
+)
+
+
+class RoleService:
+    """The role catalog and the policy matrix."""
+
+    resolve = staticmethod(roles.resolve_role)
+    list = staticmethod(roles.list_roles)
+    check_dispatch = staticmethod(matrix.check_dispatch)
+    check_tool = staticmethod(matrix.check_tool)
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.options = options
+
+
+class ModelService:
+    """Model selection over the LLM client's catalog."""
+
+    def __init__(self, options: Mapping[str, Any], llm: Any, env: Mapping[str, str]) -> None:
+        self.options = options
+        self.llm = llm
+        self.env = env
+
+    async def catalog(self) -> list[Any]:
+        """The server's model catalog (cached by the client)."""
+        return await self.llm.list_models()
+
+    async def select(
+        self,
+        request_model: str | None,
+        pinned: str | None,
+        role_spec: roles.RoleSpec,
+        config: Mapping[str, Any],
+    ) -> ModelSelection:
+        """Resolve the model for ``role_spec`` (DESIGN §3.3)."""
+        return await select_model(request_model, pinned, role_spec, config, self.env, self.catalog)
+
+
+@dataclass(frozen=True)
+class Services:
+    """The ten service handles of a runtime, read-only once composed."""
+
+    role: Any
+    model: Any
+    tool: Any
+    dispatch: Any
+    conversation: Any
+    persistence: Any
+    config: Any
+    ui: Any
+    prompt: Any
+    command: Any
+
+    def as_mapping(self) -> Mapping[str, Any]:
+        """The handles by name (a read-only view)."""
+        return MappingProxyType({name: getattr(self, name) for name in SERVICE_NAMES})
+
+
+Factory = Callable[[Mapping[str, Any]], Any]
+
+
+def service_options(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """Options for service ``name``: ``services.<name>`` or a top-level ``<name>`` table."""
+    services = config.get("services") or {}
+    options = services.get(name) if isinstance(services, Mapping) else None
+    if options is None:
+        top = config.get(name)
+        options = top if isinstance(top, Mapping) else {}
+    return options
+
+
+def compose_services(
+    config: Mapping[str, Any],
+    factories: Mapping[str, Factory],
+    handles: Mapping[str, Any] | None = None,
+) -> Services:
+    """Build every handle by name; ``handles`` overrides the factory for that name."""
+    handles = handles or {}
+    unknown = set(handles) - set(SERVICE_NAMES)
+    if unknown:
+        raise ValueError(f"unknown service handle(s): {', '.join(sorted(unknown))}")
+    built: dict[str, Any] = {}
+    for name in SERVICE_NAMES:
+        if name in handles:
+            built[name] = handles[name]
+        elif name in factories:
+            built[name] = factories[name](service_options(config, name))
+        else:
+            built[name] = None
+    return Services(**built)
+
+
+def default_factories(
+    *, llm: Any, store: Any, env: Mapping[str, str] | None = None
+) -> dict[str, Factory]:
+    """Factories for the handles that need no runtime back-reference."""
+    environment = dict(os.environ if env is None else env)
+
+    def tool_factory(options: Mapping[str, Any]) -> ToolRegistry:
+        from smith_tui.tools.builtin import builtin_tools
+
+        return ToolRegistry(matrix.check_tool, builtin_tools())
+
+    return {
+        "role": RoleService,
+        "model": lambda options: ModelService(options, llm, environment),
+        "tool": tool_factory,
+        "persistence": lambda options: Persistence(store),
+        "ui": lambda options: MappingProxyType(dict(options)),
+    }

@@ -1,0 +1,42 @@
+"""The built-in tools every runtime registers (seed: Built-in tools).
+
+``dispatch`` and ``report`` belong to the engine layer and are registered by
+the runtime, not here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from smith_tui.tools.spec import ToolSpec
+
+_MODULES = (
+    "smith_tui.tools.bash",
+    "smith_tui.tools.read",
+    "smith_tui.tools.edit",
+    "smith_tui.tools.write",
+    "smith_tui.tools.web_search",
+    "smith_tui.tools.web_fetch",
+    "smith_tui.tools.git",
+    "smith_tui.tools.code",
+    "smith_tui.tools.memory",
+    "smith_tui.tools.note",
+    "smith_tui.tools.todo",
+)
+
+
+def builtin_tools() -> list[ToolSpec]:
+    """Return the specs of every built-in tool module (``TOOL`` or ``TOOLS``)."""
+    specs: list[ToolSpec] = []
+    for name in _MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue  # TODO(lead): make strict once every tool module has landed
+        if hasattr(module, "TOOLS"):
+            specs.extend(module.TOOLS)
+        elif hasattr(module, "TOOL"):
+            specs.append(module.TOOL)
+    return specs
