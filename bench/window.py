@@ -18,19 +18,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from smith_tui.engine.window import apply_window, elision_placeholder  # noqa: E402
+from smith_tui.engine.window import apply_window, elision_placeholder
 
 MESSAGES = 20_000
 REPEATS = 21
 
 
-def build_transcript(count: int, seed: int = 7) -> list[dict[str, Any]]:
+def build_transcript(count: int, seed: int = 7, max_output: int = 6000) -> list[dict[str, Any]]:
     """Return a realistic transcript: turns of user text, tool rounds and answers."""
     rng = random.Random(seed)
     msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are Smith. " * 200}]
     call = 0
     while len(msgs) < count:
-        msgs.append({"role": "user", "content": "please fix the failing test " * rng.randint(1, 20)})
+        msgs.append(
+            {"role": "user", "content": "please fix the failing test " * rng.randint(1, 20)}
+        )
         for _ in range(rng.randint(1, 6)):
             calls = []
             results = []
@@ -44,7 +46,11 @@ def build_transcript(count: int, seed: int = 7) -> list[dict[str, Any]]:
                         "function": {"name": "bash", "arguments": '{"command": "pytest -q"}'},
                     }
                 )
-                result = {"role": "tool", "tool_call_id": cid, "content": "x" * rng.randint(50, 6000)}
+                result = {
+                    "role": "tool",
+                    "tool_call_id": cid,
+                    "content": "x" * rng.randint(50, max_output),
+                }
                 if rng.random() < 0.2:
                     result["recall_key"] = f"dispatch/{cid}"
                 results.append(result)
@@ -108,26 +114,32 @@ def median_ms(fn: Callable[[], object], repeats: int = REPEATS) -> float:
 
 def main() -> None:
     """Run every scenario and print the figures."""
-    msgs = build_transcript(MESSAGES)
-    chars = sum(len(m.get("content") or "") for m in msgs)
-    print(f"transcript: {len(msgs)} messages, {chars / 1e6:.1f} M chars of content")
-    print(f"median of {REPEATS} calls each\n")
-    scenarios = {
-        "defaults, 128k window (elide + drop)": dict(context_window=128_000),
-        "defaults, 10M window (elide only)": dict(context_window=10_000_000),
-        "keep all rounds, 100M window (no-op)": dict(
-            context_window=100_000_000, tool_output_keep_rounds=10**9
-        ),
-    }
+    big = build_transcript(MESSAGES)
+    small = build_transcript(MESSAGES, seed=11, max_output=200)
+    for name, msgs in (("big", big), ("small", small)):
+        chars = sum(len(m.get("content") or "") for m in msgs)
+        print(f"{name} transcript: {len(msgs)} messages, {chars / 1e6:.1f} M chars of content")
+    print(f"median of {REPEATS} calls (naive: of 5)\n")
     base = dict(tool_output_keep_rounds=7, tool_output_elide_over_chars=1024, trim_threshold_pct=80)
-    print(f"{'scenario':42} {'apply_window':>13} {'naive':>10} {'ratio':>7}")
-    for name, extra in scenarios.items():
+    scenarios = [
+        ("big, 128k window (elide + drop)", big, dict(context_window=128_000)),
+        ("big, 1M window (elide + drop)", big, dict(context_window=1_000_000)),
+        ("big, 10M window (elide, no drop)", big, dict(context_window=10_000_000)),
+        ("small, 1M window (fits, no-op)", small, dict(context_window=1_000_000)),
+        (
+            "big, keep all rounds, 100M (no-op)",
+            big,
+            dict(context_window=100_000_000, tool_output_keep_rounds=10**9),
+        ),
+    ]
+    print(f"{'scenario':36} {'apply_window':>13} {'naive':>10} {'ratio':>7}")
+    for name, msgs, extra in scenarios:
         opts = {**base, **extra}
-        fast = median_ms(lambda opts=opts: apply_window(msgs, **opts))
-        slow = median_ms(lambda opts=opts: naive_window(msgs, **opts), repeats=5)
-        print(f"{name:42} {fast:10.2f} ms {slow:7.1f} ms {slow / fast:6.1f}x")
-    off = median_ms(lambda: apply_window(msgs, enabled=False))
-    print(f"{'enabled=false (copy + estimate)':42} {off:10.2f} ms")
+        fast = median_ms(lambda msgs=msgs, opts=opts: apply_window(msgs, **opts))
+        slow = median_ms(lambda msgs=msgs, opts=opts: naive_window(msgs, **opts), repeats=5)
+        print(f"{name:36} {fast:10.2f} ms {slow:7.1f} ms {slow / fast:6.1f}x")
+    off = median_ms(lambda: apply_window(big, enabled=False))
+    print(f"{'enabled=false (copy + estimate)':36} {off:10.2f} ms")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,18 @@ from typing import Any
 Message = Mapping[str, Any]
 
 #: Keys a Chat-Completions message may carry on the wire; anything else is local.
-WIRE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
+#: ``reasoning_content`` / ``reasoning_details`` are echoed back to providers that want them.
+WIRE_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "reasoning_content",
+        "reasoning_details",
+    }
+)
 
 #: Characters per estimated token (no tokenizer is available).
 CHARS_PER_TOKEN = 4
@@ -44,8 +55,10 @@ class WindowResult:
     """The outcome of :func:`apply_window`.
 
     ``dropped_rounds`` counts dropped units (a whole tool-call round or a single
-    message); ``dropped_invalid`` counts messages removed because they broke
-    the call/result pairing in the input (orphan results, unanswered calls).
+    message). ``dropped_invalid`` counts messages removed from the kept part
+    because they broke the call/result pairing in the input (orphan results,
+    unanswered calls); anything before the drop point is dropped anyway.
+    ``estimated_tokens`` is the chars/4 estimate of the returned messages.
     """
 
     messages: list[Message]
@@ -229,22 +242,24 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
     return WindowResult(out_rev, elided, dropped, tokens_for_chars(total), invalid)
 
 
-def _pair_results(calls: Any, msgs: list[Message], lo: int, hi: int) -> list[int] | None:
+def _pair_results(calls: Any, msgs: list[Message], lo: int, hi: int) -> Sequence[int] | None:
     """Match the tool messages ``msgs[lo:hi]`` to ``calls``.
 
     Returns the indices of the results to keep (the first result per call, in
     transcript order) or ``None`` when some call has no result, or the calls
     cannot be paired (missing or duplicate ids).
     """
-    count = hi - lo
     try:
         expected = {call["id"] for call in calls}
     except (TypeError, KeyError):
         return None
     if len(expected) != len(calls) or None in expected:
         return None
-    if count == len(expected) and {msgs[k].get("tool_call_id") for k in range(lo, hi)} == expected:
-        return list(range(lo, hi))
+    if (
+        hi - lo == len(expected)
+        and {msgs[k].get("tool_call_id") for k in range(lo, hi)} == expected
+    ):
+        return range(lo, hi)
     answered: set[Any] = set()
     keep: list[int] = []
     for k in range(lo, hi):

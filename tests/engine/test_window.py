@@ -180,7 +180,7 @@ def test_bad_settings_raise_clear_errors() -> None:
 
 
 def test_to_wire_strips_local_keys_without_mutating() -> None:
-    plain = user("hi")
+    plain = {"role": "assistant", "content": "hi", "reasoning_content": "because"}
     tagged = {"role": "tool", "tool_call_id": "a", "content": "x", "recall_key": "k"}
     snap = user("snap", transient=True)
     before = copy.deepcopy([plain, tagged, snap])
