@@ -248,3 +248,20 @@ async def test_catalog_http_error_is_reported() -> None:
             with pytest.raises(ModelSelectionError) as err:
                 await select_model(None, None, WORKER, {}, {}, client.list_models)
     assert "could not be read" in str(err.value)
+
+
+async def test_accepts_the_frozen_config_snapshot() -> None:
+    from smith_tui.config.frozen import freeze
+
+    cfg = freeze(without(FULL_CONFIG, "models.worker"))
+    sel = await select_model(None, None, WORKER, cfg, {}, None)
+    assert (sel.model, sel.source) == ("bound/default", "default_binding")
+    sel = await select_model(
+        None,
+        None,
+        WORKER,
+        freeze({"model_discovery": {"strategy": "fallback_chain", "chain": ["qwen/coder-32b"]}}),
+        {},
+        catalog_of(CATALOG),
+    )
+    assert sel.model == "qwen/coder-32b"
