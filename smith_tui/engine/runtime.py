@@ -25,9 +25,9 @@ from smith_tui.config import (
     load_effective_config,
     server_configured,
 )
-from smith_tui.dispatch.job import DispatchJob, child_prompt
+from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
-from smith_tui.dispatch.service import ChildOutcome, DispatchService
+from smith_tui.dispatch.service import DispatchService
 from smith_tui.engine import events as ev
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
@@ -40,7 +40,6 @@ from smith_tui.engine.turn import TurnDeps, TurnResult, TurnSetup, run_turn
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.window import apply_window
 from smith_tui.store import Store, discover_project
-from smith_tui.tools.spec import ToolContext
 
 OVERRIDES_KEY = "runtime_overrides"
 CHILD_STEP_BUDGET = 40
@@ -159,8 +158,12 @@ class Runtime:
         factories["prompt"] = lambda options: build_system_prompt
         self.services: Services = compose_services(config.effective, factories, handles)
         self.persistence: Persistence = self.services.persistence
+        from smith_tui.dispatch.runner import ChildRunner
+
         self.dispatch = self.services.dispatch or DispatchService(
-            self._run_child, self.services.role.check_dispatch, self.persistence.save_scratchpad
+            ChildRunner(self).run,
+            self.services.role.check_dispatch,
+            self.persistence.save_scratchpad,
         )
         registry = self.services.tool
         registry.register(REPORT_TOOL)
@@ -522,9 +525,9 @@ class Runtime:
                 model or self.options.model, self.pinned_model, role_spec, ctx.config_snapshot
             )
             self.last_selection = selection
-            setup = self._setup(active, role_spec, selection)
+            setup = self.setup_for(active, role_spec, selection)
             user = {"role": "user", "content": prompt}
-            result = await run_turn(setup, list(self.messages), user, self._deps())
+            result = await run_turn(setup, list(self.messages), user, self.deps())
         except ModelSelectionError as exc:
             self.emit(ev.StatusChanged(status="error", detail=str(exc), role=role_spec.name))
             return TurnResult("error", error=AgentError("config", "no_model", str(exc)))
@@ -576,7 +579,7 @@ class Runtime:
             )
         )
 
-    def _setup(
+    def setup_for(
         self,
         active: ActiveTurn,
         role_spec: RoleSpec,
@@ -611,7 +614,8 @@ class Runtime:
             repeat_limit=CHILD_REPEAT_LIMIT if job is not None else None,
         )
 
-    def _deps(self) -> TurnDeps:
+    def deps(self) -> TurnDeps:
+        """The collaborators of the tool loop for this runtime."""
         return TurnDeps(
             llm=self.llm,
             registry=self.services.tool,
@@ -622,109 +626,6 @@ class Runtime:
             now=lambda: datetime.now().astimezone(),
             snapshot=build_state_snapshot,
         )
-
-    # -- dispatch -------------------------------------------------------------------------
-    async def _run_child(self, job: DispatchJob, parent: ToolContext) -> ChildOutcome:
-        """Run ``job`` as an isolated child turn that must end with ``report``."""
-        active = self.current_turn
-        if active is None:
-            raise AgentFailure(AgentError("internal", "no_turn", "dispatch outside a turn"))
-        role_spec = resolve_role(job.target_role)
-        parent_job = parent.services.get("job_id") if parent.services else None
-        self.emit(
-            ev.DispatchStarted(
-                turn_id=parent.turn_id,
-                target_role=job.target_role,
-                task=job.task,
-                parent_job_id=parent_job,
-                role=parent.role,
-                job_id=job.job_id,
-            )
-        )
-        conversation_id = self.store.conversations.create(
-            self.project_id,
-            f"{role_spec.alias}: {job.task[:60]}",
-            parent_id=parent.conversation_id,
-            metadata={"job_id": job.job_id, "session": f"session-child-{job.job_id}"},
-        )
-        turn_id = f"{job.job_id}-t1"
-        before = dict(self.usage.by_job.get(job.job_id, {}))
-        outcome: ChildOutcome
-        try:
-            selection = await self.services.model.select(
-                job.model, None, role_spec, active.context.config_snapshot
-            )
-            setup = self._setup(
-                active,
-                role_spec,
-                selection,
-                job=job,
-                conversation_id=conversation_id,
-                turn_id=turn_id,
-            )
-            self.persistence.start_turn(conversation_id, role_spec.name, turn_id)
-            prompt = child_prompt(job)
-            self.emit(
-                ev.TurnStarted(
-                    turn_id=turn_id,
-                    conversation_id=conversation_id,
-                    prompt=prompt,
-                    role=role_spec.name,
-                    job_id=job.job_id,
-                )
-            )
-            result = await run_turn(setup, [], {"role": "user", "content": prompt}, self._deps())
-        except (AgentFailure, ModelSelectionError) as exc:
-            error = normalize(exc)
-            result = TurnResult("error", error=error)
-        usage = {k: v - before.get(k, 0) for k, v in self.usage.by_job.get(job.job_id, {}).items()}
-        report = result.terminal.metadata.get("report") if result.terminal else None
-        error_dict = result.error.to_dict() if result.error else None
-        try:
-            self.persistence.finish_turn(
-                conversation_id,
-                turn_id,
-                result.stop_reason,
-                error_dict,
-                {"turn_id": turn_id, "job_id": job.job_id, "role": role_spec.name, "usage": usage},
-            )
-        except Exception:
-            pass
-        self.emit(
-            ev.TurnFinished(
-                turn_id=turn_id,
-                conversation_id=conversation_id,
-                stop_reason=result.stop_reason,  # type: ignore[arg-type]
-                text=result.text,
-                error=error_dict,
-                usage=usage,
-                role=role_spec.name,
-                job_id=job.job_id,
-            )
-        )
-        outcome = ChildOutcome(
-            stop_reason=result.stop_reason,
-            report=report,
-            usage=usage,
-            conversation_id=conversation_id,
-            error=result.error.message if result.error and not report else None,
-            loop=result.loop_detected,
-        )
-        status = report.get("status") if report else "blocked"
-        summary = (report or {}).get("summary") or (
-            outcome.loop or outcome.error or f"stopped without a report ({result.stop_reason})"
-        )
-        self.emit(
-            ev.DispatchFinished(
-                target_role=job.target_role,
-                status=str(status),
-                summary=str(summary),
-                result=dict(report or {}),
-                role=parent.role,
-                job_id=job.job_id,
-            )
-        )
-        return outcome
 
     # -- configuration --------------------------------------------------------------------
     def reload_config(self) -> None:
