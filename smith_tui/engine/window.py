@@ -193,9 +193,7 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
             invalid += j - head  # tool results with no assistant call
             j = head
             continue
-        call = calls[0] if len(calls) == 1 else None
-        call_id = call.get("id") if type(call) is dict else None
-        if lo == j and call_id is not None and call_id == msg.get("tool_call_id"):
+        if lo == j and len(calls) == 1 and _answers(calls[0], msg):
             results: Sequence[int] | None = (j,)  # the common one-call round
         else:
             results = _pair_results(calls, msgs, lo, j + 1)
@@ -209,9 +207,9 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
         content = head_msg.get("content")
         size = len(content) if type(content) is str else _parts_chars(content)
         size += _calls_chars(calls)
-        kept: list[Message] = []
+        mark = len(out_rev)
         round_elided = 0
-        for idx in results:
+        for idx in reversed(results):
             result = msgs[idx]
             content = result.get("content")
             chars = len(content) if type(content) is str else _parts_chars(content)
@@ -223,13 +221,13 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
                     chars = len(text)
                     round_elided += 1
             size += chars
-            kept.append(result)
+            append(result)
         if total + size > limit:
+            del out_rev[mark:]
             end = j + 1
             break
         total += size
         elided += round_elided
-        out_rev.extend(reversed(kept))
         append(head_msg)
         j = head - 1
 
@@ -240,6 +238,12 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
         dropped = sum(1 for m in msgs[:end] if m.get("role") != "tool") - len(older_pinned)
     out_rev.reverse()
     return WindowResult(out_rev, elided, dropped, tokens_for_chars(total), invalid)
+
+
+def _answers(call: Any, result: Message) -> bool:
+    """Whether ``result`` is the tool result of ``call``."""
+    call_id = call.get("id") if type(call) is dict else None
+    return call_id is not None and call_id == result.get("tool_call_id")
 
 
 def _pair_results(calls: Any, msgs: list[Message], lo: int, hi: int) -> Sequence[int] | None:
