@@ -6,11 +6,13 @@ structural ids (conversation, turn, project, job) are checked to be non-empty an
 """
 
 import dataclasses
+import functools
 import json
 import math
 import secrets
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Union
 
 from smith_tui.store.errors import StoreError
@@ -60,28 +62,43 @@ def dumps_optional(value: Any, *, what: str = "value") -> str | None:
     return None if value is None else dumps(value, what=what)
 
 
-def _matches(value: Any, annotation: Any) -> bool:
+def _checker(annotation: Any) -> Callable[[Any], bool]:
+    """Compile an annotation (classes, `X | None`, `list[...]`, `dict[...]`, Any) to a test."""
     if annotation is Any:
-        return True
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        return any(_matches(value, arm) for arm in typing.get_args(annotation))
-    if annotation is type(None):
-        return value is None
-    if annotation is float:
-        return (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        )
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if origin is not None:
-        return isinstance(value, origin)
-    return isinstance(value, annotation)
+        return lambda value: True
+    union = typing.get_origin(annotation) in (Union, types.UnionType)
+    arms = typing.get_args(annotation) if union else (annotation,)
+    want_int = int in arms
+    want_float = float in arms
+    plain = tuple(
+        typing.get_origin(arm) or arm for arm in arms if arm is not int and arm is not float
+    )
+    allow_bool = bool in plain
+
+    def check(value: Any) -> bool:
+        if isinstance(value, bool):
+            return allow_bool
+        if want_float and isinstance(value, int | float):
+            return math.isfinite(value)
+        if want_int and isinstance(value, int):
+            return True
+        return isinstance(value, plain)
+
+    return check
 
 
 def _describe(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) if typing.get_origin(annotation) is None else None
     return text or str(annotation).replace("typing.", "")
+
+
+@functools.cache
+def _field_checks(record_type: type) -> tuple[tuple[str, Any, Callable[[Any], bool]], ...]:
+    hints = typing.get_type_hints(record_type)
+    return tuple(
+        (field.name, hints[field.name], _checker(hints[field.name]))
+        for field in dataclasses.fields(record_type)
+    )
 
 
 def validate_record(record: Any) -> Any:
@@ -91,15 +108,11 @@ def validate_record(record: Any) -> Any:
     """
     if not dataclasses.is_dataclass(record) or isinstance(record, type):
         raise StoreError(f"expected a record dataclass instance, got {type(record).__name__}")
-    hints = typing.get_type_hints(type(record))
-    for field in dataclasses.fields(record):
-        value = getattr(record, field.name)
-        expected = hints[field.name]
-        if not _matches(value, expected):
+    for name, expected, check in _field_checks(type(record)):
+        value = getattr(record, name)
+        if not check(value):
             raise StoreError(
-                f"{type(record).__name__}.{field.name} must be {_describe(expected)}, "
+                f"{type(record).__name__}.{name} must be {_describe(expected)}, "
                 f"got {type(value).__name__} {value!r:.80}"
             )
-        if isinstance(value, dict | list):
-            dumps(value, what=f"{type(record).__name__}.{field.name}")
     return record

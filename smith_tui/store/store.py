@@ -32,6 +32,7 @@ _PRAGMAS = (
     ("busy_timeout", int(BUSY_TIMEOUT_SECONDS * 1000)),
     ("foreign_keys", 1),
     ("synchronous", "normal"),
+    ("cache_size", -32_000),  # 32 MB page cache per connection (negative means KiB)
 )
 
 

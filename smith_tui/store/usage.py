@@ -76,22 +76,29 @@ class UsageRepository(Repository):
                 raise StoreError(
                     f"usage {label} must not be negative, got {getattr(record, label)}"
                 )
-        conv = self._m.conversation
-        with self._db.atomic():
-            if not conv.select().where(conv.id == conversation_id).exists():
-                raise StoreError(f"no conversation with id {conversation_id!r}")
-            return self._m.usage.insert(
-                conversation_id=conversation_id,
-                turn_id=turn_id,
-                role=role,
-                job_id=job_id,
-                model=model,
-                input_tokens=record.input_tokens,
-                output_tokens=record.output_tokens,
-                total_tokens=record.total_tokens,
-                cost=cost,
-                created_at=record.created_at,
-            ).execute()
+        # One usage row per round: written with a plain INSERT (no peewee statement building)
+        # and only when the foreign key fails do we look at why.
+        try:
+            cursor = self._db.execute_sql(
+                "INSERT INTO usage (conversation_id, turn_id, role, job_id, model, input_tokens,"
+                " output_tokens, total_tokens, cost, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    conversation_id,
+                    turn_id,
+                    role,
+                    job_id,
+                    model,
+                    record.input_tokens,
+                    record.output_tokens,
+                    record.total_tokens,
+                    cost,
+                    record.created_at,
+                ),
+            )
+        except peewee.IntegrityError:
+            raise StoreError(f"no conversation with id {conversation_id!r}") from None
+        return cursor.lastrowid
 
     def list_for_conversation(self, conversation_id: str) -> list[UsageRecord]:
         """Usage records of a conversation, oldest first."""

@@ -190,6 +190,8 @@ def test_usage_totals_by_role_and_turn(store: Store) -> None:
     assert [r.id for r in store.usage.list_for_conversation(cid)][:3] == [r.id for r in records]
     with pytest.raises(StoreError, match="input_tokens must be int"):
         store.usage.record(cid, "t1", "smith", "m", "12", 1)  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match="no conversation with id 'ghost'"):
+        store.usage.record("ghost", "t1", "smith", "m", 1, 1)
     with pytest.raises(StoreError, match="job_id must not contain"):
         store.usage.record(cid, "t1", "tank", "m", 1, 1, job_id="a:b")
     store.close()
