@@ -289,10 +289,9 @@ class LLMClient:
             asm = StreamAssembler()
             if "event-stream" in resp.headers.get("content-type", ""):
                 parser = SSEParser()
-                for name, data in parser.feed(raw) + parser.close():
-                    asm.feed_event(name, data)
-                    if asm.done:
-                        break
+                error = asm.feed_events(parser.feed(raw) + parser.close())
+                if error is not None:
+                    raise error
             else:
                 body = _decode_json(raw, "response")
                 if not isinstance(body, dict):
@@ -390,34 +389,35 @@ class LLMClient:
             else:
                 parser = SSEParser()
                 feed = parser.feed
-                feed_event = asm.feed_event
+                feed_events = asm.feed_events
                 seen = 0
-                ended = False
                 async for chunk in resp.aiter_bytes():
                     events = feed(chunk)
                     if parser.lines_seen != seen:
                         seen = parser.lines_seen
                         guard.touch()
-                    for name, data in events:
-                        feed_event(name, data)
-                        if out:
-                            for kind, value in out:
-                                handler = table[kind]
-                                if handler is not None:
-                                    result = handler(value)
-                                    if result is not None and isawaitable(result):
-                                        await result
-                            out.clear()
-                        if asm.done:
-                            ended = True
-                            break
-                    if ended:
+                    if not events:
+                        continue
+                    error = feed_events(events)
+                    if out:
+                        for kind, value in out:
+                            handler = table[kind]
+                            if handler is not None:
+                                result = handler(value)
+                                if result is not None and isawaitable(result):
+                                    await result
+                        out.clear()
+                    if error is not None:
+                        raise error
+                    if asm.done:
                         break
                 else:
-                    for name, data in parser.close():
-                        feed_event(name, data)
-                        if asm.done:
-                            break
+                    error = feed_events(parser.close())
+                    if error is not None:
+                        for kind, value in out:
+                            await _call(table[kind], value)
+                        out.clear()
+                        raise error
             asm.flush()
             for kind, value in out:
                 await _call(table[kind], value)

@@ -1,17 +1,18 @@
-"""An incremental Server-Sent-Events parser working on raw bytes.
+"""An incremental Server-Sent-Events parser.
 
-It splits lines itself (``\\n``, ``\\r\\n`` or ``\\r``), so multi-byte UTF-8
-characters and JSON objects cut across network reads are reassembled before
-anything is decoded. Comment lines (``: keep-alive``) are skipped but still
-count as activity for stall detection. As a leniency, a bare line starting
-with ``{`` is taken as a complete data payload, so JSON-lines bodies (one
-chunk per line, no ``data:`` prefix) parse too.
+It cuts the byte stream at line ends itself (``\\n``, ``\\r\\n`` or ``\\r``)
+and decodes only complete lines, so multi-byte UTF-8 characters and JSON
+objects split across network reads are reassembled before anything is
+decoded. Comment lines (``: keep-alive``) are skipped but still count as
+activity for stall detection (:attr:`SSEParser.lines_seen`). As a leniency, a
+bare line starting with ``{`` is taken as a complete data payload, so
+JSON-lines bodies (one chunk per line, no ``data:`` prefix) parse too.
 """
 
 from __future__ import annotations
 
-Event = tuple[str | None, bytes]
-"""``(event name or None, data bytes)``."""
+Event = tuple[str | None, str]
+"""``(event name or None, data)``."""
 
 
 class SSEParser:
@@ -22,7 +23,7 @@ class SSEParser:
     def __init__(self) -> None:
         self._buf = b""
         self._event: str | None = None
-        self._data: list[bytes] = []
+        self._data: list[str] = []
         self.lines_seen = 0
 
     def feed(self, chunk: bytes) -> list[Event]:
@@ -33,43 +34,41 @@ class SSEParser:
             if data.endswith(b"\r"):  # may be the first half of "\r\n"
                 data, held = data[:-1], b"\r"
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            lines = data.split(b"\n")
-            self._buf = lines.pop() + held
+            cut = data.rfind(b"\n")
+            self._buf = (data[cut + 1 :] if cut >= 0 else data) + held
         else:
-            lines = data.split(b"\n")
-            self._buf = lines.pop()
-        if not lines:
+            cut = data.rfind(b"\n")
+            self._buf = data[cut + 1 :] if cut >= 0 else data
+        if cut < 0:
             return []
+        lines = data[:cut].decode("utf-8", "replace").split("\n")
         self.lines_seen += len(lines)
         return self._lines(lines)
 
-    def _lines(self, lines: list[bytes]) -> list[Event]:
+    def _lines(self, lines: list[str]) -> list[Event]:
         events: list[Event] = []
+        append = events.append
         pending = self._data
         for line in lines:
             if not line:
                 if pending:
-                    events.append(
-                        (self._event, pending[0] if len(pending) == 1 else b"\n".join(pending))
-                    )
+                    append((self._event, pending[0] if len(pending) == 1 else "\n".join(pending)))
                     pending = self._data = []
                     self._event = None
                 elif self._event is not None:
                     self._event = None
                 continue
-            first = line[0]
-            if first == 100 and line.startswith(b"data:"):  # "d"
-                value = line[5:]
-                if value[:1] == b" ":
-                    value = value[1:]
-                pending.append(value)
-            elif first == 58:  # ":" comment / heartbeat
+            if line.startswith("data:"):
+                pending.append(line[6:] if line[5:6] == " " else line[5:])
                 continue
-            elif first == 123 and not pending:  # "{" JSON-lines body
-                events.append((self._event, line))
+            first = line[0]
+            if first == ":":  # comment / heartbeat
+                continue
+            if first == "{" and not pending:  # JSON-lines body
+                append((self._event, line))
                 self._event = None
-            elif line.startswith(b"event:"):
-                self._event = line[6:].strip().decode("utf-8", "replace")
+            elif line.startswith("event:"):
+                self._event = line[6:].strip()
             # id:, retry: and unknown fields do not matter here
         return events
 
@@ -80,9 +79,9 @@ class SSEParser:
             tail, self._buf = self._buf.rstrip(b"\r"), b""
             if tail:
                 self.lines_seen += 1
-                events.extend(self._lines([tail]))
+                events.extend(self._lines([tail.decode("utf-8", "replace")]))
         if self._data:
-            events.append((self._event, b"\n".join(self._data)))
+            events.append((self._event, "\n".join(self._data)))
             self._data = []
             self._event = None
         return events

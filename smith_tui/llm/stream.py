@@ -35,7 +35,7 @@ from smith_tui.llm.tool import ToolCallState
 from smith_tui.llm.types import ChatMessage, ChatResponse, Usage
 from smith_tui.llm.usage import normalize_usage
 
-_DONE = b"[DONE]"
+_raw_decode = json.JSONDecoder().raw_decode
 _TEXT_KEYS = {"reasoning.text": "text", "reasoning.summary": "summary"}
 _CONCAT_KEYS = ("text", "summary", "data")
 
@@ -90,23 +90,68 @@ class StreamAssembler:
                 payload = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
             raise error_from_payload(payload, event="error")
         try:
-            chunk = json.loads(data)
-        except ValueError as exc:
-            stripped = data.strip()
-            if stripped in (_DONE, "[DONE]"):
-                self.done = True
+            chunk, end = _raw_decode(data)
+            if end != len(data) and data[end:].strip():
+                raise ValueError("extra data after the JSON object")
+        except (ValueError, TypeError) as exc:
+            self._not_json(data, exc)
+            return
+        if self.raw is not None:
+            # keep the wire text, not the dict: 10^5 live dicts make the cyclic GC crawl
+            self.raw.append(data)
+        self._process(chunk)
+
+    def _not_json(self, data: bytes | str, exc: Exception) -> None:
+        if isinstance(data, bytes):
+            text = data.decode("utf-8", "replace")
+            try:
+                self.feed(json.loads(text))
                 return
-            if not stripped:
+            except ValueError:
+                pass
+        else:
+            text = data
+        stripped = text.strip()
+        if stripped == "[DONE]":
+            self.done = True
+            return
+        if not stripped:
+            return
+        if stripped != text:
+            try:
+                self.feed(json.loads(stripped))
                 return
-            raise _invalid_json(data, exc) from None
-        self.feed(chunk)
+            except ValueError:
+                pass
+        raise _invalid_json(text, exc) from None
+
+    def feed_events(self, events: Any) -> LLMError | None:
+        """Feed a batch of ``(event, data)`` pairs; stop at ``[DONE]`` or at an error.
+
+        Returns the error instead of raising it, so the pieces assembled before
+        it (already in ``out``) can still be delivered to the handlers first.
+        """
+        feed_event = self.feed_event
+        try:
+            for event, data in events:
+                feed_event(event, data)
+                if self.done:
+                    break
+        except LLMError as err:
+            return err
+        return None
 
     def feed(self, chunk: Any) -> None:
         """One decoded chunk (a dict; a JSON string is decoded first)."""
         if isinstance(chunk, str | bytes):
             self.feed_event(None, chunk)
             return
-        if not isinstance(chunk, dict):
+        if self.raw is not None:
+            self.raw.append(chunk)
+        self._process(chunk)
+
+    def _process(self, chunk: Any) -> None:
+        if type(chunk) is not dict and not isinstance(chunk, dict):
             raise LLMError(
                 PROTOCOL,
                 "invalid_json",
@@ -115,12 +160,39 @@ class StreamAssembler:
                 data={"chunk": repr(chunk)[:500]},
             )
         self.chunks += 1
-        if self.raw is not None:
-            self.raw.append(chunk)
-        if chunk.get("error") or chunk.get("object") == "error":
-            raise error_from_payload(chunk)
         try:
-            self._chunk(chunk)
+            if chunk.get("error") or chunk.get("object") == "error":
+                raise error_from_payload(chunk)
+            model = chunk.get("model")
+            if model:
+                self.model = model
+            usage = chunk.get("usage")
+            if usage is None:
+                extra = chunk.get("x_groq")
+                if extra:
+                    usage = extra.get("usage")
+            if usage:
+                normalized = normalize_usage(usage)
+                if normalized is not None:
+                    self.usage = normalized
+                    self.out.append(("usage", normalized))
+            choices = chunk.get("choices")
+            if choices:
+                for choice in choices:
+                    if choice.get("index") or 0:
+                        continue  # n > 1: only choice 0 is assembled
+                    if choice.get("finish_reason"):
+                        self.finish_reason = choice["finish_reason"]
+                    delta = choice.get("delta")
+                    if not delta:
+                        continue
+                    if len(delta) == 1 and self._think.passthrough:
+                        content = delta.get("content")
+                        if content and type(content) is str:  # the common token delta
+                            self._text.append(content)
+                            self.out.append(("text", content))
+                            continue
+                    self._delta(delta)
         except (AttributeError, TypeError) as exc:
             raise LLMError(
                 PROTOCOL,
@@ -129,27 +201,6 @@ class StreamAssembler:
                 origin="stream",
                 data={"chunk": chunk},
             ) from None
-
-    def _chunk(self, chunk: dict[str, Any]) -> None:
-        model = chunk.get("model")
-        if model:
-            self.model = model
-        usage = chunk.get("usage")
-        if usage is None:
-            extra = chunk.get("x_groq")
-            if extra:
-                usage = extra.get("usage")
-        if usage:
-            normalized = normalize_usage(usage)
-            if normalized is not None:
-                self.usage = normalized
-                self.out.append(("usage", normalized))
-        choices = chunk.get("choices")
-        if choices:
-            for choice in choices:
-                if choice.get("index") or 0:
-                    continue  # n > 1: only choice 0 is assembled
-                self._choice(choice)
 
     def feed_completion(self, body: Mapping[str, Any]) -> None:
         """A whole non-streaming ``chat.completion`` body."""
@@ -181,13 +232,7 @@ class StreamAssembler:
 
     # --------------------------------------------------------------- internals
 
-    def _choice(self, choice: Mapping[str, Any]) -> None:
-        finish = choice.get("finish_reason")
-        if finish:
-            self.finish_reason = finish
-        delta = choice.get("delta")
-        if not delta:
-            return
+    def _delta(self, delta: Mapping[str, Any]) -> None:
         out = self.out
         content = delta.get("content")
         if content:

@@ -12,7 +12,7 @@ from smith_tui.llm import LLMError, SSEParser, StreamAssembler, assemble_events
 from smith_tui.llm.think import ThinkSplitter
 
 
-def parse_all(data: bytes, cuts: list[int]) -> list[tuple[str | None, bytes]]:
+def parse_all(data: bytes, cuts: list[int]) -> list[tuple[str | None, str]]:
     parser = SSEParser()
     events = []
     last = 0
@@ -28,11 +28,7 @@ SAMPLE = (
     "event: error\ndata: line one\ndata: line two\n\n"
     "id: 7\nretry: 100\ndata: [DONE]\n\n"
 ).encode()
-SAMPLE_EVENTS = [
-    (None, '{"a": "é✓"}'.encode()),
-    ("error", b"line one\nline two"),
-    (None, b"[DONE]"),
-]
+SAMPLE_EVENTS = [(None, '{"a": "é✓"}'), ("error", "line one\nline two"), (None, "[DONE]")]
 
 
 def test_sse_parser_every_split_point() -> None:
@@ -50,8 +46,8 @@ def test_sse_parser_other_line_endings(newline: bytes) -> None:
 
 
 def test_sse_parser_json_lines_and_missing_final_blank_line() -> None:
-    assert parse_all(b'{"x":1}\n{"x":2}', []) == [(None, b'{"x":1}'), (None, b'{"x":2}')]
-    assert parse_all(b'data: {"x":1}', []) == [(None, b'{"x":1}')]
+    assert parse_all(b'{"x":1}\n{"x":2}', []) == [(None, '{"x":1}'), (None, '{"x":2}')]
+    assert parse_all(b'data: {"x":1}', []) == [(None, '{"x":1}')]
     parser = SSEParser()
     parser.feed(b": ping\n")
     assert parser.lines_seen == 1
