@@ -1,0 +1,322 @@
+"""``code_grep``: ranked content search over the project with ``rg --json``.
+
+rg writes each file's results as one contiguous block (``begin`` … ``end``),
+so the output is consumed block by block: the match count comes from the
+``end`` record, definition lines are counted with one regular expression over
+the block, and only the few lines that can be shown are decoded as JSON. That
+keeps the Python side cheap even when a pattern matches hundreds of thousands
+of lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from smith_tui.tools.code.params import (
+    check_keys,
+    get_bool,
+    get_int,
+    get_str,
+    max_chars,
+    project_root,
+    resolve_path,
+)
+from smith_tui.tools.code.process import spawn
+from smith_tui.tools.code.render import clip_line, fit_blocks
+from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+
+NAME = "code_grep"
+_ARGS = (
+    "pattern",
+    "path",
+    "glob",
+    "case_insensitive",
+    "fixed_strings",
+    "context",
+    "max_results",
+)
+_DEFINITION_LINES_KEPT = 5
+
+# A match record whose line text starts with a definition keyword (after
+# indentation and modifiers). It runs over raw JSON bytes (hence the escaped
+# tab) and starts with a literal so the regex engine can skip ahead quickly.
+_DEFINITION = re.compile(
+    rb'\n\{"type":"match","data":\{"path":\{[^\n]*?\},"lines":\{"text":"(?:\\t| )*'
+    rb"(?:(?:export|default|pub(?:\([^)]*\))?|async|static|local|public|private|protected|"
+    rb"abstract|inline|unsafe|extern|const|declare|final|virtual) +)*"
+    rb"(?:def|class|function|fn|func|struct|enum|trait|interface|impl|union|typedef|"
+    rb"namespace|module|macro_rules!|type +\w+ *=|#define)\b"
+)
+_COUNTS = re.compile(rb'"matched_lines":(\d+)')
+
+
+@dataclass
+class _FileHits:
+    """What rg found in one file."""
+
+    path: str
+    matches: int = 0
+    definitions: int = 0  # counted up to _DEFINITION_LINES_KEPT
+    head: list[bytes] = field(default_factory=list)  # first records, raw JSON
+    definition_records: list[bytes] = field(default_factory=list)
+
+
+def _text(obj: dict[str, Any]) -> str:
+    """Decode rg's ``{"text": …}`` / ``{"bytes": base64}`` value."""
+    if "text" in obj:
+        return obj["text"]
+    return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
+
+
+class _BlockReader:
+    """Splits rg's JSON stream into per-file blocks and summarises each."""
+
+    def __init__(self, keep_records: int) -> None:
+        self.keep_records = keep_records
+        self._head = re.compile(rb"(?:[^\n]*\n){1,%d}" % keep_records)
+        self.files: list[_FileHits] = []
+        self._buffer = bytearray()
+        self._resume = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Consume the next piece of rg's output."""
+        buffer = self._buffer
+        buffer.extend(chunk)
+        pos = 0
+        resume = self._resume
+        while True:
+            begin = buffer.find(b'{"type":"begin"', pos)
+            if begin < 0:
+                pos = buffer.rfind(b"\n") + 1  # keep a partial last record
+                resume = 0
+                break
+            end = buffer.find(b'\n{"type":"end"', max(begin, resume))
+            end_end = buffer.find(b"\n", end + 1) if end >= 0 else -1
+            if end_end < 0:
+                # Incomplete block: keep it, and next time search for its end
+                # from about here instead of rescanning the whole block.
+                resume = end - begin if end >= 0 else max(0, len(buffer) - begin - 16)
+                pos = begin
+                break
+            self._block(buffer, begin, buffer.find(b"\n", begin), end)
+            pos = end_end + 1
+            resume = 0
+        del buffer[:pos]
+        self._resume = resume
+
+    def _block(self, buffer: bytearray, begin: int, body: int, end: int) -> None:
+        """Summarise one file from offsets into ``buffer``.
+
+        ``begin`` starts the begin record, ``body`` is the newline ending it, and
+        ``end`` is the newline in front of the end record. Nothing is copied but
+        the few records that may be shown.
+        """
+        path = strip_dot(_text(json.loads(buffer[begin:body])["data"]["path"]))
+        end_record = buffer[end + 1 : buffer.find(b"\n", end + 1)]
+        counts = _COUNTS.search(end_record)
+        hits = _FileHits(path, matches=int(counts.group(1)) if counts else 0)
+        for found in _DEFINITION.finditer(buffer, body, end + 1):
+            hits.definitions += 1
+            start = found.start() + 1
+            hits.definition_records.append(bytes(buffer[start : buffer.find(b"\n", start)]))
+            if hits.definitions >= _DEFINITION_LINES_KEPT:
+                break
+        head = self._head.match(buffer, body + 1, end + 1)
+        if head is not None:
+            hits.head = head.group().split(b"\n")[:-1]
+        self.files.append(hits)
+
+
+def _rank(files: list[_FileHits]) -> list[_FileHits]:
+    """Files with definitions first, then more matches, then shorter paths."""
+    return sorted(
+        files,
+        key=lambda f: (-min(f.definitions, 1), -f.matches, f.path.count("/"), len(f.path), f.path),
+    )
+
+
+def _render_file(hits: _FileHits, max_matches: int, context: int) -> tuple[str, int]:
+    """One file's block: header and numbered lines; returns it and the matches shown."""
+    records: dict[int, tuple[bool, str]] = {}
+    shown_matches = 0
+    for raw in hits.definition_records + hits.head:
+        if not raw.startswith(b'{"type":"match"') and not raw.startswith(b'{"type":"context"'):
+            continue
+        record = json.loads(raw)
+        data = record["data"]
+        number = data.get("line_number")
+        if number is None or number in records:
+            continue
+        is_match = record["type"] == "match"
+        if is_match:
+            if shown_matches >= max_matches:
+                continue
+            shown_matches += 1
+        records[number] = (is_match, clip_line(_text(data["lines"])))
+    lines = [f"{hits.path} ({_plural(hits.matches, 'matching line')})"]
+    previous = None
+    for number in sorted(records):
+        is_match, text = records[number]
+        if context and previous is not None and number > previous + 1:
+            lines.append("  --")
+        mark = ":" if is_match else "-"
+        lines.append(f"  {number}{mark} {text}")
+        previous = number
+    if hits.matches > shown_matches:
+        lines.append(f"  [… {hits.matches - shown_matches} more matching lines in this file]")
+    return "\n".join(lines), shown_matches
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _globs(args: dict[str, Any]) -> list[str]:
+    value = args.get("glob")
+    if value is None:
+        return []
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values:
+        raise ToolError(
+            f"{NAME}: 'glob' must be a string or a list of strings such as '*.py'",
+            code="invalid_arguments",
+        )
+    out = []
+    for item in values:
+        if not isinstance(item, str) or not item.strip() or "\x00" in item:
+            raise ToolError(
+                f"{NAME}: 'glob' entries must be non-empty strings such as '*.py' or "
+                f"'!tests/**', got {item!r}",
+                code="invalid_arguments",
+            )
+        out.append(item)
+    return out
+
+
+async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Search file contents and return ranked, grouped matches."""
+    args = dict(check_keys(NAME, args, _ARGS))
+    pattern = get_str(NAME, args, "pattern", required=True)
+    assert pattern is not None
+    root = project_root(ctx)
+    _, rel = resolve_path(NAME, root, get_str(NAME, args, "path"))
+    globs = _globs(args)
+    ignore_case = get_bool(NAME, args, "case_insensitive")
+    fixed = get_bool(NAME, args, "fixed_strings")
+    context = get_int(NAME, args, "context", default=0, low=0, high=10)
+    limit = get_int(NAME, args, "max_results", default=50, low=1, high=1000)
+
+    argv = [find_rg(), *COMMON_FLAGS, "--json"]
+    argv.append("--ignore-case" if ignore_case else "--case-sensitive")
+    if fixed:
+        argv.append("--fixed-strings")
+    if context:
+        argv.append(f"--context={context}")
+    argv += [f"--glob={g}" for g in globs]
+    argv += ["--regexp", pattern, "--", rel]
+
+    reader = _BlockReader(keep_records=limit * (2 * context + 1) + 2 * context)
+    async with spawn(argv, cwd=root, cancel=ctx.cancel, env=rg_env(), time_limit=120) as rg:
+        async for chunk in rg.chunks():
+            reader.feed(chunk)
+        returncode, stderr = await rg.finish()
+    if returncode == 2 and not reader.files:
+        message = stderr.decode("utf-8", "replace").strip() or "rg failed"
+        raise ToolError(f"{NAME}: {message}", code="rg_failed")
+
+    where = "the project" if rel == "." else rel
+    if not reader.files:
+        return ToolOutput(
+            f"No matches for {pattern!r} in {where}.",
+            metadata={"matches": 0, "files": 0},
+        )
+    ranked = _rank(reader.files)
+    total = sum(f.matches for f in ranked)
+    per_file = max(10, limit // max(1, min(len(ranked), 5)))
+    blocks: list[str] = []
+    shown_matches = 0
+    for hits in ranked:
+        if shown_matches >= limit:
+            break
+        block, count = _render_file(hits, min(per_file, limit - shown_matches), context)
+        blocks.append(block)
+        shown_matches += count
+    header = (
+        f"{_plural(total, 'matching line')} for {pattern!r} in "
+        f"{_plural(len(ranked), 'file')} under {where}"
+    )
+    if len(blocks) < len(ranked) or shown_matches < total:
+        header += (
+            f" (showing {shown_matches} in the top {len(blocks)} files; "
+            "files with definitions and more matches first)"
+        )
+    text, shown_files = fit_blocks(
+        header, blocks, max_chars(ctx), unit="files", hint="narrow 'path' or 'glob'"
+    )
+    return ToolOutput(
+        text,
+        metadata={"matches": total, "files": len(ranked), "files_shown": shown_files},
+    )
+
+
+TOOL = ToolSpec(
+    name=NAME,
+    description=(
+        "Search file contents in the project with ripgrep (regular expressions by default). "
+        "Honours .gitignore and skips hidden files and .git. Results are grouped by file "
+        "with line numbers ('12:' matching line, '11-' context line), ranked with files "
+        "that define something matching first, then files with more matches, then shorter "
+        "paths, and cut to a character budget. Use it to find where a name is used; use "
+        "code_symbols to find where it is defined."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "pattern": {
+                "type": "string",
+                "description": "Rust-regex pattern (or literal text with fixed_strings).",
+            },
+            "path": {
+                "type": "string",
+                "description": "File or folder to search, relative to the project root "
+                "(default: the whole project).",
+            },
+            "glob": {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}},
+                ],
+                "description": "Only search files matching this glob, e.g. '*.py' or "
+                "'src/**/*.ts'; prefix with '!' to exclude, e.g. '!tests/**'.",
+            },
+            "case_insensitive": {
+                "type": "boolean",
+                "description": "Match regardless of case (default false).",
+            },
+            "fixed_strings": {
+                "type": "boolean",
+                "description": "Treat pattern as literal text, not a regex (default false).",
+            },
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 10,
+                "description": "Lines of context before and after each match (default 0).",
+            },
+            "max_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "description": "Most matching lines to show (default 50).",
+            },
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+    handler=handler,
+)

@@ -1,0 +1,86 @@
+"""``code_outline``: one file's symbols with line numbers, nested."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from smith_tui.tools.code.params import check_keys, get_str, max_chars, project_root, resolve_path
+from smith_tui.tools.code.render import fit_blocks
+from smith_tui.tools.code.symbols import (
+    LANGUAGE_BY_SUFFIX,
+    MAX_FILE_BYTES,
+    Symbol,
+    extract_symbols,
+    language_for,
+    read_source,
+)
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+
+NAME = "code_outline"
+
+
+def format_symbol(symbol: Symbol) -> str:
+    """One outline row: line number, indentation by depth, the definition line, the kind."""
+    return f"{symbol.line:>6}  {'  ' * symbol.depth}{symbol.signature}  ({symbol.kind})"
+
+
+async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Outline the symbols of one source file."""
+    args = dict(check_keys(NAME, args, ("path",)))
+    raw = get_str(NAME, args, "path", required=True)
+    root = project_root(ctx)
+    full, rel = resolve_path(NAME, root, raw, want="file")
+    language = language_for(full)
+    if language is None:
+        suffixes = " ".join(sorted(LANGUAGE_BY_SUFFIX))
+        raise ToolError(
+            f"{NAME}: no symbol outline for {rel!r} (suffix {full.suffix or 'none'!r}); "
+            f"supported suffixes: {suffixes}. Use the read tool to view other files.",
+            code="unsupported_language",
+        )
+    text = await asyncio.to_thread(read_source, full)
+    if text is None:
+        raise ToolError(
+            f"{NAME}: {rel!r} is binary, unreadable or larger than {MAX_FILE_BYTES} bytes",
+            code="unreadable_file",
+        )
+    symbols = await asyncio.to_thread(extract_symbols, text, language)
+    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    header = f"{rel} ({language}, {line_count} lines, {len(symbols)} symbols)"
+    if not symbols:
+        return ToolOutput(
+            header + "\nNo definitions found.",
+            metadata={"path": rel, "language": language, "symbols": 0},
+        )
+    rows = [format_symbol(symbol) for symbol in symbols]
+    content, shown = fit_blocks(
+        header, rows, max_chars(ctx), unit="symbols", hint="read the file in parts"
+    )
+    return ToolOutput(
+        content,
+        metadata={"path": rel, "language": language, "symbols": len(symbols), "shown": shown},
+    )
+
+
+TOOL = ToolSpec(
+    name=NAME,
+    description=(
+        "Outline one source file: its classes, functions, methods, types and top-level "
+        "constants with line numbers, nested members indented under their class/impl. "
+        "Heuristic and fast; supports Python, Lua, C/C++, JavaScript/TypeScript, Go and "
+        "Rust. Use it before reading a large file to jump to the right lines."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "The file, relative to the project root (e.g. 'src/app.py').",
+            },
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    handler=handler,
+)
