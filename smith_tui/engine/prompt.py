@@ -91,9 +91,8 @@ def build_state_snapshot(now: datetime) -> dict[str, Any]:
     """Return the transient ``[state snapshot]`` user message for ``now``.
 
     It names the calendar date, weekday and UTC offset (a naive ``now`` is
-    taken as local time). The message is marked ``transient``: the context
-    window always keeps it, :func:`smith_tui.engine.window.to_wire` strips the
-    marker, and it must never be persisted.
+    taken as local time). The dict is wire-clean (no local marker keys) so it
+    can be appended to a request as is; it must never be persisted.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         now = now.astimezone()
@@ -105,7 +104,7 @@ def build_state_snapshot(now: datetime) -> dict[str, Any]:
         f"{SNAPSHOT_PREFIX} date {now:%Y-%m-%d}, {_WEEKDAYS[now.weekday()]}, "
         f"timezone UTC{sign}{hours:02d}:{mins:02d}"
     )
-    return {"role": "user", "content": text, "transient": True}
+    return {"role": "user", "content": text}
 
 
 def build_messages(
@@ -113,7 +112,12 @@ def build_messages(
 ) -> list[Mapping[str, Any]]:
     """Return ``[system] + history + [state snapshot]`` for one request.
 
-    ``history`` is not copied message by message and is never modified.
+    Apply the context window to ``history`` first: the snapshot is a user
+    message, so windowing after it was appended would mistake it for the
+    latest user message (unless it is marked ``transient``, which
+    :func:`smith_tui.engine.window.apply_window` always keeps and
+    :func:`smith_tui.engine.window.to_wire` strips). ``history`` itself is
+    never modified.
     """
     return [
         {"role": "system", "content": system_prompt},

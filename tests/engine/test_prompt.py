@@ -111,7 +111,6 @@ def test_state_snapshot_text(now: datetime, expected: str) -> None:
     assert snapshot == {
         "role": "user",
         "content": f"[state snapshot] {expected}",
-        "transient": True,
     }
 
 
@@ -132,10 +131,17 @@ def test_build_messages_wraps_history_without_touching_it() -> None:
     assert history == before
 
 
-def test_snapshot_survives_the_window_and_is_sent_without_marker() -> None:
+def test_window_then_messages_keeps_the_real_question() -> None:
     history = [{"role": "user", "content": "question"}, {"role": "assistant", "content": "x" * 800}]
-    messages = build_messages("S", history, datetime(2030, 1, 1, tzinfo=UTC))
-    windowed = apply_window(messages, context_window=60, trim_threshold_pct=100).messages
-    assert [m["content"][:8] for m in windowed] == ["S", "question", "[state s"]
-    wire = to_wire(windowed)
-    assert "transient" not in wire[-1]
+    windowed = apply_window(history, context_window=10, trim_threshold_pct=100).messages
+    messages = to_wire(build_messages("S", windowed, datetime(2030, 1, 1, tzinfo=UTC)))
+    assert [m["content"][:8] for m in messages] == ["S", "question", "[state s"]
+    assert all(m.keys() <= {"role", "content"} for m in messages)
+
+
+def test_marked_snapshot_survives_the_window_and_loses_its_marker() -> None:
+    history = [{"role": "user", "content": "question"}, {"role": "assistant", "content": "x" * 800}]
+    snapshot = {**build_state_snapshot(datetime(2030, 1, 1, tzinfo=UTC)), "transient": True}
+    windowed = apply_window([*history, snapshot], context_window=10, trim_threshold_pct=100)
+    assert windowed.messages == [history[0], snapshot]
+    assert to_wire(windowed.messages)[-1] == build_state_snapshot(datetime(2030, 1, 1, tzinfo=UTC))
