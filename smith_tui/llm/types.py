@@ -129,7 +129,11 @@ class ChatMessage:
 
 @dataclass
 class ChatResponse:
-    """A completed chat (streamed or not), already normalised."""
+    """A completed chat (streamed or not), already normalised.
+
+    ``raw`` is, for a stream, the list of SSE data payloads as received (JSON
+    text); for a non-streaming call, the decoded response body.
+    """
 
     message: ChatMessage
     reasoning: str = ""
