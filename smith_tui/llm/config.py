@@ -32,7 +32,7 @@ class LLMConfig:
     """
 
     api_url: str
-    api_key: Secret | None = field(default=None, repr=False)
+    api_key: Secret | str | None = field(default=None, repr=False)
     timeout: float = 600.0
     connect_timeout: float = 10.0
     send_timeout: float = 30.0
