@@ -275,3 +275,17 @@ def test_mapping_config_key_is_wrapped() -> None:
     assert client.config.api_key.reveal() == KEY
     assert client.build_headers()["Authorization"] == f"Bearer {KEY}"
     assert KEY not in repr(client.config)
+
+
+async def test_invalid_response_shapes(llm_server: Any) -> None:
+    llm_server.enqueue(
+        http_error(200, {"id": "x", "object": "chat.completion"}),
+        http_error(200, "not json at all", content_type="application/json"),
+    )
+    async with LLMClient(config(llm_server)) as client:
+        with pytest.raises(LLMError) as info:
+            await client.chat(request())
+        assert (info.value.kind, info.value.code) == ("protocol", "invalid_response")
+        with pytest.raises(LLMError) as info:
+            await client.chat(request())
+        assert info.value.code == "invalid_json"
