@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     headless = args.prompt is not None
     if headless:
-        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        prompt = (sys.stdin.read() if args.prompt == "-" else args.prompt).strip()
         if not prompt.strip():
             sys.stderr.write("smith: the prompt is empty; pass text to -p (or pipe it with -p -)\n")
             return 2
