@@ -192,6 +192,13 @@ async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTrans
     return reader, transport
 
 
+def _close_fds(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    fds.clear()
+
+
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     # A non-interactive run: never block on a pager or a credential prompt.
@@ -211,8 +218,9 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     # when a background grandchild still holds the write ends.
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    try:
-        proc = await asyncio.create_subprocess_exec(
+    unowned = [out_r, err_r]  # read ends not yet handed to a transport
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             "bash",
             "-c",
             command,
@@ -223,19 +231,25 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
             stderr=err_w,
             start_new_session=True,
         )
+    )
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # The shell may already be running: let the spawn finish, then kill its group.
+        with contextlib.suppress(Exception):
+            await kill_group((await spawn).pid)
+        _close_fds(unowned)
+        raise
     except OSError as exc:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        _close_fds(unowned)
         raise ToolError(
             f"could not start bash: {exc.strerror or exc}.", code="spawn_failed"
         ) from None
     finally:
-        for fd in (out_w, err_w):
-            os.close(fd)
+        _close_fds([out_w, err_w])
     pgid = proc.pid  # start_new_session makes the shell its group (and session) leader
     captures = {"stdout": StreamCapture(budget), "stderr": StreamCapture(budget)}
-    out_reader, out_transport = await _open_reader(out_r)
-    err_reader, err_transport = await _open_reader(err_r)
+    transports: list[asyncio.BaseTransport] = []
 
     def emit(text: str) -> None:
         if text and ctx.on_output is not None:
@@ -249,15 +263,17 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         emit(capture.finish())
 
     started = time.monotonic()
-    readers = [
-        asyncio.ensure_future(pump("stdout", out_reader)),
-        asyncio.ensure_future(pump("stderr", err_reader)),
-    ]
+    readers: list[asyncio.Future[None]] = []
     waiter = asyncio.ensure_future(proc.wait())
     cancel_waiter = asyncio.ensure_future(ctx.cancel.wait())
     outcome = "completed"
     pipes_left_open = False
     try:
+        for name, fd in (("stdout", out_r), ("stderr", err_r)):
+            unowned.remove(fd)  # from here the pipe file object owns the fd
+            reader, transport = await _open_reader(fd)
+            transports.append(transport)
+            readers.append(asyncio.ensure_future(pump(name, reader)))
         done, _ = await asyncio.wait(
             {waiter, cancel_waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
         )
@@ -281,8 +297,9 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         for task in readers:
             task.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
-        out_transport.close()
-        err_transport.close()
+        for transport in transports:
+            transport.close()
+        _close_fds(unowned)
         if proc.returncode is None:
             _signal_group(pgid, signal.SIGKILL)
     elapsed = time.monotonic() - started
