@@ -37,7 +37,21 @@ MAX_REDIRECTS = 5
 USER_AGENT = "smith-tui/0.1 (web_fetch)"
 ACCEPT = "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 # Elements whose content is never page text.
-DROP_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "head")
+# (``head`` itself is kept: html.parser does not close an unclosed head, so dropping it
+# could drop the whole page of sloppy HTML.)
+DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+    "canvas",
+    "title",
+    "meta",
+    "link",
+    "base",
+)
 TEXTUAL_APP_TYPES = {
     "application/javascript",
     "application/ecmascript",

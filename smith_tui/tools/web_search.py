@@ -94,6 +94,9 @@ def _format(payload: Any, query: str) -> tuple[str, int]:
             lines.append(f"   {_one_line(snippet, SNIPPET_CHARS)}")
         lines.append("")
     if count == 0 and not lines:
+        other = {k: v for k, v in payload.items() if k not in ("results", "sources")}
+        if other:  # e.g. outputType "structured": show what came back
+            return json.dumps(other, indent=2, ensure_ascii=False), 0
         return f"No results for {query!r}. Try different or broader terms.", 0
     header = f"Search results for {query!r} ({count}):\n\n" if count else ""
     return header + "\n".join(lines).rstrip(), count

@@ -229,6 +229,16 @@ async def test_on_output_streams_while_running(tmp_path: Path) -> None:
     assert "".join(chunks) == "one\ntwo\n"
 
 
+async def test_utf8_split_across_chunks_is_decoded(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    out = await handler(
+        {"command": "printf 'caf\\xc3'; sleep 0.2; printf '\\xa9\\n'"},
+        make_ctx(tmp_path, on_output=chunks.append),
+    )
+    assert "café" in out.content
+    assert "".join(chunks) == "café\n"
+
+
 async def test_failing_on_output_does_not_break_the_tool(tmp_path: Path) -> None:
     def broken(_: str) -> None:
         raise RuntimeError("ui bug")

@@ -153,6 +153,15 @@ def test_html_to_markdown_detects_meta_charset() -> None:
     assert text == "café"
 
 
+async def test_unclosed_head_keeps_body(server: LocalServer) -> None:
+    page = b"<html><head><title>Sloppy</title><script>x=1</script><body><p>Body text</p>"
+    server.routes["/s"] = lambda _: (200, {"Content-Type": "text/html"}, page)
+    out = await handler({"url": f"{server.base}/s"}, make_ctx())
+    assert "Title: Sloppy" in out.content
+    assert out.content.endswith("Body text")
+    assert "x=1" not in out.content
+
+
 async def test_json_is_pretty_printed(server: LocalServer) -> None:
     payload = {"name": "smith", "tags": ["a", "b"], "nested": {"ok": True}}
     server.routes["/api"] = lambda _: (

@@ -113,6 +113,12 @@ async def test_no_results(server: LocalServer, api_key: str) -> None:
     assert out.content == "No results for 'zzqx'. Try different or broader terms."
 
 
+async def test_structured_output_is_shown_as_json(server: LocalServer, api_key: str) -> None:
+    server.routes["/v1/search"] = lambda _: json_reply({"company": "ACME", "founded": 1947})
+    out = await handler({"query": "acme"}, make_ctx(server, output_type="structured"))
+    assert json.loads(out.content) == {"company": "ACME", "founded": 1947}
+
+
 async def test_long_snippets_and_output_are_budgeted(server: LocalServer, api_key: str) -> None:
     many = {
         "results": [
