@@ -186,7 +186,9 @@ def html_to_markdown(
             value = tag.get(attr)
             if isinstance(value, str) and value and not value.startswith(("#", "data:")):
                 tag[attr] = urljoin(base_url, value)
-    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
+    markdown = MarkdownConverter(
+        heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False
+    ).convert_soup(soup)
     markdown = re.sub(r"\n{3,}", "\n\n", markdown).strip()
     return title, markdown
 

@@ -162,6 +162,13 @@ async def test_unclosed_head_keeps_body(server: LocalServer) -> None:
     assert "x=1" not in out.content
 
 
+def test_code_identifiers_are_not_escaped() -> None:
+    html = b"<p>call my_func(*args)</p><pre><code>def snake_case():\n    pass</code></pre>"
+    _, text = html_to_markdown(html, "http://h/")
+    assert "my_func(*args)" in text
+    assert "```\ndef snake_case():\n    pass\n```" in text
+
+
 async def test_json_is_pretty_printed(server: LocalServer) -> None:
     payload = {"name": "smith", "tags": ["a", "b"], "nested": {"ok": True}}
     server.routes["/api"] = lambda _: (
