@@ -1,20 +1,71 @@
 """One schema for the ``report`` tool and for dispatch results (seed: Result).
 
-Coercion is liberal (a bare string ``findings`` becomes a one-element list,
-missing role fields become empty lists) so a reasonable report succeeds on its
-first call; validation keeps one hard rule: an explorer report that carries
-findings must cite at least one piece of evidence.
+:data:`FIELDS` is the single source: the tool's JSON schema
+(:data:`REPORT_INPUT_SCHEMA`) is generated from it, and
+:func:`normalize_report` coerces and validates against it, both for the
+``report`` tool call a child makes and for the result its parent receives.
+
+Coercion is liberal so a reasonable report succeeds on its first call: a bare
+string becomes a one-element list, missing role fields become empty lists,
+list items that are not text are written as compact JSON, ``status`` is
+case-insensitive. Validation keeps three rules: ``status`` is one of
+:data:`STATUSES`, ``summary`` is not empty, and an explorer report that
+carries findings cites at least one piece of evidence.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
 
 STATUSES = ("ok", "partial", "blocked")
-LIST_FIELDS = ("changes", "verification", "findings", "evidence", "limitations")
-ROLE_FIELDS = {
-    "worker": ("changes", "verification"),
-    "explorer": ("findings", "evidence"),
+
+Kind = Literal["status", "text", "list", "flag", "object"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One report field: its kind, which child roles own it, and what it means."""
+
+    kind: Kind
+    description: str
+    roles: tuple[str, ...] = ()
+    """Roles whose reports always carry this field (as an empty list when missing)."""
+    model_facing: bool = True
+    """Whether the ``report`` tool offers it to the model (else the engine fills it)."""
+
+
+FIELDS: dict[str, Field] = {
+    "status": Field(
+        "status", "ok: the task is done; partial: some of it is done; blocked: could not proceed."
+    ),
+    "summary": Field("text", "What you did and what the parent needs to know, in a few sentences."),
+    "changes": Field("list", "Worker: each file changed and how.", roles=("worker",)),
+    "verification": Field(
+        "list", "Worker: commands run to check the change, with their outcome.", roles=("worker",)
+    ),
+    "findings": Field(
+        "list", "Explorer: facts found (names, paths, behaviours).", roles=("explorer",)
+    ),
+    "evidence": Field(
+        "list",
+        "Explorer: where the findings come from (path:line, a command you ran, a URL). "
+        "Required when there are findings.",
+        roles=("explorer",),
+    ),
+    "limitations": Field("list", "What was not done or not checked, and why."),
+    "error": Field("text", "When blocked: the error or obstacle that stopped you."),
+    "cancelled": Field("flag", "The job was cancelled before it finished.", model_facing=False),
+    "usage": Field(
+        "object", "Tokens the child used (filled in by the engine).", model_facing=False
+    ),
+}
+REQUIRED = ("status", "summary")
+LIST_FIELDS = tuple(name for name, f in FIELDS.items() if f.kind == "list")
+ROLE_FIELDS: dict[str, tuple[str, ...]] = {
+    role: tuple(name for name, f in FIELDS.items() if role in f.roles)
+    for role in ("worker", "explorer")
 }
 
 
@@ -22,36 +73,62 @@ class ReportError(ValueError):
     """A report that cannot be accepted; the message says what to fix."""
 
 
-def _as_list(value: Any) -> list[Any]:
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list | tuple):
+        return "\n".join(t for t in (_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def _as_list(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, list | tuple):
-        return [v for v in value if v not in (None, "")]
+    items = value if isinstance(value, list | tuple) else [value]
+    return [t for t in (_text(v) for v in items) if t]
+
+
+def _as_flag(value: Any) -> bool:
     if isinstance(value, str):
-        return [value] if value.strip() else []
-    return [value]
+        return value.strip().lower() in ("true", "yes", "1")
+    return bool(value)
 
 
 def coerce_report(args: dict[str, Any], role: str) -> dict[str, Any]:
-    """Return ``args`` coerced into the report shape (no validation)."""
-    report: dict[str, Any] = {
-        "status": str(args.get("status") or "").strip().lower(),
-        "summary": str(args.get("summary") or "").strip(),
-    }
-    for name in LIST_FIELDS:
-        if name in args or name in ROLE_FIELDS.get(role, ()):
-            report[name] = _as_list(args.get(name))
-    for name in ("cancelled", "error", "usage"):
-        if args.get(name) not in (None, ""):
-            report[name] = args[name]
+    """Return ``args`` coerced into the report shape (no validation; unknown keys dropped)."""
+    if not isinstance(args, dict):
+        raise ReportError(f"a report must be an object with status and summary, got {args!r:.80}")
+    report: dict[str, Any] = {}
+    for name, spec in FIELDS.items():
+        present = args.get(name) not in (None, "")
+        if spec.kind == "status":
+            report[name] = _text(args.get(name)).lower()
+        elif spec.kind == "list":
+            if present or name in ROLE_FIELDS.get(role, ()):
+                report[name] = _as_list(args.get(name))
+        elif not present:
+            if name == "summary":
+                report[name] = ""
+        elif spec.kind == "text":
+            report[name] = _text(args[name])
+        elif spec.kind == "flag":
+            report[name] = _as_flag(args[name])
+        elif isinstance(args[name], dict):
+            report[name] = dict(args[name])
     return report
 
 
 def validate_report(report: dict[str, Any], role: str) -> dict[str, Any]:
     """Check a coerced report; raise :class:`ReportError` naming the broken rule."""
     if report.get("status") not in STATUSES:
+        got = report.get("status")
         raise ReportError(
-            f"`status` must be one of {', '.join(STATUSES)}; got {report.get('status')!r}"
+            f"`status` must be one of {', '.join(STATUSES)}; "
+            + (f"got {got!r}" if got else "it is missing")
         )
     if not report.get("summary"):
         raise ReportError("`summary` must be a non-empty string describing the outcome")
@@ -68,43 +145,22 @@ def normalize_report(args: dict[str, Any], role: str) -> dict[str, Any]:
     return validate_report(coerce_report(args, role), role)
 
 
+def _property(name: str, spec: Field) -> dict[str, Any]:
+    if spec.kind == "status":
+        return {"type": "string", "enum": list(STATUSES), "description": spec.description}
+    if spec.kind == "list":
+        return {"type": "array", "items": {"type": "string"}, "description": spec.description}
+    if spec.kind == "flag":
+        return {"type": "boolean", "description": spec.description}
+    if spec.kind == "object":
+        return {"type": "object", "description": spec.description}
+    return {"type": "string", "description": spec.description}
+
+
 REPORT_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "status": {
-            "type": "string",
-            "enum": list(STATUSES),
-            "description": "ok: task done; partial: some of it done; blocked: could not proceed.",
-        },
-        "summary": {
-            "type": "string",
-            "description": "What you did and what the parent needs to know, in a few sentences.",
-        },
-        "changes": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Worker: each file changed and how.",
-        },
-        "verification": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Worker: commands run to check the change, with their outcome.",
-        },
-        "findings": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Explorer: facts found (function names, paths, behaviours).",
-        },
-        "evidence": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Explorer: where each finding comes from (path:line, command, URL).",
-        },
-        "limitations": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "What was not done or not checked.",
-        },
+        name: _property(name, spec) for name, spec in FIELDS.items() if spec.model_facing
     },
-    "required": ["status", "summary"],
+    "required": list(REQUIRED),
 }

@@ -24,7 +24,9 @@ REPORT_TOOL = ToolSpec(
     name="report",
     description=(
         "Finish your delegated task: hand the parent agent a structured report. This ends "
-        "your turn, so call it once, last, when the work is done or you are blocked."
+        "your turn, so call it once, last, when the work is done or you are blocked. "
+        "Workers fill changes and verification; explorers fill findings and evidence "
+        "(every report with findings needs at least one evidence entry)."
     ),
     input_schema=REPORT_INPUT_SCHEMA,
     handler=_handle,

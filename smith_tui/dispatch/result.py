@@ -2,47 +2,85 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_schema import ReportError, normalize_report
 
+LAST_TEXT_CHARS = 600
 
-def dispatch_result(
-    job: DispatchJob,
-    *,
-    stop_reason: str,
-    report: dict[str, Any] | None,
-    usage: dict[str, int],
-    error: str | None = None,
-    loop: str | None = None,
-) -> dict[str, Any]:
-    """Build the normalised result for ``job``; a child without a report is ``blocked``."""
-    if report is not None:
-        try:
-            result = normalize_report(report, job.target_role)
-        except ReportError as exc:
-            result = {"status": "blocked", "summary": f"the child's report was invalid: {exc}"}
-    elif loop:
-        result = {"status": "blocked", "summary": f"the {job.target_role} was stopped: {loop}"}
-    elif stop_reason == "cancelled":
+
+@dataclass
+class ChildOutcome:
+    """How a child turn ended, as the runner reports it."""
+
+    stop_reason: str
+    report: dict[str, Any] | None
+    usage: dict[str, int]
+    conversation_id: str | None = None
+    error: str | None = None
+    loop: str | None = None
+    """The loop guard's message when the child was stopped for repeating a call."""
+    text: str = ""
+    """The child's last assistant text (shown to the parent when there is no report)."""
+
+
+def _clip(text: str, limit: int = LAST_TEXT_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _without_report(job: DispatchJob, outcome: ChildOutcome) -> dict[str, Any]:
+    who = job.target_role
+    if outcome.loop:
+        why = outcome.loop.removeprefix("stopped: ")
+        result: dict[str, Any] = {
+            "status": "blocked",
+            "summary": f"the {who} was stopped for looping before it reported: {why}",
+            "error": f"loop: {why}",
+        }
+    elif outcome.stop_reason == "cancelled":
         result = {
             "status": "blocked",
-            "summary": f"the {job.target_role} was cancelled before it reported",
+            "summary": f"the {who} was cancelled before it reported",
             "cancelled": True,
         }
-    else:
-        why = f" ({error})" if error else ""
+    elif outcome.stop_reason == "budget_exhausted":
         result = {
             "status": "blocked",
-            "summary": (
-                f"the {job.target_role} stopped without calling report "
-                f"(stop reason: {stop_reason}){why}"
-            ),
+            "summary": f"the {who} used up its tool step budget before calling report",
         }
-    if error and "error" not in result and report is None:
-        result["error"] = error
+    elif outcome.stop_reason == "completed":
+        result = {
+            "status": "blocked",
+            "summary": f"the {who} stopped without calling report",
+        }
+    else:
+        result = {
+            "status": "blocked",
+            "summary": f"the {who} failed before it reported (stop reason: {outcome.stop_reason})",
+        }
+    if outcome.error and "error" not in result:
+        result["error"] = outcome.error
+    if outcome.text.strip():
+        result["summary"] += f"; its last message: {_clip(outcome.text)}"
+    return result
+
+
+def dispatch_result(job: DispatchJob, outcome: ChildOutcome) -> dict[str, Any]:
+    """Build the normalised result for ``job``; a child without a report is ``blocked``."""
+    if outcome.report is not None:
+        try:
+            result = normalize_report(outcome.report, job.target_role)
+        except ReportError as exc:
+            result = normalize_report(
+                {"status": "blocked", "summary": f"the child's report was invalid: {exc}"},
+                job.target_role,
+            )
+    else:
+        result = normalize_report(_without_report(job, outcome), job.target_role)
     result["job_id"] = job.job_id
     result["role"] = job.target_role
-    result["usage"] = dict(usage)
+    result["usage"] = dict(outcome.usage)
     return result

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from smith_tui.dispatch.job import DispatchJob, build_job
-from smith_tui.dispatch.result import dispatch_result
+from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
 
-
-@dataclass
-class ChildOutcome:
-    """How a child turn ended, as the runtime reports it."""
-
-    stop_reason: str
-    report: dict[str, Any] | None
-    usage: dict[str, int]
-    conversation_id: str | None = None
-    error: str | None = None
-    loop: str | None = None
-
+__all__ = ["DISPATCH_INPUT_SCHEMA", "ChildOutcome", "DispatchService", "recall_key_for"]
 
 RunChild = Callable[[DispatchJob, ToolContext], Awaitable[ChildOutcome]]
 SaveNote = Callable[[str, str, str], None]
@@ -40,7 +28,10 @@ DISPATCH_INPUT_SCHEMA: dict[str, Any] = {
             "enum": ["worker", "explorer"],
             "description": "worker (Niobe) changes code; explorer (Link) reads and researches.",
         },
-        "task": {"type": "string", "description": "What the child must do, self-contained."},
+        "task": {
+            "type": "string",
+            "description": "What the child must do, self-contained: it cannot see this chat.",
+        },
         "context": {
             "type": "object",
             "properties": {
@@ -53,6 +44,7 @@ DISPATCH_INPUT_SCHEMA: dict[str, Any] = {
                     "description": "Constraints and hints: what to touch, what to avoid.",
                 },
             },
+            "required": ["user_request_summary"],
             "description": "Structured context; do not paste the transcript.",
         },
         "files": {
@@ -60,9 +52,18 @@ DISPATCH_INPUT_SCHEMA: dict[str, Any] = {
             "items": {"type": "string"},
             "description": "Paths the child should start from.",
         },
+        "allow_raw_transcript": {
+            "type": "boolean",
+            "description": "Only when the child truly needs it: allow context.transcript.",
+        },
     },
-    "required": ["target_role", "task"],
+    "required": ["target_role", "task", "context"],
 }
+
+
+def recall_key_for(job_id: str) -> str:
+    """The scratchpad key a dispatch result is saved under."""
+    return f"dispatch/{job_id}"
 
 
 class DispatchService:
@@ -79,7 +80,7 @@ class DispatchService:
         self.save_note = save_note
 
     async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        """The ``dispatch`` tool handler."""
+        """The ``dispatch`` tool handler: validate, run the child, persist, return its result."""
         job = build_job(
             args,
             parent_role=ctx.role,
@@ -88,36 +89,34 @@ class DispatchService:
             check_dispatch=self.check_dispatch,
         )
         outcome = await self.run_child(job, ctx)
-        result = dispatch_result(
-            job,
-            stop_reason=outcome.stop_reason,
-            report=outcome.report,
-            usage=outcome.usage,
-            error=outcome.error,
-            loop=outcome.loop,
-        )
+        result = dispatch_result(job, outcome)
         content = json.dumps(result, sort_keys=True, ensure_ascii=False)
         metadata: dict[str, Any] = {"dispatch": result, "job_id": job.job_id}
         if outcome.conversation_id:
             metadata["child_conversation_id"] = outcome.conversation_id
-        key = f"dispatch/{job.job_id}"
+        key = recall_key_for(job.job_id)
         if self.save_note is not None and ctx.conversation_id:
             try:
                 self.save_note(ctx.conversation_id, key, content)
-            except Exception:  # best effort: a failed write never fails the dispatch
-                pass
+            except Exception as exc:  # best effort: a failed write never fails the dispatch
+                metadata["persist_error"] = f"{type(exc).__name__}: {exc}"
             else:
                 metadata["recall_key"] = key
-        return ToolOutput(content=content, metadata=metadata, ok=True)
+        mutation = "attempted" if job.target_role == "worker" else "none"
+        return ToolOutput(content=content, metadata=metadata, mutation_state=mutation)
 
     def tool(self) -> ToolSpec:
         """Return the ``dispatch`` tool spec."""
         return ToolSpec(
             name="dispatch",
             description=(
-                "Delegate a self-contained task to a sub-agent and get its structured report. "
-                "Several dispatch calls in one message run in parallel. The full result is "
-                "also saved to the scratchpad under dispatch/<job_id> (use recall)."
+                "Delegate a self-contained task to a sub-agent (worker: edits code and runs "
+                "checks; explorer: reads code and the web) and get its structured report "
+                "(status ok/partial/blocked, summary, changes/verification or "
+                "findings/evidence). The sub-agent cannot see this conversation: say what "
+                "it needs in task and context. Several dispatch calls in one message run in "
+                "parallel. Each full result is also saved to the scratchpad under "
+                "dispatch/<job_id>; read it back with recall."
             ),
             input_schema=DISPATCH_INPUT_SCHEMA,
             handler=self.handle,

@@ -434,6 +434,16 @@ async def run_turn(
             )
 
 
+def _repeat_key(call: dict[str, Any]) -> str:
+    """Identify a call by name and arguments (JSON arguments compared by value)."""
+    arguments = call["function"]["arguments"]
+    try:
+        arguments = json.dumps(json.loads(arguments), sort_keys=True)
+    except (TypeError, ValueError):
+        pass
+    return json.dumps([call["function"]["name"], arguments])
+
+
 @dataclass
 class _RoundOutcome:
     results: list[ToolResult]
@@ -534,6 +544,31 @@ async def _run_calls(
         )
         return res
 
+    def is_parallel(index: int) -> bool:
+        spec = deps.registry.get(calls[index]["function"]["name"])
+        return spec is not None and spec.parallel
+
+    def admit(index: int, planned: int) -> str | None:
+        """Check one call before it runs; return why it may not run, or None."""
+        nonlocal repeat_key, repeat_count, loop_message
+        if setup.cancel.is_cancelled():
+            return "cancelled"
+        if steps_left is not None and planned >= steps_left:
+            return "budget_exhausted"
+        key = _repeat_key(calls[index])
+        if key == repeat_key:
+            repeat_count += 1
+        else:
+            repeat_key, repeat_count = key, 1
+        if setup.repeat_limit and repeat_count >= setup.repeat_limit:
+            loop_message = (
+                f"stopped: {calls[index]['function']['name']} was called {repeat_count} times "
+                "in a row with the same arguments"
+            )
+            results[index] = placeholder(index, loop_message, "repeated_call")
+            return "loop"
+        return None
+
     index = 0
     while index < len(calls):
         if stop is not None:
@@ -546,53 +581,37 @@ async def _run_calls(
                 "loop": ("not run: the turn was stopped for repeating a call", "repeated_call"),
                 "terminal": ("not run: the turn already ended with a terminal tool", "skipped"),
             }[stop]
-            results[index] = placeholder(index, *reason)
+            if results[index] is None:
+                results[index] = placeholder(index, *reason)
             index += 1
             continue
-        if setup.cancel.is_cancelled():
-            stop = "cancelled"
+        # A run of consecutive parallel calls forms one batch; any other call runs alone.
+        # Every member passes the same checks (cancel, budget, repeat) as a lone call.
+        batch: list[int] = []
+        while index + len(batch) < len(calls):
+            candidate = index + len(batch)
+            if batch and not (is_parallel(batch[0]) and is_parallel(candidate)):
+                break
+            why = admit(candidate, steps_used + len(batch))
+            if why is not None:
+                stop = why
+                break
+            batch.append(candidate)
+        if not batch:
             continue
-        if steps_left is not None and steps_used >= steps_left:
-            stop = "budget_exhausted"
-            continue
-        call = calls[index]
-        key = json.dumps([call["function"]["name"], call["function"]["arguments"]])
-        if key == repeat_key:
-            repeat_count += 1
+        if len(batch) == 1:
+            batch_results = [await run_one(batch[0])]
         else:
-            repeat_key, repeat_count = key, 1
-        if setup.repeat_limit and repeat_count >= setup.repeat_limit:
-            loop_message = (
-                f"stopped: {call['function']['name']} was called {repeat_count} times in a row "
-                f"with the same arguments"
-            )
-            results[index] = placeholder(index, loop_message, "repeated_call")
-            stop = "loop"
-            index += 1
-            continue
-        spec = deps.registry.get(call["function"]["name"])
-        if spec is not None and spec.parallel:
-            batch = [index]
-            while (
-                batch[-1] + 1 < len(calls)
-                and (s := deps.registry.get(calls[batch[-1] + 1]["function"]["name"])) is not None
-                and s.parallel
-                and (steps_left is None or steps_used + len(batch) < steps_left)
-            ):
-                batch.append(batch[-1] + 1)
-            batch_results = await asyncio.gather(*(run_one(i) for i in batch))
-            for i, res in zip(batch, batch_results, strict=True):
-                results[i] = res
-            steps_used += len(batch)
-            index = batch[-1] + 1
-        else:
-            res = await run_one(index)
-            results[index] = res
-            steps_used += 1
-            index += 1
-            if spec is not None and spec.is_terminal and res.ok:
-                terminal = res
-                stop = "terminal"
+            batch_results = list(await asyncio.gather(*(run_one(i) for i in batch)))
+        for i, res in zip(batch, batch_results, strict=True):
+            results[i] = res
+        steps_used += len(batch)
+        index = batch[-1] + 1
+        spec = deps.registry.get(calls[batch[0]]["function"]["name"])
+        res = batch_results[0]
+        if len(batch) == 1 and spec is not None and spec.is_terminal and res.ok and stop is None:
+            terminal = res
+            stop = "terminal"
         if setup.cancel.is_cancelled() and stop is None:
             stop = "cancelled"
     return _RoundOutcome(
