@@ -1,0 +1,233 @@
+"""The Textual application: a thin shell around the runtime and the main screen."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Iterable
+from importlib.resources import files
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
+from smith_tui.app.bridge import EngineEventsArrived, EventBridge
+from smith_tui.app.completion_sources import runtime_sources
+from smith_tui.app.main_screen import MainScreen
+from smith_tui.engine import events as ev
+from smith_tui.widgets.completion.candidates import Completer
+
+#: Screens other modules provide: name → (module, class).
+SCREENS: dict[str, tuple[str, str]] = {
+    "pager": ("smith_tui.app.screens.pager", "PagerScreen"),
+    "inspect": ("smith_tui.app.screens.inspect", "InspectScreen"),
+    "history": ("smith_tui.app.screens.history", "HistoryScreen"),
+    "config": ("smith_tui.app.screens.config", "ConfigScreen"),
+    "help": ("smith_tui.app.screens.help", "HelpScreen"),
+}
+
+#: Seconds ``quit`` waits for a cancelled turn to wind down (and persist) before exiting.
+QUIT_GRACE_S = 3.0
+
+
+def screen_class(name: str) -> type[Screen] | None:
+    """The screen class registered as ``name``, or ``None`` when it is not built yet."""
+    module_name, class_name = SCREENS[name]
+    try:
+        return getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError):
+        return None
+
+
+class SmithApp(App[int]):
+    """Agent Smith's full-screen session."""
+
+    CSS_PATH = str(files("smith_tui.styles") / "app.tcss")
+    TITLE = "Agent Smith"
+    BINDINGS = APP_BINDINGS
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, runtime: Any, *, animations: bool = True) -> None:
+        super().__init__()
+        self.runtime = runtime
+        if not animations:
+            self.animation_level = "none"
+        self.keymap = keymap_for(runtime.config.model.services.ui.keys)
+        self.set_keymap(self.keymap)
+        self.completer = Completer(runtime_sources(runtime))
+        self.bridge = EventBridge(self)
+        self.main_screen = MainScreen(runtime)
+
+    def get_default_screen(self) -> Screen:
+        """The main screen."""
+        return self.main_screen
+
+    def on_mount(self) -> None:
+        """Follow the runtime's events; explain the setup on a first run."""
+        self.bridge.attach(self.runtime.subscribe)
+        if not self.runtime.server_configured:
+            from smith_tui.app.first_run import FirstRunScreen
+
+            self.push_screen(
+                FirstRunScreen(self.runtime, can_configure=screen_class("config") is not None)
+            )
+
+    def on_unmount(self) -> None:
+        """Stop following the runtime."""
+        self.bridge.detach()
+
+    # -- engine events --------------------------------------------------------------------
+
+    def on_engine_events_arrived(self, message: EngineEventsArrived) -> None:
+        """Hand a batch to the main screen and act on commands that need the app."""
+        self.main_screen.apply_events(message.events)
+        for event in message.events:
+            if isinstance(event, ev.CommandOutput) and event.ok:
+                self._command_action(str(event.data.get("action") or ""))
+
+    def _command_action(self, action: str) -> None:
+        if action == "quit":
+            self.run_worker(self.action_quit(), group="quit")
+        elif action in SCREENS and screen_class(action) is not None:
+            self.open_screen(action)
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def submit_line(self, text: str) -> bool:
+        """Run a prompt line in a worker; ``False`` (with a hint) when it cannot run now."""
+        if not text.strip().startswith("/") and self.runtime.busy:
+            cancel = key_for(self.keymap, "cancel")
+            self.notify(
+                f"A turn is still running: wait for it or press {cancel} to cancel it.",
+                severity="warning",
+            )
+            return False
+        self.run_worker(self._run_line(text), group="turn", exclusive=False, exit_on_error=False)
+        return True
+
+    async def _run_line(self, text: str) -> None:
+        try:
+            await self.runtime.submit(text)
+        except Exception as exc:  # the runtime reports turn errors as events; this is the rest
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            self.notify(message, title="Could not run that", severity="error")
+
+    # -- actions --------------------------------------------------------------------------
+
+    def action_cancel_or_copy(self) -> None:
+        """Cancel the running turn; when idle copy the selection, or say how to quit."""
+        if self.runtime.busy:
+            self.runtime.cancel_turn()
+            self.notify("Cancelling the turn…", timeout=2)
+            return
+        selected = self._selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.notify("Copied to the clipboard.", timeout=2)
+            return
+        quit_key = key_for(self.keymap, "quit")
+        self.notify(f"Nothing to cancel: press {quit_key} to quit.", timeout=3)
+
+    def _selected_text(self) -> str:
+        try:
+            focused = self.focused
+            text = getattr(focused, "selected_text", "") if focused is not None else ""
+            return text or self.screen.get_selected_text() or ""
+        except Exception:
+            return ""
+
+    def open_screen(self, name: str) -> bool:
+        """Push the screen registered as ``name``; notify when it does not exist yet."""
+        cls = screen_class(name)
+        if cls is None:
+            self.notify(f"The {name} screen is not available yet.", severity="warning")
+            return False
+        if isinstance(self.screen, cls):
+            return True
+        self.push_screen(cls(self.runtime))  # type: ignore[call-arg]
+        return True
+
+    def action_open_pager(self) -> None:
+        """Read the whole transcript in the pager."""
+        self.open_screen("pager")
+
+    def action_open_inspect(self) -> None:
+        """Inspect, edit or delete persisted messages."""
+        self.open_screen("inspect")
+
+    def action_open_history(self) -> None:
+        """Browse the project's conversations."""
+        self.open_screen("history")
+
+    def action_open_config(self) -> None:
+        """View and change settings."""
+        self.open_screen("config")
+
+    def action_open_help(self) -> None:
+        """Commands and keys."""
+        self.open_screen("help")
+
+    async def action_quit(self) -> None:
+        """Quit; a running turn is cancelled first and given a moment to persist."""
+        if self.runtime.busy:
+            self.runtime.cancel_turn("quit")
+            turns = [w for w in self.workers if w.group == "turn" and w.is_running]
+            if turns:
+                try:
+                    await asyncio.wait_for(self.workers.wait_for_complete(turns), QUIT_GRACE_S)
+                except TimeoutError:
+                    pass
+        self.exit(0)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette: Smith's actions, then Textual's."""
+        yield SystemCommand("New conversation", "Start an empty conversation", self._new)
+        yield SystemCommand("Transcript pager", "Read the whole transcript", self.action_open_pager)
+        yield SystemCommand("Inspect messages", "Edit or delete messages", self.action_open_inspect)
+        yield SystemCommand(
+            "History", "Browse this project's conversations", self.action_open_history
+        )
+        yield SystemCommand("Config", "View and change settings", self.action_open_config)
+        yield SystemCommand("Help", "Commands and keys", self.action_open_help)
+        yield SystemCommand("Cancel turn", "Stop the running turn", self.action_cancel_or_copy)
+        yield from super().get_system_commands(screen)
+
+    def _new(self) -> None:
+        self.submit_line("/new")
+
+
+def _pick_conversation(runtime: Any, resume: str | None, continue_: bool) -> None:
+    if resume:
+        runtime.load_conversation(resume, reason="resume")
+    elif continue_:
+        if runtime.continue_latest() is None:
+            runtime.new_conversation()
+    else:
+        runtime.ensure_conversation()
+
+
+def run_app(runtime: Any, *, resume: str | None = None, continue_: bool = False) -> int:
+    """Run the full-screen app on ``runtime`` until the user quits; returns the exit code.
+
+    The runtime is closed on the way out. A bad ``--resume`` id is reported on stderr (2).
+    """
+    import sys
+
+    try:
+        _pick_conversation(runtime, resume, continue_)
+    except Exception as exc:
+        message = getattr(exc, "message", None) or str(exc)
+        sys.stderr.write(f"smith: {message}\n")
+        asyncio.run(runtime.aclose())
+        return 2
+
+    async def main() -> int | None:
+        app = SmithApp(runtime)
+        try:
+            return await app.run_async()
+        finally:
+            await runtime.aclose()
+
+    code = asyncio.run(main())
+    return int(code or 0)

@@ -1,0 +1,63 @@
+"""Completion sources backed by the runtime: commands, settings, roles, models, files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from smith_tui.widgets.completion.candidates import DEFAULT_COMMANDS, CompletionSources
+from smith_tui.widgets.completion.project_files import ProjectFiles
+
+
+def _commands(runtime: Any) -> Iterable[str]:
+    service = getattr(getattr(runtime, "services", None), "command", None)
+    names = service.names() if service is not None else DEFAULT_COMMANDS
+    return [name.lstrip("/") for name in names]
+
+
+def _config_paths(runtime: Any) -> list[str]:
+    from smith_tui.config import list_overridable_paths
+
+    models = runtime.config.effective.get("models") or {}
+    keys = {"default", "direct", "orchestrator", "worker", "explorer", *models.keys()}
+    return list_overridable_paths(model_keys=sorted(keys))
+
+
+def _roles() -> list[str]:
+    from smith_tui.engine.roles import list_roles
+
+    return [spec.name for spec in list_roles(user_facing=True)]
+
+
+class ModelIds:
+    """The catalog's model ids, fetched once (the first ``/model `` completion)."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self._ids: list[str] | None = None
+
+    async def __call__(self) -> list[str]:
+        """The ids (empty, and retried next time, when the server cannot be asked)."""
+        if self._ids is None:
+            if not self.runtime.server_configured:
+                return []
+            models = await self.runtime.catalog()
+            ids = [str(getattr(m, "id", None) or m.get("id")) for m in models]
+            if not ids:
+                return []
+            self._ids = sorted(ids)
+        return self._ids
+
+
+def runtime_sources(runtime: Any) -> CompletionSources:
+    """Completion sources reading from ``runtime`` (everything lazily, on first use)."""
+    cwd = Path(getattr(getattr(runtime, "options", None), "cwd", None) or Path.cwd())
+    files = ProjectFiles(cwd)
+    return CompletionSources(
+        commands=lambda: _commands(runtime),
+        config_paths=lambda: _config_paths(runtime),
+        roles=_roles,
+        model_ids=ModelIds(runtime),
+        project_files=files.files,
+    )

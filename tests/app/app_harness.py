@@ -1,0 +1,88 @@
+"""Shared helpers for the app tests: a real runtime in tmp dirs, screen text, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from textual.app import App
+from textual.pilot import Pilot
+
+from smith_tui.app.app import SmithApp
+from smith_tui.engine.runtime import Runtime, RuntimeOptions
+
+SIZE = (120, 36)
+
+
+def isolate_environment(monkeypatch: Any, tmp_path: Path) -> None:
+    """Point XDG dirs into ``tmp_path`` and drop smith's environment variables."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    for name in ("SMITH_API_URL", "SMITH_MODEL", "LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def open_runtime(
+    tmp_path: Path,
+    api_url: str | None = None,
+    config: dict[str, Any] | None = None,
+    ephemeral: dict[str, Any] | None = None,
+) -> Runtime:
+    """A real runtime with its config file and database in ``tmp_path``."""
+    config_path = tmp_path / "config.json"
+    config_path.write_text(json.dumps(config or {}), encoding="utf-8")
+    overrides = dict(ephemeral or {})
+    if api_url:
+        overrides.setdefault("llm_config", {})["api_url"] = api_url
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    runtime = Runtime.open(
+        RuntimeOptions(
+            cwd=project,
+            config_path=str(config_path),
+            db_path=str(tmp_path / "smith.db"),
+            ephemeral=overrides,
+            auto_resume=True,
+        ),
+        env={},
+    )
+    runtime.ensure_conversation()
+    return runtime
+
+
+def make_app(runtime: Runtime) -> SmithApp:
+    """The app with animations off (deterministic frames)."""
+    return SmithApp(runtime, animations=False)
+
+
+def screen_text(app: App[Any]) -> str:
+    """The plain text of everything on screen (all layers composited)."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True)
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text()
+
+
+async def wait_for(
+    pilot: Pilot[Any], predicate: Callable[[], object], within: float = 10.0, what: str = ""
+) -> None:
+    """Let the app run until ``predicate()`` is true; fail with ``what`` after ``within`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.02)
+
+
+async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> str:
+    """Wait until ``text`` is on screen; return the screen text."""
+    await wait_for(pilot, lambda: text in screen_text(pilot.app), within, f"{text!r} on screen")
+    return screen_text(pilot.app)

@@ -1,0 +1,208 @@
+"""Matrix rain: falling glyphs in a role's tint while a sub-agent waits for its model.
+
+DESIGN §3.8: Tank, Link and Niobe show the rain while their request is in flight (from
+``LLMRequestStarted`` until their first output); Smith keeps the spinner. This widget draws
+the rain with ordinary cells in its own strip of the layout, so it can never cover text.
+Kitty-graphics terminals are detected by :func:`kitty_graphics_available`; they get the same
+cell rain for now.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.color import Color
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from smith_tui.engine import events as ev
+from smith_tui.engine.roles import UnknownRoleError, resolve_role
+
+#: Digits, symbols and half-width katakana: every glyph is one cell wide.
+GLYPHS = "0123456789:.=*+-<>¦|ｦｱｳｴｵｶｷｹｺｻｼｽｾｿﾀﾂﾃﾅﾆﾇﾈﾊﾋﾎﾏﾐﾑﾒﾓﾔﾕﾗﾘﾜ"
+FPS = 10
+#: Shades from the head of a column (brightest) down its tail.
+SHADES = 6
+DEFAULT_TINT = "#00FF41"
+#: Events that show the waiting role got its first output.
+_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.AssistantMessage, ev.ToolCallStarted)
+
+
+def kitty_graphics_available(env: Mapping[str, str]) -> bool:
+    """Whether the terminal speaks the Kitty graphics protocol (not through tmux/screen)."""
+    if env.get("TMUX") or env.get("TERM", "").startswith("screen"):
+        return False
+    return bool(
+        env.get("KITTY_WINDOW_ID")
+        or env.get("TERM") == "xterm-kitty"
+        or env.get("TERM_PROGRAM", "").lower() in {"ghostty", "wezterm"}
+    )
+
+
+def role_tint(role: str) -> str | None:
+    """The rain tint of ``role``, or ``None`` for roles without one (Smith)."""
+    try:
+        return resolve_role(role).tint
+    except UnknownRoleError:
+        return None
+
+
+@dataclass
+class _Column:
+    head: float
+    speed: float
+    length: int
+    glyphs: list[str]
+
+
+class MatrixRain(Widget):
+    """A strip of falling glyphs, visible only while a tinted role waits for its model."""
+
+    DEFAULT_CSS = """
+    MatrixRain {
+        display: none;
+        height: 8;
+        width: 40%;
+    }
+    MatrixRain.-raining {
+        display: block;
+    }
+    """
+
+    tint: reactive[str] = reactive(DEFAULT_TINT)
+    """The colour of the glyphs (the waiting role's tint)."""
+    raining: reactive[bool] = reactive(False)
+    """Whether the rain is showing."""
+
+    def __init__(self, *, seed: int = 7, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._random = random.Random(seed)
+        self._columns: list[_Column] = []
+        self._waiting: dict[tuple[str | None, str], str] = {}
+        self._shades: list[Style] = []
+        self._timer = None
+
+    # --- who is waiting -----------------------------------------------------------
+
+    def handle_event(self, event: ev.Event) -> None:
+        """Start the rain on a tinted role's request; stop it at that role's first output."""
+        key = (event.job_id, event.role)
+        if isinstance(event, ev.LLMRequestStarted):
+            tint = role_tint(event.role)
+            if tint is not None:
+                self._waiting[key] = tint
+        elif isinstance(event, _OUTPUT | ev.StreamReset):
+            self._waiting.pop(key, None)
+        elif isinstance(event, ev.DispatchFinished | ev.TurnFinished):
+            if event.job_id is None and isinstance(event, ev.TurnFinished):
+                self._waiting.clear()
+            else:
+                self._waiting = {k: v for k, v in self._waiting.items() if k[0] != event.job_id}
+        else:
+            return
+        if self._waiting:
+            self.start(next(reversed(self._waiting.values())))
+        else:
+            self.stop()
+
+    def start(self, tint: str) -> None:
+        """Show the rain in ``tint``."""
+        self.tint = tint
+        self.raining = True
+
+    def stop(self) -> None:
+        """Hide the rain."""
+        self.raining = False
+
+    def watch_raining(self, raining: bool) -> None:
+        """Show or hide the strip and run the clock while visible."""
+        self.set_class(raining, "-raining")
+        if self._timer is None and raining and self.is_mounted and self._animated():
+            self._timer = self.set_interval(1 / FPS, self.advance)
+        elif self._timer is not None and not raining:
+            self._timer.stop()
+            self._timer = None
+
+    def watch_tint(self, tint: str) -> None:
+        """Recompute the shades for a new tint."""
+        self._shades = []
+        self.refresh()
+
+    def _animated(self) -> bool:
+        return self.app.animation_level != "none"
+
+    # --- drawing --------------------------------------------------------------------
+
+    def on_resize(self) -> None:
+        """Lay out one glyph column every other cell across the new width."""
+        height = max(1, self.size.height)
+        self._columns = [self._new_column(height, first=True) for _ in range(self.size.width // 2)]
+        for _ in range(height):  # start with a full strip, not an empty one
+            self._step()
+
+    def _new_column(self, height: int, first: bool = False) -> _Column:
+        rng = self._random
+        length = rng.randint(3, max(4, height))
+        head = rng.uniform(-height, height) if first else -rng.uniform(0, height)
+        return _Column(
+            head=head,
+            speed=rng.choice((0.5, 0.75, 1.0)),
+            length=length,
+            glyphs=[rng.choice(GLYPHS) for _ in range(height)],
+        )
+
+    def _step(self) -> None:
+        height = max(1, self.size.height)
+        rng = self._random
+        for index, column in enumerate(self._columns):
+            column.head += column.speed
+            if rng.random() < 0.2:
+                column.glyphs[rng.randrange(len(column.glyphs))] = rng.choice(GLYPHS)
+            if column.head - column.length > height:
+                self._columns[index] = self._new_column(height)
+
+    def advance(self) -> None:
+        """Move the rain one frame on."""
+        self._step()
+        self.refresh()
+
+    def _shade_styles(self) -> list[Style]:
+        if not self._shades:
+            base = Color.parse(self.tint)
+            head = base.blend(Color(255, 255, 255), 0.6)
+            shades = [Style(color=head.rich_color, bold=True)]
+            for level in range(1, SHADES):
+                faded = base.darken(0.55 * level / SHADES)
+                shades.append(Style(color=faded.rich_color))
+            self._shades = shades
+        return self._shades
+
+    def render_line(self, y: int) -> Strip:
+        """One row of the rain."""
+        width = self.size.width
+        shades = self._shade_styles()
+        segments: list[Segment] = []
+        blank = 0
+        for x in range(width):
+            glyph = None
+            if x % 2 == 0 and x // 2 < len(self._columns):
+                column = self._columns[x // 2]
+                distance = int(column.head) - y
+                if 0 <= distance < column.length and y < len(column.glyphs):
+                    shade = min(SHADES - 1, distance * SHADES // column.length)
+                    glyph = (column.glyphs[y], shades[shade])
+            if glyph is None:
+                blank += 1
+                continue
+            if blank:
+                segments.append(Segment(" " * blank))
+                blank = 0
+            segments.append(Segment(*glyph))
+        if blank:
+            segments.append(Segment(" " * blank))
+        return Strip(segments, width).apply_style(self.rich_style)

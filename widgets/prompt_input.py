@@ -1,0 +1,233 @@
+"""The multi-line prompt: enter submits, history on up/down, completion dropdown."""
+
+from __future__ import annotations
+
+from smith_tui.widgets.completion.candidates import Completer
+from smith_tui.widgets.completion.menu import CompletionMenu
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+#: Keys that insert a newline instead of submitting.
+NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
+
+
+class PromptHistory:
+    """Previous submissions, walked from the newest back, with the unsent draft kept aside."""
+
+    def __init__(self, entries: list[str] | None = None, limit: int = 500) -> None:
+        self.limit = limit
+        self.entries: list[str] = []
+        self._index: int | None = None
+        self._draft = ""
+        for entry in entries or []:
+            self.add(entry)
+
+    @property
+    def browsing(self) -> bool:
+        """Whether an older entry is currently shown."""
+        return self._index is not None
+
+    def add(self, text: str) -> None:
+        """Remember a submission (a repeat of the newest entry is kept once)."""
+        self._index = None
+        if not text.strip() or (self.entries and self.entries[-1] == text):
+            return
+        self.entries.append(text)
+        del self.entries[: -self.limit]
+
+    def older(self, current: str) -> str | None:
+        """The entry before the shown one (``current`` is kept as the draft), or ``None``."""
+        if not self.entries:
+            return None
+        if self._index is None:
+            self._draft = current
+            self._index = len(self.entries) - 1
+        elif self._index > 0:
+            self._index -= 1
+        else:
+            return None
+        return self.entries[self._index]
+
+    def newer(self) -> str | None:
+        """The entry after the shown one, the draft past the newest, or ``None`` when not browsing."""
+        if self._index is None:
+            return None
+        if self._index < len(self.entries) - 1:
+            self._index += 1
+            return self.entries[self._index]
+        self._index = None
+        return self._draft
+
+
+class PromptInput(TextArea):
+    """Where the user types requests and slash commands."""
+
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+    }
+    """
+
+    class Submitted(Message):
+        """The user pressed enter on a non-empty prompt."""
+
+        def __init__(self, prompt: PromptInput, text: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.text = text
+
+        @property
+        def control(self) -> PromptInput:
+            """The prompt that was submitted."""
+            return self.prompt
+
+    def __init__(
+        self,
+        *,
+        completer: Completer | None = None,
+        history: list[str] | None = None,
+        placeholder: str = "Ask Smith… (enter sends, ctrl+j new line, / commands, @ files)",
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(
+            "",
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder=placeholder,
+            id=id,
+            classes=classes,
+        )
+        self.completer = completer
+        self.prompt_history = PromptHistory(history)
+        self.menu: CompletionMenu | None = None
+        self._completion_generation = 0
+
+    def load_history(self, entries: list[str]) -> None:
+        """Replace the history with ``entries`` (oldest first)."""
+        self.prompt_history = PromptHistory(entries)
+
+    def submit(self) -> None:
+        """Submit the current text (no-op when blank)."""
+        text = self.text
+        if not text.strip():
+            return
+        self.prompt_history.add(text)
+        self.clear()
+        self._close_menu()
+        self.post_message(self.Submitted(self, text))
+
+    def _replace_all(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self._handle_key(event.key):
+            event.stop()
+            event.prevent_default()
+
+    def _handle_key(self, key: str) -> bool:
+        menu = self.menu
+        if menu is not None and menu.is_open:
+            if key in ("up", "down"):
+                menu.move(-1 if key == "up" else 1)
+                return True
+            if key == "escape":
+                self._close_menu()
+                return True
+            if key in ("tab", "enter") and self.accept_completion():
+                return True
+        if key == "enter":
+            self.submit()
+            return True
+        if key in NEWLINE_KEYS:
+            start, end = sorted(self.selection)
+            self.replace("\n", start, end, maintain_selection_offset=False)
+            return True
+        if key == "up" and self.cursor_location[0] == 0 and not self._has_selection():
+            entry = self.prompt_history.older(self.text)
+            if entry is not None:
+                self._replace_all(entry)
+                self.move_cursor((0, len(self.document[0])))
+            return entry is not None or self.prompt_history.browsing
+        if key == "down" and self._on_last_row() and not self._has_selection():
+            entry = self.prompt_history.newer()
+            if entry is not None:
+                self._replace_all(entry)
+                return True
+        return False
+
+    def _on_last_row(self) -> bool:
+        return self.cursor_location[0] == self.document.line_count - 1
+
+    def _has_selection(self) -> bool:
+        start, end = self.selection
+        return start != end
+
+    # --- completion -------------------------------------------------------------
+
+    def accept_completion(self) -> bool:
+        """Put the highlighted candidate in place of the token; ``False`` when there is none."""
+        menu = self.menu
+        if menu is None or menu.completion is None:
+            return False
+        candidate = menu.selected
+        completion = menu.completion
+        if candidate is None:
+            return False
+        if candidate.value == completion.token and self.cursor_location[1] == completion.end:
+            self._close_menu()
+            return False  # nothing to add: enter falls through to submit
+        line = self.document[completion.row]
+        new_line, column = completion.replaced(line, candidate)
+        self.replace(
+            new_line,
+            (completion.row, 0),
+            (completion.row, len(line)),
+            maintain_selection_offset=False,
+        )
+        self.move_cursor((completion.row, column))
+        self._close_menu()
+        return True
+
+    def _close_menu(self) -> None:
+        self._completion_generation += 1
+        if self.menu is not None:
+            self.menu.close()
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.refresh_completion()
+
+    def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        menu = self.menu
+        if menu is None or menu.completion is None:
+            return
+        row, column = self.cursor_location
+        completion = menu.completion
+        if row != completion.row or not completion.start <= column <= completion.end:
+            menu.close()  # a pending refresh for new text may still reopen it
+
+    def refresh_completion(self) -> None:
+        """Recompute the candidates for the text at the cursor (in a worker)."""
+        if self.completer is None or self.menu is None:
+            return
+        self._completion_generation += 1
+        generation = self._completion_generation
+        self.run_worker(
+            self._complete(generation, self.text, *self.cursor_location),
+            group="completion",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _complete(self, generation: int, text: str, row: int, column: int) -> None:
+        assert self.completer is not None
+        completion = await self.completer.complete(text, row, column)
+        if generation != self._completion_generation or self.menu is None:
+            return  # the text changed meanwhile
+        self.menu.show(completion)

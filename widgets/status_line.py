@@ -1,0 +1,161 @@
+"""The one-line status under the transcript: what the agent is doing, as whom, on which model."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from smith_tui.engine import events as ev
+from smith_tui.engine.roles import UnknownRoleError, resolve_role
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+#: Statuses during which the spinner turns.
+BUSY = frozenset({"thinking", "streaming", "tool"})
+_MARKS = {"idle": "●", "error": "✗", "cancelled": "■"}
+_STYLES = {
+    "thinking": "bold $accent",
+    "streaming": "bold $success",
+    "tool": "bold $warning",
+    "idle": "dim",
+    "error": "bold $error",
+    "cancelled": "bold $warning",
+}
+_FINISHED = {
+    "completed": "idle",
+    "cancelled": "cancelled",
+    "error": "error",
+    "budget_exhausted": "error",
+}
+
+
+def role_label(role: str) -> tuple[str, str | None]:
+    """The alias and tint of ``role`` (the name itself and no tint when unknown)."""
+    try:
+        spec = resolve_role(role)
+    except UnknownRoleError:
+        return role, None
+    return spec.alias, spec.tint
+
+
+class StatusLine(Widget):
+    """Prompt status with a spinner, active role and model, conversation title and retries."""
+
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    status: reactive[str] = reactive("idle")
+    """thinking, streaming, tool, idle, error or cancelled."""
+    detail: reactive[str] = reactive("")
+    """Extra words for the status (the running tool, the error)."""
+    role: reactive[str] = reactive("direct")
+    """The active top-level role."""
+    model: reactive[str] = reactive("")
+    """The model of the last request (or the configured one)."""
+    title: reactive[str] = reactive("")
+    """The conversation title."""
+    retry: reactive[str] = reactive("")
+    """``retrying in Ns (reason)`` while a retry waits, else empty."""
+    frame: reactive[int] = reactive(0)
+    """The spinner frame."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._retry_deadline: float | None = None
+        self._retry_reason = ""
+        self._retry_who = ""
+
+    def on_mount(self) -> None:
+        """Start the spinner clock (paused while idle, never running with animations off)."""
+        self._timer = self.set_interval(0.1, self._tick, pause=True)
+
+    @property
+    def animated(self) -> bool:
+        """Whether the spinner and countdown move (off when the app disables animation)."""
+        return self.app.animation_level != "none"
+
+    def watch_status(self, status: str) -> None:
+        """Run the spinner while busy."""
+        timer = getattr(self, "_timer", None)
+        if timer is None:
+            return
+        if status in BUSY and self.animated:
+            timer.resume()
+        else:
+            timer.pause()
+
+    def _tick(self) -> None:
+        self.frame = (self.frame + 1) % len(SPINNER_FRAMES)
+        if self._retry_deadline is not None:
+            self.retry = self._retry_text()
+
+    def _retry_text(self) -> str:
+        remaining = max(0.0, (self._retry_deadline or 0.0) - time.monotonic())
+        return f"{self._retry_who}retrying in {math.ceil(remaining)}s ({self._retry_reason})"
+
+    def _clear_retry(self) -> None:
+        self._retry_deadline = None
+        self.retry = ""
+
+    def handle_event(self, event: ev.Event) -> None:
+        """Update from one engine event."""
+        top = event.job_id is None
+        if isinstance(event, ev.RetryScheduled):
+            self._retry_deadline = time.monotonic() + event.delay_s
+            self._retry_reason = event.reason
+            self._retry_who = "" if top else f"{role_label(event.role)[0]}: "
+            self.retry = self._retry_text()
+            return
+        if isinstance(event, ev.LLMRequestStarted | ev.TextDelta | ev.ReasoningDelta):
+            if self._retry_deadline is not None:
+                self._clear_retry()
+        if not top:
+            return
+        if isinstance(event, ev.StatusChanged):
+            self.status, self.detail = event.status, event.detail
+            if event.status not in ("thinking",):
+                self._clear_retry()
+        elif isinstance(event, ev.TurnStarted):
+            self.status, self.detail = "thinking", ""
+            self.role = event.role
+        elif isinstance(event, ev.LLMRequestStarted):
+            self.model = event.model
+            self.role = event.role
+        elif isinstance(event, ev.TurnFinished):
+            self._clear_retry()
+            self.status = _FINISHED.get(event.stop_reason, "idle")
+            error = event.error or {}
+            self.detail = str(error.get("message", "")) if self.status == "error" else ""
+        elif isinstance(event, ev.ToolCallStarted):
+            self.status, self.detail = "tool", event.name
+
+    def render(self) -> Content:
+        """The status line text."""
+        status = self.status
+        if status in BUSY:
+            mark = SPINNER_FRAMES[self.frame % len(SPINNER_FRAMES)]
+        else:
+            mark = _MARKS.get(status, "●")
+        style = _STYLES.get(status, "")
+        parts: list[str | tuple[str, str]] = [(f"{mark} {status}", style)]
+        if self.detail:
+            parts.append((f": {self.detail}", style))
+        if self.retry:
+            parts += ["  ", (self.retry, "bold $warning")]
+        alias, tint = role_label(self.role)
+        parts += [("  │  ", "dim"), (alias, f"bold {tint}" if tint else "bold")]
+        if self.model:
+            parts.append((f" · {self.model}", "dim"))
+        if self.title:
+            parts += [("  │  ", "dim"), (self.title, "italic")]
+        return Content.assemble(*parts)
