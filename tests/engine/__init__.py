@@ -1,1 +1,1 @@
-"""Tests for the engine layer."""
+"""Engine tests."""
