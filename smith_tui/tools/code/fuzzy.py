@@ -1,8 +1,8 @@
 """Fuzzy file-name scoring: the query's characters must appear in order (a subsequence).
 
-Matched characters earn more when they are consecutive or start a word
-(after ``/ _ - .`` or a lower→upper case change); skipped characters cost a
-little. A query found inside the file's base name scores far above one that
+Matched characters earn more when they follow the previous match directly,
+somewhat more when they start a word (after ``/ _ - .`` or a lower→upper case
+change); skipped characters cost a little. A query found inside the file's base name scores far above one that
 only matches across folders, and an exact base name beats everything.
 """
 
@@ -56,11 +56,11 @@ def _greedy(query: str, text: str, lower: str, start: int) -> float | None:
             return None
         score += 1.0
         if index == previous + 1:
-            score += 5.0
-        if index == 0 or text[index - 1] in _BOUNDARY:
             score += 8.0
-        elif text[index].isupper() and text[index - 1].islower():
+        elif index == 0 or text[index - 1] in _BOUNDARY:
             score += 6.0
+        elif text[index].isupper() and text[index - 1].islower():
+            score += 5.0
         if previous >= 0:
             score -= 0.1 * (index - previous - 1)
         previous = index

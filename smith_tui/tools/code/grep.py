@@ -26,7 +26,7 @@ from smith_tui.tools.code.params import (
     resolve_path,
 )
 from smith_tui.tools.code.process import spawn
-from smith_tui.tools.code.render import clip_line, fit_blocks
+from smith_tui.tools.code.render import clip_line, fit_blocks, plural
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
@@ -158,7 +158,7 @@ def _render_file(hits: _FileHits, max_matches: int, context: int) -> tuple[str, 
                 continue
             shown_matches += 1
         records[number] = (is_match, clip_line(_text(data["lines"])))
-    lines = [f"{hits.path} ({_plural(hits.matches, 'matching line')})"]
+    lines = [f"{hits.path} ({plural(hits.matches, 'matching line')})"]
     previous = None
     for number in sorted(records):
         is_match, text = records[number]
@@ -170,10 +170,6 @@ def _render_file(hits: _FileHits, max_matches: int, context: int) -> tuple[str, 
     if hits.matches > shown_matches:
         lines.append(f"  [… {hits.matches - shown_matches} more matching lines in this file]")
     return "\n".join(lines), shown_matches
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _globs(args: dict[str, Any]) -> list[str]:
@@ -247,8 +243,8 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         blocks.append(block)
         shown_matches += count
     header = (
-        f"{_plural(total, 'matching line')} for {pattern!r} in "
-        f"{_plural(len(ranked), 'file')} under {where}"
+        f"{plural(total, 'matching line')} for {pattern!r} in "
+        f"{plural(len(ranked), 'file')} under {where}"
     )
     if len(blocks) < len(ranked) or shown_matches < total:
         header += (

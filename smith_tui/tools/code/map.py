@@ -19,7 +19,7 @@ from smith_tui.tools.code.params import (
     project_root,
     resolve_path,
 )
-from smith_tui.tools.code.render import fit_blocks
+from smith_tui.tools.code.render import fit_blocks, plural
 from smith_tui.tools.code.rg import list_files
 from smith_tui.tools.code.symbols import Symbol, language_for, symbols_of_file
 from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
@@ -53,12 +53,12 @@ def _tree(files: list[str], base: str, depth: int) -> list[str]:
     for folder in counts:
         parent = folder.rpartition("/")[0]
         children.setdefault(parent, []).append(folder)
-    rows = [f"{base}/ ({_plural(len(files), 'file')})"]
+    rows = [f"{base}/ ({plural(len(files), 'file')})"]
 
     def walk(folder: str, level: int) -> None:
         kids = sorted(children.get(folder, []))
         for kid in kids[:_CHILDREN_SHOWN]:
-            rows.append(f"{'  ' * level}{kid.rpartition('/')[2]}/ ({_plural(counts[kid], 'file')})")
+            rows.append(f"{'  ' * level}{kid.rpartition('/')[2]}/ ({plural(counts[kid], 'file')})")
             walk(kid, level + 1)
         if len(kids) > _CHILDREN_SHOWN:
             rows.append(f"{'  ' * level}[… {len(kids) - _CHILDREN_SHOWN} more folders]")
@@ -109,18 +109,14 @@ def _symbol_block(path: str, symbols: list[Symbol]) -> str:
     members: Counter[str] = Counter(s.parent for s in symbols if s.depth == 1 and s.parent)
     top = [s for s in symbols if s.depth == 0 and not s.name.startswith(("_", "#"))]
     private = sum(1 for s in symbols if s.depth == 0) - len(top)
-    rows = [path + (f" (+{private} private top-level names)" if private else "")]
+    rows = [path + (f" (+{plural(private, 'private top-level name')})" if private else "")]
     for symbol in top[:_TOP_SYMBOLS_SHOWN]:
         count = members[symbol.qualified]
-        extra = f" (+{_plural(count, 'member')})" if count else ""
+        extra = f" (+{plural(count, 'member')})" if count else ""
         rows.append(f"  {symbol.line:>5}  {symbol.kind} {symbol.name}{extra}")
     if len(top) > _TOP_SYMBOLS_SHOWN:
         rows.append(f"  [… {len(top) - _TOP_SYMBOLS_SHOWN} more; code_outline shows all]")
     return "\n".join(rows)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from smith_tui.tools.code.params import check_keys, get_str, max_chars, project_root, resolve_path
-from smith_tui.tools.code.render import fit_blocks
+from smith_tui.tools.code.render import fit_blocks, plural
 from smith_tui.tools.code.symbols import (
     LANGUAGE_BY_SUFFIX,
     MAX_FILE_BYTES,
@@ -47,7 +47,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         )
     symbols = await asyncio.to_thread(extract_symbols, text, language)
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    header = f"{rel} ({language}, {line_count} lines, {len(symbols)} symbols)"
+    header = f"{rel} ({language}, {plural(line_count, 'line')}, {plural(len(symbols), 'symbol')})"
     if not symbols:
         return ToolOutput(
             header + "\nNo definitions found.",

@@ -10,6 +10,11 @@ MAX_LINE_CHARS = 240
 """Source lines longer than this are shortened in results (minified files, data)."""
 
 
+def plural(count: int, noun: str) -> str:
+    """``"1 file"``, ``"2 files"``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def clip_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
     """Return one source line without its newline, shortened to ``limit`` characters."""
     text = text.rstrip("\r\n")
