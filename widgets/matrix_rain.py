@@ -96,7 +96,7 @@ class MatrixRain(Widget):
             tint = role_tint(event.role)
             if tint is not None:
                 self._waiting[key] = tint
-        elif isinstance(event, _OUTPUT | ev.StreamReset):
+        elif isinstance(event, (*_OUTPUT, ev.StreamReset)):
             self._waiting.pop(key, None)
         elif isinstance(event, ev.DispatchFinished | ev.TurnFinished):
             if event.job_id is None and isinstance(event, ev.TurnFinished):

@@ -23,21 +23,26 @@ CONFIGURABLE = {
 
 APP_BINDINGS: list[Binding] = [
     Binding("ctrl+c", "cancel_or_copy", "Cancel", id="smith.cancel", priority=True),
-    Binding("alt+h", "open_pager", "Transcript", id="smith.pager"),
-    Binding("alt+i", "open_inspect", "Inspect", id="smith.inspect"),
-    Binding("ctrl+r", "open_history", "History", id="smith.history"),
-    Binding("f2", "open_config", "Config", id="smith.config"),
-    Binding("f1", "open_help", "Help", id="smith.help"),
+    Binding("alt+h", "open_pager", "Transcript", id="smith.pager", priority=True),
+    Binding("alt+i", "open_inspect", "Inspect", id="smith.inspect", priority=True),
+    Binding("ctrl+r", "open_history", "History", id="smith.history", priority=True),
+    Binding("f2", "open_config", "Config", id="smith.config", priority=True),
+    Binding("f1", "open_help", "Help", id="smith.help", priority=True),
     Binding("ctrl+p", "command_palette", "Commands", id="smith.palette", priority=True),
     Binding("ctrl+q", "quit", "Quit", id="smith.quit", priority=True),
 ]
-"""The app-level bindings (defaults; the keymap replaces the configurable keys)."""
+"""The app-level bindings (defaults; the keymap replaces the configurable keys).
+
+All are priority bindings: the prompt (a TextArea) binds many keys of its own (f6, f7,
+ctrl+c…), and a key the user configured must reach the app wherever the focus is.
+"""
 
 
 def normalize_key(spec: str) -> str:
     """A configured key in Textual's spelling: ``ALT+h`` → ``alt+h``, ``ctrl-c`` → ``ctrl+c``.
 
-    Commas separate alternative keys. The final key keeps its case (``H`` means shift+h).
+    Commas separate alternative keys. A one-letter key keeps its case (``H`` means shift+h);
+    named keys are lower-cased (``F6`` → ``f6``).
     """
     keys = []
     for one in spec.split(","):
@@ -46,7 +51,10 @@ def normalize_key(spec: str) -> str:
             continue
         parts = one.replace("-", "+").split("+") if _uses_dashes(one) else one.split("+")
         *mods, key = parts
-        keys.append("+".join([m.strip().lower() for m in mods] + [key.strip()]))
+        key = key.strip()
+        keys.append(
+            "+".join([m.strip().lower() for m in mods] + [key if len(key) == 1 else key.lower()])
+        )
     return ",".join(keys)
 
 

@@ -86,3 +86,8 @@ async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> s
     """Wait until ``text`` is on screen; return the screen text."""
     await wait_for(pilot, lambda: text in screen_text(pilot.app), within, f"{text!r} on screen")
     return screen_text(pilot.app)
+
+
+def running(app: App[Any], size: tuple[int, int] = SIZE) -> Any:
+    """``app.run_test`` at the standard size, with toasts shown (they are off by default)."""
+    return app.run_test(size=size, notifications=True)

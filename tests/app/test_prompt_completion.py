@@ -11,7 +11,7 @@ from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.completion.project_files import ProjectFiles, list_with_walk
 from smith_tui.widgets.prompt_input import PromptInput
 
-from tests.app.app_harness import SIZE, isolate_environment, make_app, open_runtime, wait_for
+from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_for
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ async def _candidates(pilot, app, keys: list[str]) -> list[str]:
 
 async def test_slash_lists_every_command_of_the_runtime(runtime) -> None:
     app = make_app(runtime)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(app) as pilot:
         values = await _candidates(pilot, app, ["slash"])
         assert "/config" in values and "/quit" in values and "/pager" in values
         assert len(values) == len(runtime.services.command.names())
@@ -47,7 +47,7 @@ async def test_slash_lists_every_command_of_the_runtime(runtime) -> None:
 
 async def test_config_paths_complete_after_config_set(runtime) -> None:
     app = make_app(runtime)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(app) as pilot:
         values = await _candidates(pilot, app, [*"/config set llm_config.re"])
         assert values[:2] == ["llm_config.recv_timeout", "llm_config.retry_backoff_ms"]
         await pilot.press("tab")
@@ -57,7 +57,7 @@ async def test_config_paths_complete_after_config_set(runtime) -> None:
 
 async def test_roles_complete_after_role(runtime) -> None:
     app = make_app(runtime)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(app) as pilot:
         assert await _candidates(pilot, app, [*"/role "]) == ["direct", "orchestrator"]
 
 
@@ -70,14 +70,14 @@ async def test_model_ids_come_from_the_server_catalog(runtime, llm_server) -> No
         ],
     }
     app = make_app(runtime)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(app) as pilot:
         assert await _candidates(pilot, app, [*"/model "]) == ["llama-8b", "qwen-coder-32b"]
         assert any(r.path.endswith("/models") for r in llm_server.requests)
 
 
 async def test_at_path_completes_project_files_honouring_gitignore(runtime) -> None:
     app = make_app(runtime)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(app) as pilot:
         values = await _candidates(pilot, app, [*"look at @eng"])
         assert values == ["@src/pkg/engine.py"]
         await pilot.press("enter")

@@ -1,0 +1,234 @@
+"""Engine events on screen: the bridge, the status line, the Matrix rain and the first run."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from smith_tui.widgets.matrix_rain import MatrixRain, kitty_graphics_available
+from smith_tui.widgets.status_line import StatusLine
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+from smith_tui.app.bridge import EngineEventsArrived, EventBridge, coalesce
+from smith_tui.app.first_run import FirstRunScreen
+from smith_tui.engine import events as ev
+from tests.app.app_harness import (
+    isolate_environment,
+    make_app,
+    open_runtime,
+    running,
+    screen_text,
+    wait_for,
+    wait_for_text,
+)
+
+
+@pytest.fixture
+def runtime(tmp_path, monkeypatch, llm_server):
+    isolate_environment(monkeypatch, tmp_path)
+    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    yield rt
+    rt.store.close()
+
+
+def test_coalesce_merges_adjacent_deltas_of_one_stream_only() -> None:
+    a = [ev.TextDelta(turn_id="t", text=c) for c in "abc"]
+    child = ev.TextDelta(turn_id="t", text="X", role="worker", job_id="j1")
+    reasoning = ev.ReasoningDelta(turn_id="t", text="r")
+    out = coalesce([*a, child, a[0], reasoning, reasoning, ev.StatusChanged(status="tool")])
+    assert [type(e).__name__ for e in out] == [
+        "TextDelta",
+        "TextDelta",
+        "TextDelta",
+        "ReasoningDelta",
+        "StatusChanged",
+    ]
+    assert out[0].text == "abc" and out[1].text == "X" and out[2].text == "a"
+    assert out[3].text == "rr"
+
+
+class BridgeHost(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[ev.Event]] = []
+        self.bridge = EventBridge(self)
+        self.subscribers: list = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+    def subscribe(self, callback):
+        self.subscribers.append(callback)
+        return lambda: self.subscribers.remove(callback)
+
+    def on_mount(self) -> None:
+        self.bridge.attach(self.subscribe)
+
+    def on_engine_events_arrived(self, message: EngineEventsArrived) -> None:
+        self.batches.append(message.events)
+
+
+async def test_bridge_batches_deltas_from_another_thread_into_few_messages() -> None:
+    app = BridgeHost()
+    async with app.run_test() as pilot:
+        callback = app.subscribers[0]
+
+        def produce() -> None:
+            for i in range(500):
+                callback(ev.TextDelta(turn_id="t", text=f"{i},"))
+            callback(ev.TurnFinished(turn_id="t", conversation_id="c", stop_reason="completed"))
+
+        thread = threading.Thread(target=produce)
+        thread.start()
+        thread.join()
+        await wait_for(
+            pilot, lambda: app.batches and isinstance(app.batches[-1][-1], ev.TurnFinished)
+        )
+        events = [e for batch in app.batches for e in batch]
+        text = "".join(e.text for e in events if isinstance(e, ev.TextDelta))
+        assert text == "".join(f"{i}," for i in range(500))
+        assert len(app.batches) <= 3
+        assert app.bridge.delivered_batches == len(app.batches)
+
+
+async def test_bridge_delivers_in_order_on_the_loop_thread() -> None:
+    app = BridgeHost()
+    async with app.run_test() as pilot:
+        callback = app.subscribers[0]
+        for status in ("thinking", "streaming", "idle"):
+            callback(ev.StatusChanged(status=status))
+            await asyncio.sleep(0.05)
+        await wait_for(pilot, lambda: sum(len(b) for b in app.batches) == 3)
+        flat = [e.status for b in app.batches for e in b]
+        assert flat == ["thinking", "streaming", "idle"]
+        app.bridge.detach()
+        assert app.subscribers == []
+
+
+async def test_status_line_follows_status_role_model_and_title(runtime) -> None:
+    runtime.store.conversations.rename(runtime.conversation_id, "Red pill")
+    runtime.reload_conversation()
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        status = app.screen.query_one(StatusLine)
+        await wait_for_text(pilot, "Red pill")
+        runtime.emit(ev.LLMRequestStarted(turn_id="t", model="qwen-72b", role="orchestrator"))
+        runtime.emit(ev.StatusChanged(status="tool", detail="bash", role="orchestrator"))
+        await wait_for(pilot, lambda: status.status == "tool")
+        text = await wait_for_text(pilot, "Tank")
+        line = next(line for line in text.splitlines() if "Tank" in line)
+        assert "tool: bash" in line and "qwen-72b" in line and "Red pill" in line
+        assert line.split()[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"  # spinner while busy
+        runtime.emit(
+            ev.TurnFinished(
+                turn_id="t",
+                conversation_id="c",
+                stop_reason="error",
+                error={"message": "server went away"},
+            )
+        )
+        text = await wait_for_text(pilot, "error: server went away")
+        assert "✗ error" in text
+        runtime.emit(ev.StatusChanged(status="cancelled", job_id="j1", role="worker"))
+        await pilot.pause(0.1)
+        assert status.status == "error"  # sub-agent statuses stay in the dispatch tree
+
+
+async def test_child_retry_names_the_sub_agent(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        runtime.emit(
+            ev.RetryScheduled(
+                turn_id="t", attempt=1, delay_s=4.2, reason="HTTP 429", role="explorer", job_id="j"
+            )
+        )
+        await wait_for_text(pilot, "Link: retrying in 5s (HTTP 429)")
+        runtime.emit(ev.TextDelta(turn_id="t", text="x", role="explorer", job_id="j"))
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.retry == "")
+
+
+async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        rain = app.screen.query_one(MatrixRain)
+        runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="direct"))
+        await pilot.pause(0.1)
+        assert not rain.display
+        runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="worker", job_id="j1"))
+        await wait_for(pilot, lambda: rain.display, what="rain")
+        assert rain.tint == "#FF4FD8"
+        transcript = app.screen.query_one("#transcript")
+        assert rain.region.width == pytest.approx(transcript.region.width * 0.4, abs=2)
+        assert not rain.region.overlaps(transcript.region)  # beside the text, never over it
+        text = screen_text(app)
+        assert any(ch in text for ch in "ｱｳｴｵｶｷ0123456789")
+        runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="explorer", job_id="j2"))
+        await wait_for(pilot, lambda: rain.tint == "#00E5FF", what="Link's tint")
+        runtime.emit(ev.ReasoningDelta(turn_id="t", text="hm", role="explorer", job_id="j2"))
+        await wait_for(pilot, lambda: rain.tint == "#FF4FD8", what="back to Niobe")
+        runtime.emit(ev.TextDelta(turn_id="t", text="ok", role="worker", job_id="j1"))
+        await wait_for(pilot, lambda: not rain.display, what="rain to stop")
+
+
+async def test_matrix_rain_animates_at_ten_fps_when_animations_are_on() -> None:
+    class RainHost(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MatrixRain(id="rain")
+
+    app = RainHost()
+    async with app.run_test(size=(60, 12)) as pilot:
+        app.animation_level = "full"
+        rain = app.query_one(MatrixRain)
+        rain.handle_event(ev.LLMRequestStarted(turn_id="t", model="m", role="orchestrator"))
+        await wait_for(pilot, lambda: rain.size.width > 0)
+        before = [line.text for line in (rain.render_line(y) for y in range(rain.size.height))]
+        await pilot.pause(0.35)
+        after = [line.text for line in (rain.render_line(y) for y in range(rain.size.height))]
+        assert before != after
+        rain.handle_event(
+            ev.TurnFinished(turn_id="t", conversation_id="c", stop_reason="completed")
+        )
+        assert not rain.raining
+
+
+def test_kitty_graphics_detection() -> None:
+    assert kitty_graphics_available({"TERM": "xterm-kitty"})
+    assert kitty_graphics_available({"KITTY_WINDOW_ID": "3", "TERM": "xterm-256color"})
+    assert not kitty_graphics_available({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux-0/default"})
+    assert not kitty_graphics_available({"TERM": "xterm-256color"})
+
+
+async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeypatch) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = open_runtime(tmp_path)
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+            text = await wait_for_text(pilot, "llm_config.api_url")
+            assert "http://127.0.0.1:8080/v1" in text
+            assert "LLM_API_KEY" in text
+            assert str(tmp_path / "config.json") in text
+            await pilot.press("c")
+            from smith_tui.app.app import screen_class
+
+            if screen_class("config") is None:
+                await wait_for_text(pilot, "not available yet")
+            else:
+                await wait_for(pilot, lambda: not isinstance(app.screen, FirstRunScreen))
+                app.pop_screen()
+            await pilot.press("q")
+            await wait_for(pilot, lambda: not app.is_running, what="q to quit")
+        assert app.return_code == 0
+    finally:
+        runtime.store.close()
+
+
+async def test_first_run_is_skipped_when_a_server_is_configured(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.pause()
+        assert app.screen is app.main_screen

@@ -1,0 +1,157 @@
+"""Every key binding of the app, with the default keys and with keys from the config."""
+
+from __future__ import annotations
+
+import pytest
+from smith_tui.widgets.prompt_input import PromptInput
+from smith_tui.widgets.status_line import StatusLine
+from textual.command import CommandPalette
+
+from smith_tui.app.bindings import keymap_for, normalize_key
+from smith_tui.config.services import KeyBindings
+from tests.app.app_harness import (
+    isolate_environment,
+    make_app,
+    open_runtime,
+    running,
+    screen_text,
+    wait_for,
+    wait_for_text,
+)
+from tests.support.llm_server import stall, text_reply
+
+
+@pytest.fixture
+def runtime(tmp_path, monkeypatch, llm_server):
+    isolate_environment(monkeypatch, tmp_path)
+    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    yield rt
+    rt.store.close()
+
+
+def test_configured_keys_are_normalised_into_a_keymap() -> None:
+    assert normalize_key("ALT+h") == "alt+h"
+    assert normalize_key("ctrl-c") == "ctrl+c"
+    assert normalize_key("ctrl+shift+K, f5") == "ctrl+shift+K,f5"
+    assert normalize_key("minus") == "minus"
+    keys = KeyBindings(cancel="ctrl-x", pager="F6")
+    keymap = keymap_for(keys)
+    assert keymap["smith.cancel"] == "ctrl+x"
+    assert keymap["smith.pager"] == "f6"
+    assert keymap["smith.quit"] == "ctrl+q"
+
+
+async def test_footer_shows_every_configurable_binding(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await wait_for_text(pilot, "Quit")
+        footer = screen_text(app).splitlines()[-1]
+        for label in ("Cancel", "Transcript", "Inspect", "Commands", "Quit", "Help"):
+            assert label in footer
+
+
+async def test_ctrl_c_when_idle_says_how_to_quit(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press("ctrl+c")
+        await wait_for_text(pilot, "press ctrl+q to quit")
+        assert app.is_running
+
+
+async def test_ctrl_c_when_idle_copies_the_selection(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press(*"copy me")
+        prompt = app.screen.query_one(PromptInput)
+        prompt.select_all()
+        await pilot.press("ctrl+c")
+        assert app.clipboard == "copy me"
+        await wait_for_text(pilot, "Copied")
+
+
+async def test_ctrl_c_cancels_the_running_turn(runtime, llm_server) -> None:
+    llm_server.enqueue(stall(after_events=2, hold_s=30))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press(*"wait forever", "enter")
+        await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not runtime.busy, what="the turn to stop")
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.status == "cancelled", what="cancelled status")
+        assert "cancelled" in screen_text(app)
+
+
+async def test_ctrl_q_quits_and_cancels_a_running_turn(runtime, llm_server) -> None:
+    llm_server.enqueue(stall(after_events=2, hold_s=30))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press(*"long one", "enter")
+        await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+    assert app.return_code == 0
+    assert not runtime.busy
+    # the cancelled turn was persisted before the app left
+    assert runtime.messages[0]["content"] == "long one"
+
+
+async def test_ctrl_p_opens_the_command_palette_with_smith_commands(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+        await pilot.press(*"new conv")
+        await wait_for_text(pilot, "New conversation")
+        first = runtime.conversation_id
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: runtime.conversation_id != first, what="a new conversation")
+
+
+@pytest.mark.parametrize(
+    ("key", "screen"),
+    [
+        ("alt+h", "pager"),
+        ("alt+i", "inspect"),
+        ("ctrl+r", "history"),
+        ("f2", "config"),
+        ("f1", "help"),
+    ],
+)
+async def test_screen_keys_open_their_screen(runtime, key, screen) -> None:
+    from smith_tui.app.app import screen_class
+
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press(key)
+        cls = screen_class(screen)
+        if cls is None:
+            await wait_for_text(pilot, f"The {screen} screen is not available yet")
+        else:
+            await wait_for(pilot, lambda: isinstance(app.screen, cls), what=f"{screen} screen")
+
+
+async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    config = {"services": {"ui": {"keys": {"cancel": "ctrl-g", "quit": "f10", "pager": "f6"}}}}
+    runtime = open_runtime(tmp_path, api_url=llm_server.base_url, config=config)
+    llm_server.enqueue(stall(after_events=2, hold_s=30), text_reply("after"))
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await wait_for_text(pilot, "Quit")
+            footer = screen_text(app).splitlines()[-1]
+            assert "^g Cancel" in footer and "f10 Quit" in footer and "f6 Transcript" in footer
+            await pilot.press("ctrl+c")  # no longer the cancel key
+            await pilot.pause()
+            assert "to quit" not in screen_text(app)
+            await pilot.press(*"slow", "enter")
+            await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: not runtime.busy, what="ctrl+g to cancel")
+            await pilot.press("ctrl+g")
+            await wait_for_text(pilot, "press f10 to quit")
+            await pilot.press("f10")
+            await wait_for(pilot, lambda: not app.is_running, what="f10 to quit")
+    finally:
+        runtime.store.close()

@@ -1,0 +1,115 @@
+"""Whole turns through the app and the real runtime against the scripted server."""
+
+from __future__ import annotations
+
+import pytest
+from smith_tui.widgets.status_line import StatusLine
+from smith_tui.widgets.todo_panel import TodoPanel
+
+from tests.app.app_harness import (
+    isolate_environment,
+    make_app,
+    open_runtime,
+    running,
+    screen_text,
+    wait_for,
+    wait_for_text,
+)
+from tests.support.llm_server import http_error, text_reply, tool_call
+
+
+@pytest.fixture
+def runtime(tmp_path, monkeypatch, llm_server):
+    isolate_environment(monkeypatch, tmp_path)
+    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    yield rt
+    rt.store.close()
+
+
+async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm_server) -> None:
+    llm_server.enqueue(
+        text_reply(
+            "Let me look.", tool_calls=[tool_call("bash", {"command": "echo matrix-$((6*7))"})]
+        ),
+        text_reply("There is no spoon, only matrix-42.", chunk_chars=3),
+    )
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press(*"what is there?", "enter")
+        text = await wait_for_text(pilot, "There is no spoon, only matrix-42.")
+        assert "what is there?" in text
+        assert "bash" in text
+        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        status = app.screen.query_one(StatusLine)
+        assert status.status == "idle"
+        assert status.model == "scripted-model"
+        assert "scripted-model" in screen_text(app)
+    tool_results = [m for m in runtime.messages if m["role"] == "tool"]
+    assert tool_results and "matrix-42" in tool_results[0]["content"]
+
+
+async def test_retry_shows_in_the_status_line(tmp_path, monkeypatch, llm_server) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    config = {"llm_config": {"retry_backoff_ms": [1500], "retry_max_retries": 1}}
+    runtime = open_runtime(tmp_path, api_url=llm_server.base_url, config=config)
+    llm_server.enqueue(http_error(503), text_reply("Back online."))
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await pilot.press(*"hello", "enter")
+            text = await wait_for_text(pilot, "retrying in 2s (")
+            assert "503" in text.split("retrying in 2s (", 1)[1].splitlines()[0]
+            await wait_for_text(pilot, "Back online.")
+            status = app.screen.query_one(StatusLine)
+            await wait_for(pilot, lambda: status.retry == "", what="the retry note to clear")
+    finally:
+        runtime.store.close()
+
+
+async def test_todo_tool_fills_the_panel_and_a_new_turn_clears_it(runtime, llm_server) -> None:
+    items = [
+        {"content": "Read the code", "status": "done"},
+        {"content": "Fix the bug", "status": "in_progress"},
+        {"content": "Write the test", "status": "pending"},
+    ]
+    llm_server.enqueue(
+        text_reply(tool_calls=[tool_call("todo", {"items": items})]),
+        text_reply("Planned."),
+        text_reply("Next."),
+    )
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        panel = app.screen.query_one(TodoPanel)
+        assert not panel.display
+        await pilot.press(*"plan it", "enter")
+        text = await wait_for_text(pilot, "Write the test")
+        assert panel.display
+        assert "Todo 1/3" in text and "Fix the bug" in text
+        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        await pilot.press(*"go on", "enter")
+        await wait_for(pilot, lambda: not panel.display, what="the panel to hide")
+        assert "Write the test" not in screen_text(app)
+
+
+async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> None:
+    llm_server.enqueue(text_reply("slow " * 20, chunk_chars=5, event_delay_s=0.05))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press(*"first", "enter")
+        await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+        await pilot.press(*"second", "enter")
+        await wait_for_text(pilot, "A turn is still running")
+        from smith_tui.widgets.prompt_input import PromptInput
+
+        assert app.screen.query_one(PromptInput).text == "second"
+        await wait_for(pilot, lambda: not runtime.busy, within=15, what="the turn to end")
+
+
+async def test_slash_commands_run_and_quit_exits(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        first = runtime.conversation_id
+        await pilot.press(*"/new", "enter")
+        await wait_for(pilot, lambda: runtime.conversation_id != first, what="/new")
+        await pilot.press(*"/quit", "enter")
+        await wait_for(pilot, lambda: not app.is_running, what="/quit to exit")
