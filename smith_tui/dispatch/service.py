@@ -52,6 +52,10 @@ DISPATCH_INPUT_SCHEMA: dict[str, Any] = {
             "items": {"type": "string"},
             "description": "Paths the child should start from.",
         },
+        "model": {
+            "type": "string",
+            "description": "Optional model id for the child (default: the role's model).",
+        },
         "allow_raw_transcript": {
             "type": "boolean",
             "description": "Only when the child truly needs it: allow context.transcript.",

@@ -145,8 +145,9 @@ async def test_role_specific_reports_and_a_rejected_report_retried(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
     # max_parallel 1: the worker runs first, then the explorer, so replies are order-safe.
+    calls = [dispatch("worker", "edit"), dispatch("explorer", "look", model="other-model")]
     llm_server.enqueue(
-        text_reply(tool_calls=[dispatch("worker", "edit"), dispatch("explorer", "look")]),
+        text_reply(tool_calls=calls),
         text_reply(tool_calls=[report(**WORKER_REPORT)]),
         text_reply(tool_calls=[report(status="ok", summary="found", findings=["x"])]),
         text_reply(tool_calls=[report(status="OK", summary="found", findings="x", evidence="a:1")]),
@@ -171,6 +172,7 @@ async def test_role_specific_reports_and_a_rejected_report_retried(
     # The explorer read the rejection as a tool result and called report again.
     explorer_bodies = [b for b in child_bodies(llm_server) if task_of(b) == "look"]
     assert len(explorer_bodies) == 2
+    assert {b["model"] for b in explorer_bodies} == {"other-model"}
     rejection = [m for m in explorer_bodies[1]["messages"] if m["role"] == "tool"][-1]
     assert rejection["content"].startswith("error: report rejected:")
     assert "evidence" in rejection["content"]
@@ -213,7 +215,7 @@ async def test_a_looping_child_is_stopped_and_reported_blocked(
     llm_server.enqueue(
         text_reply(tool_calls=[dispatch("explorer", "read the readme")]),
         text_reply(tool_calls=[tool_call("read", same)]),
-        text_reply(tool_calls=[tool_call("read", '{"path":"README.md"}')]),
+        text_reply(tool_calls=[tool_call("read", '{ "path": "README.md" }')]),
         text_reply(tool_calls=[tool_call("read", same)]),
         text_reply("The explorer got stuck."),
     )
@@ -231,6 +233,29 @@ async def test_a_looping_child_is_stopped_and_reported_blocked(
     assert [m.metadata["ok"] for m in child_tools] == [True, True, False]
     assert "3 times in a row" in (child_tools[-1].content or "")
     assert_transcript_valid(stored(runtime, child))
+    await runtime.aclose()
+
+
+async def test_repeats_inside_one_parallel_batch_count_too(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    same = dispatch("explorer", "do it for me")
+    llm_server.enqueue(
+        text_reply(tool_calls=[dispatch("worker", "edit")]),
+        text_reply(tool_calls=[same, dispatch("explorer", "do it for me"), same]),
+        text_reply("The worker got stuck."),
+    )
+    runtime, rec = open_runtime(tmp_path, llm_server.base_url)
+    result = await runtime.run_turn("go", role="orchestrator")
+    assert result.stop_reason == "completed"
+    (res,) = results(runtime)
+    assert res["status"] == "blocked"
+    assert "dispatch was called 3 times in a row" in res["summary"]
+    assert len(child_bodies(llm_server)) == 1
+    child_tools = tool_messages(runtime, child_conversation(rec, res["job_id"]))
+    assert [m.content.split(":")[0] for m in child_tools] == ["error"] * 3
+    assert "not available to the worker role" in child_tools[0].content
+    assert "3 times in a row" in child_tools[2].content
     await runtime.aclose()
 
 
