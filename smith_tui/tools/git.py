@@ -8,7 +8,8 @@ Safety rests on three layers:
   make git run a program (pager, external diff, textconv, fsmonitor, hooks,
   filter drivers, gpg, transports) and keeps ``status`` from writing the index;
 * a scrubbed environment: no inherited ``GIT_*`` variables, no system or
-  global config.
+  global config, and a private copy of the index (``GIT_INDEX_FILE``) so that
+  no command can rewrite the repository's own.
 
 Positional arguments (revisions and paths) can never start with ``-`` and may
 not point outside the project.
@@ -16,9 +17,11 @@ not point outside the project.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -587,17 +590,30 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     tail = build_command(args.get("command"), args.get("args"), root)
     git = find_git()
     code, out, err, _ = await _run(
-        [*base_argv(git), "rev-parse", "--is-inside-work-tree"], root, ctx, git_env()
+        [*base_argv(git), "rev-parse", "--is-inside-work-tree", "--git-path", "index"],
+        root,
+        ctx,
+        git_env(),
     )
-    if code != 0 or out.strip() != "true":
+    lines = out.splitlines()
+    if code != 0 or not lines or lines[0].strip() != "true":
         raise ToolError(
             f"{NAME}: {root} is not inside a git work tree ({err or out.strip() or 'no repository'})",
             code="not_a_repository",
         )
-    env = git_env(await _filter_overrides(git, root, ctx))
-    code, out, err, truncated = await _run([*base_argv(git), *tail], root, ctx, env)
+    index = root / lines[1] if len(lines) > 1 else None
+    overrides = await _filter_overrides(git, root, ctx)
+    with tempfile.TemporaryDirectory(prefix="smith-git-") as scratch:
+        env = git_env(overrides)
+        # Work on a copy of the index: some read commands (git diff) refresh and
+        # rewrite it even with optional locks off; the copy takes those writes.
+        private_index = Path(scratch) / "index"
+        if index is not None and index.is_file():
+            await asyncio.to_thread(shutil.copy2, index, private_index)
+        env["GIT_INDEX_FILE"] = str(private_index)
+        code, out, err, truncated = await _run([*base_argv(git), *tail], root, ctx, env)
     shown = " ".join([args["command"], *(args.get("args") or [])])
-    if code != 0:
+    if code != 0 and not truncated:  # a truncated run was stopped by us
         raise ToolError(
             f"{NAME}: `git {shown}` failed (exit {code}): {budget_text(err or out, 2000)}",
             code="git_failed",
