@@ -48,8 +48,8 @@ async def test_orchestrator_dispatches_a_worker_and_an_explorer_in_parallel(
     # Either child may reach the server first; both reports are valid for either role.
     llm_server.enqueue(
         text_reply(tool_calls=[worker_call, explorer_call], usage=PARENT_USAGE),
-        text_reply(tool_calls=[report(**WORKER_REPORT)], usage=USAGE, delay_s=0.5),
-        text_reply(tool_calls=[report(**EXPLORER_REPORT)], usage=USAGE, delay_s=0.5),
+        text_reply(tool_calls=[report(**WORKER_REPORT)], usage=USAGE, delay_s=0.6),
+        text_reply(tool_calls=[report(**EXPLORER_REPORT)], usage=USAGE, delay_s=0.6),
         text_reply("Both sub-agents are done.", usage=PARENT_USAGE),
     )
     runtime, rec = open_runtime(
@@ -61,7 +61,7 @@ async def test_orchestrator_dispatches_a_worker_and_an_explorer_in_parallel(
 
     # Both children were in flight at the same time.
     first, second = (r.received_at for r in child_requests(llm_server))
-    assert abs(second - first) < 0.35
+    assert abs(second - first) < 0.45  # one after the other would take >= 0.6 s
 
     # The parent got one result per call, in call order, each the child's normalised report.
     tools = tool_messages(runtime)
@@ -317,7 +317,7 @@ async def test_parallel_children_are_bounded_by_max_parallel(
     ok = {"status": "ok", "summary": "did it"}
     llm_server.enqueue(
         text_reply(tool_calls=[dispatch("worker", f"part {i}") for i in (1, 2, 3)]),
-        *[text_reply(tool_calls=[report(**ok)], delay_s=0.5) for _ in range(3)],
+        *[text_reply(tool_calls=[report(**ok)], delay_s=0.6) for _ in range(3)],
         text_reply("done"),
     )
     runtime, _ = open_runtime(
@@ -326,7 +326,7 @@ async def test_parallel_children_are_bounded_by_max_parallel(
     result = await runtime.run_turn("go", role="orchestrator")
     assert result.stop_reason == "completed"
     times = sorted(r.received_at for r in child_requests(llm_server))
-    assert times[1] - times[0] < 0.35  # two at once
-    assert times[2] - times[0] >= 0.45  # the third waited for a free slot
+    assert times[1] - times[0] < 0.45  # two at once
+    assert times[2] - times[0] >= 0.55  # the third waited for a free slot
     assert [r["status"] for r in results(runtime)] == ["ok", "ok", "ok"]
     await runtime.aclose()
