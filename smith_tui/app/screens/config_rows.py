@@ -1,0 +1,147 @@
+"""The rows of the config screen: every documented setting with its value and source.
+
+Secrets never reach a row: values under secret-looking names (``api_key``, ``token``,
+``password``...) are replaced by :data:`HIDDEN`, and passwords inside URLs are masked.
+The *name* of the key variable (``llm_config.api_key_env``) is not a secret and shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from smith_tui.config import (
+    EffectiveConfig,
+    OverrideError,
+    coerce_value,
+    get_value,
+    settings_reference,
+    thaw,
+)
+
+HIDDEN = "•••• (hidden)"
+"""What a secret value shows as."""
+
+MODEL_KEY_TEMPLATE = "models.<key>"
+
+_SECRET_NAME = re.compile(
+    r"(api[_-]?key|apikey|secret|passw(or)?d|(^|[_-])token$|^token|authorization|credential)",
+    re.IGNORECASE,
+)
+_URL_PASSWORD = re.compile(r"(://[^/@:\s]+):[^/@\s]+@")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting called ``name`` holds a secret (``*_env`` names a variable: no)."""
+    lowered = name.lower()
+    if lowered.endswith("_env") or lowered.endswith("_variable"):
+        return False
+    return bool(_SECRET_NAME.search(lowered))
+
+
+def redact(value: Any, name: str = "") -> Any:
+    """A plain copy of ``value`` with secrets hidden (``name`` is the key it is stored under)."""
+    value = thaw(value)
+    if name and is_secret_name(name) and value not in (None, "", [], {}):
+        return HIDDEN
+    if isinstance(value, dict):
+        return {key: redact(item, str(key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact(item) for item in value]
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(r"\1:••••@", value)
+    return value
+
+
+def value_text(value: Any) -> str:
+    """How a (redacted) value reads in the table: ``absent``, plain text, or JSON."""
+    if value is None:
+        return "absent"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def edit_text(value: Any) -> str:
+    """What the value box is prefilled with, so that saving it unchanged keeps the value."""
+    if value is None or value == HIDDEN:
+        return ""
+    if isinstance(value, str) and isinstance(coerce_value(value), str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    """One line of the config screen."""
+
+    path: str
+    value: Any
+    """The effective value, secrets hidden (``None`` when absent)."""
+    source: str
+    """The layer the value comes from (``defaults``, ``user``, ``env``, ``persisted``...)."""
+    description: str
+    default: str
+    editable: bool
+    """Whether the screen may set or unset it (the runtime override allowlist)."""
+
+    @property
+    def is_template(self) -> bool:
+        """The ``models.<key>`` row that stands for a key not set yet."""
+        return self.path == MODEL_KEY_TEMPLATE
+
+
+def source_of(config: EffectiveConfig, path: str) -> str:
+    """The layer ``path`` comes from; ``defaults`` for a setting no layer has."""
+    try:
+        return config.source_of(path)
+    except KeyError:
+        return "defaults"
+
+
+def _value_of(config: EffectiveConfig, path: str) -> Any:
+    try:
+        return get_value(config, path)
+    except (OverrideError, KeyError, ValueError):
+        return None
+
+
+def setting_rows(config: EffectiveConfig) -> list[SettingRow]:
+    """Every setting of the reference, ``models.<key>`` expanded to the keys in effect."""
+    rows: list[SettingRow] = []
+    for doc in settings_reference():
+        if doc.path == MODEL_KEY_TEMPLATE:
+            models = thaw(config.effective.get("models") or {})
+            for key in sorted(models):
+                path = f"models.{key}"
+                rows.append(
+                    SettingRow(
+                        path,
+                        redact(models[key], key),
+                        source_of(config, path),
+                        doc.description,
+                        "absent",
+                        True,
+                    )
+                )
+            rows.append(SettingRow(doc.path, None, "", doc.description, "absent", True))
+            continue
+        last = doc.path.rsplit(".", 1)[-1]
+        rows.append(
+            SettingRow(
+                doc.path,
+                redact(_value_of(config, doc.path), last),
+                source_of(config, doc.path),
+                doc.description,
+                doc.default,
+                doc.overridable,
+            )
+        )
+    return rows
+
+
+def lookup_row(rows: list[SettingRow], path: str) -> SettingRow | None:
+    """The row for ``path``, if any."""
+    return next((row for row in rows if row.path == path), None)

@@ -1,0 +1,212 @@
+"""The config screen: every setting with its value and layer; edit, save and unset overrides.
+
+Changes go through ``runtime.set_config`` / ``runtime.unset_config``, which validate
+before anything is written: a refused value is shown under the editor and nothing is
+saved. Settings off the override allowlist are shown read-only (they belong in the
+config file). Secret values never appear (see :mod:`config_rows`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Footer, Input, Static
+
+from smith_tui.app.screens.config_rows import (
+    SettingRow,
+    edit_text,
+    lookup_row,
+    setting_rows,
+    value_text,
+)
+from smith_tui.app.screens.modal import SmithModal, error_text
+
+MAX_VALUE_CELL = 48
+SOURCE_STYLES = {
+    "defaults": "dim",
+    "user": "green",
+    "env": "cyan",
+    "persisted": "bold yellow",
+    "ephemeral": "magenta",
+}
+
+
+def _cell(text: str, style: str = "") -> Text:
+    if len(text) > MAX_VALUE_CELL:
+        text = text[: MAX_VALUE_CELL - 1] + "…"
+    return Text(text, style=style, no_wrap=True)
+
+
+class ConfigScreen(SmithModal):
+    """View the effective configuration and change runtime overrides."""
+
+    AUTO_FOCUS = "#config-table"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("ctrl+s", "save", "Save"),
+        Binding("u", "unset", "Unset"),
+        Binding("e", "edit", "Edit", show=False),
+    ]
+
+    def __init__(self, runtime: Any) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.rows: list[SettingRow] = []
+
+    def compose(self) -> ComposeResult:
+        """Table, description, editor, messages, footer."""
+        with Vertical(id="config-dialog") as dialog:
+            dialog.border_title = "Settings"
+            yield DataTable(id="config-table", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="config-editor"):
+                yield Static("", id="config-about", markup=False)
+                with Horizontal(id="config-edit-row"):
+                    yield Input(placeholder="setting path", id="config-path", select_on_focus=False)
+                    yield Input(placeholder="new value (JSON or text)", id="config-value")
+                    yield Button("Save", variant="primary", id="config-save")
+                    yield Button("Unset", id="config-unset")
+                yield Static("", id="config-error", markup=False)
+                yield Static("", id="config-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the table."""
+        table = self.query_one("#config-table", DataTable)
+        table.add_column("Setting", key="path")
+        table.add_column("Value", key="value")
+        table.add_column("Source", key="source")
+        self.refresh_rows()
+
+    # -- table ----------------------------------------------------------------------------
+
+    def refresh_rows(self, keep: str | None = None) -> None:
+        """Rebuild the rows from the runtime's config; keep the cursor on ``keep``."""
+        self.rows = setting_rows(self.runtime.config)
+        table = self.query_one("#config-table", DataTable)
+        table.clear()
+        for row in self.rows:
+            if row.is_template:
+                value = _cell("add one: type models.KEY and a model id", "dim italic")
+            elif row.value is None:
+                value = _cell("absent", "dim")
+            else:
+                value = _cell(value_text(row.value))
+            table.add_row(
+                _cell(row.path, "" if row.editable else "dim"),
+                value,
+                _cell(row.source, SOURCE_STYLES.get(row.source, "")),
+                key=row.path,
+            )
+        if keep is not None:
+            for index, row in enumerate(self.rows):
+                if row.path == keep:
+                    table.move_cursor(row=index)
+                    break
+        self._show_row(self.selected_row)
+
+    @property
+    def selected_row(self) -> SettingRow | None:
+        """The row under the table cursor."""
+        table = self.query_one("#config-table", DataTable)
+        if not self.rows or table.cursor_row < 0 or table.cursor_row >= len(self.rows):
+            return None
+        return self.rows[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Describe the highlighted setting and prefill the editor."""
+        row = lookup_row(self.rows, str(event.row_key.value))
+        self._show_row(row)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row: edit it."""
+        event.stop()
+        self.action_edit()
+
+    def _show_row(self, row: SettingRow | None) -> None:
+        about = self.query_one("#config-about", Static)
+        path_box = self.query_one("#config-path", Input)
+        value_box = self.query_one("#config-value", Input)
+        if row is None:
+            about.update("")
+            return
+        access = "editable here" if row.editable else "read-only here: set it in the config file"
+        about.update(f"{row.path} — {row.description}\ndefault {row.default} · {access}")
+        path_box.value = "models." if row.is_template else row.path
+        value_box.value = edit_text(row.value) if row.editable else ""
+        self._set_error("")
+
+    # -- editing --------------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        """Move to the value box (or the path box for a new ``models.<key>``)."""
+        row = self.selected_row
+        if row is not None and row.is_template:
+            self.query_one("#config-path", Input).focus()
+        else:
+            self.query_one("#config-value", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the path box moves on; enter in the value box saves."""
+        event.stop()
+        if event.input.id == "config-path":
+            self.query_one("#config-value", Input).focus()
+        else:
+            self.action_save()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Save or unset."""
+        event.stop()
+        if event.button.id == "config-save":
+            self.action_save()
+        elif event.button.id == "config-unset":
+            self.action_unset()
+
+    def _path(self) -> str:
+        return self.query_one("#config-path", Input).value.strip()
+
+    def action_save(self) -> None:
+        """Validate and save the value in the editor (nothing is saved when it is refused)."""
+        path = self._path()
+        raw = self.query_one("#config-value", Input).value.strip()
+        if not path or path.endswith("."):
+            self._set_error("Type the setting's path first (e.g. models.worker).")
+            return
+        if not raw:
+            self._set_error(f"Type a value for {path}, or press Unset to drop the override.")
+            return
+        try:
+            value = self.runtime.set_config(path, raw)
+        except Exception as exc:  # the runtime explains what to fix
+            self._set_error(error_text(exc))
+            return
+        self.refresh_rows(keep=path)
+        self._set_status(f"Saved {path} = {value_text(value)}")
+
+    def action_unset(self) -> None:
+        """Drop the runtime override of the path in the editor."""
+        path = self._path()
+        if not path or path.endswith("."):
+            self._set_error("Choose the setting to unset first.")
+            return
+        try:
+            self.runtime.unset_config(path)
+        except Exception as exc:
+            self._set_error(error_text(exc))
+            return
+        self.refresh_rows(keep=path)
+        self._set_status(f"Unset {path}: back to the value from the lower layers")
+
+    def _set_error(self, text: str) -> None:
+        error = self.query_one("#config-error", Static)
+        error.update(text)
+        error.set_class(bool(text), "-shown")
+        if text:
+            self.query_one("#config-status", Static).update("")
+
+    def _set_status(self, text: str) -> None:
+        self._set_error("")
+        self.query_one("#config-status", Static).update(text)
