@@ -282,3 +282,17 @@ async def test_symlink_escaping_the_root_is_refused(tmp_path: Path) -> None:
 async def test_digit_strings_are_accepted_for_integers(project: Path) -> None:
     out = await grep(project, pattern="start_engine", max_results="2")
     assert len(re.findall(r"^  \d+: ", out.content, re.MULTILINE)) == 2
+
+
+async def test_best_files_keep_their_lines_however_many_files_match(tmp_path: Path) -> None:
+    # Only the top max_results files keep their lines while rg streams; the
+    # winners must still be the best-ranked files, shown with their lines.
+    for n in range(150):
+        write(tmp_path, f"f{n:03}.txt", "token here\n")
+    write(tmp_path, "z/deep/many.txt", "token again\n" * 30)
+    write(tmp_path, "z/defines.py", "def token():\n    pass\n")
+    out = await grep(tmp_path, pattern="token", max_results=2)
+    assert file_headers(out.content) == ["z/defines.py", "z/deep/many.txt"]
+    assert "  1: def token():" in out.content
+    assert "  1: token again" in out.content
+    assert out.metadata["matches"] == 150 + 30 + 1

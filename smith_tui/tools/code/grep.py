@@ -41,6 +41,7 @@ _ARGS = (
     "max_results",
 )
 _DEFINITION_LINES_KEPT = 5
+_DEFINITION_SCAN_BYTES = 1 << 20  # per file: enough to rank, bounded for huge results
 
 # A match record whose line text starts with a definition keyword (after
 # indentation and modifiers). It runs over raw JSON bytes (hence the escaped
@@ -74,12 +75,19 @@ def _text(obj: dict[str, Any]) -> str:
 
 
 class _BlockReader:
-    """Splits rg's JSON stream into per-file blocks and summarises each."""
+    """Splits rg's JSON stream into per-file blocks and summarises each.
 
-    def __init__(self, keep_records: int) -> None:
+    Every file keeps its counts, but only the ``keep_files`` best-ranked files
+    (so far) keep their records: a file outside the top ``keep_files`` can
+    never be shown, so memory stays bounded however much rg finds.
+    """
+
+    def __init__(self, keep_records: int, keep_files: int) -> None:
         self.keep_records = keep_records
+        self.keep_files = keep_files
         self._head = re.compile(rb"(?:[^\n]*\n){1,%d}" % keep_records)
         self.files: list[_FileHits] = []
+        self._holding: list[_FileHits] = []  # files that still hold records
         self._buffer = bytearray()
         self._resume = 0
 
@@ -120,7 +128,8 @@ class _BlockReader:
         end_record = buffer[end + 1 : buffer.find(b"\n", end + 1)]
         counts = _COUNTS.search(end_record)
         hits = _FileHits(path, matches=int(counts.group(1)) if counts else 0)
-        for found in _DEFINITION.finditer(buffer, body, end + 1):
+        scan_end = min(end + 1, body + _DEFINITION_SCAN_BYTES)
+        for found in _DEFINITION.finditer(buffer, body, scan_end):
             hits.definitions += 1
             start = found.start() + 1
             hits.definition_records.append(bytes(buffer[start : buffer.find(b"\n", start)]))
@@ -130,13 +139,23 @@ class _BlockReader:
         if head is not None:
             hits.head = head.group().split(b"\n")[:-1]
         self.files.append(hits)
+        self._holding.append(hits)
+        if len(self._holding) >= 2 * self.keep_files:
+            self._holding.sort(key=_rank_key)
+            for dropped in self._holding[self.keep_files :]:
+                dropped.head = []
+                dropped.definition_records = []
+            del self._holding[self.keep_files :]
 
 
-def _rank(files: list[_FileHits]) -> list[_FileHits]:
+def _rank_key(hits: _FileHits) -> tuple[int, int, int, int, str]:
     """Files with definitions first, then more matches, then shorter paths."""
-    return sorted(
-        files,
-        key=lambda f: (-min(f.definitions, 1), -f.matches, f.path.count("/"), len(f.path), f.path),
+    return (
+        -min(hits.definitions, 1),
+        -hits.matches,
+        hits.path.count("/"),
+        len(hits.path),
+        hits.path,
     )
 
 
@@ -216,7 +235,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     argv += [f"--glob={g}" for g in globs]
     argv += ["--regexp", pattern, "--", rel]
 
-    reader = _BlockReader(keep_records=limit * (2 * context + 1) + 2 * context)
+    reader = _BlockReader(keep_records=limit * (2 * context + 1) + 2 * context, keep_files=limit)
     async with spawn(argv, cwd=root, cancel=ctx.cancel, env=rg_env(), time_limit=120) as rg:
         async for chunk in rg.chunks():
             reader.feed(chunk)
@@ -231,7 +250,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
             f"No matches for {pattern!r} in {where}.",
             metadata={"matches": 0, "files": 0},
         )
-    ranked = _rank(reader.files)
+    ranked = sorted(reader.files, key=_rank_key)
     total = sum(f.matches for f in ranked)
     per_file = max(10, limit // max(1, min(len(ranked), 5)))
     blocks: list[str] = []

@@ -79,8 +79,8 @@ class _Stripper:
         return "".join(out)
 
 
-def _scan(lines: list[str], tokens: re.Pattern[str]) -> tuple[list[_Line], list[_Container]]:
-    """Prepare lines; containers are pushed later by the language walkers."""
+def _scan(lines: list[str], tokens: re.Pattern[str]) -> list[_Line]:
+    """Reduce each line to code and note the brace depth at its start."""
     stripper = _Stripper(tokens)
     prepared: list[_Line] = []
     depth = 0
@@ -88,10 +88,12 @@ def _scan(lines: list[str], tokens: re.Pattern[str]) -> tuple[list[_Line], list[
         code = stripper.strip(raw)
         prepared.append(_Line(number, raw, code, depth, None))
         depth = max(0, depth + code.count("{") - code.count("}"))
-    return prepared, []
+    return prepared
 
 
-Rule = Callable[[_Line, _Container | None, list[_Line], int], "tuple[Symbol, str | None] | None"]
+_Found = tuple[Symbol, str | None]
+Rule = Callable[[_Line, _Container | None, list[_Line], int], _Found | None]
+"""A definition matcher: (line, enclosing container, all lines, index) → found or None."""
 
 
 def _walk(
@@ -106,7 +108,7 @@ def _walk(
     body the definition opens (``"top"``, a key of ``member_rules``, ``"skip"``)
     or is ``None`` for definitions without a body we care about.
     """
-    prepared, _ = _scan(lines, tokens)
+    prepared = _scan(lines, tokens)
     symbols: list[Symbol] = []
     stack: list[_Container] = []
     for index, line in enumerate(prepared):
@@ -211,7 +213,9 @@ _C_CLOSE_TYPEDEF = re.compile(r"\s*\}\s*([A-Za-z_]\w*)\s*(?:,[^;]*)?;")
 _C_KIND = {"struct": "struct", "union": "struct", "enum": "enum", "class": "class"}
 
 
-def _c_top(line: _Line, container: _Container | None, lines: list[_Line], index: int):
+def _c_top(
+    line: _Line, container: _Container | None, lines: list[_Line], index: int
+) -> _Found | None:
     raw, code = line.raw, line.code
     if match := _C_DEFINE.match(raw):
         kind = "macro" if match.group(2) else "constant"
@@ -294,7 +298,9 @@ _JS_KEYWORDS = frozenset(
 )
 
 
-def _js_top(line: _Line, container: _Container | None, lines: list[_Line], index: int):
+def _js_top(
+    line: _Line, container: _Container | None, lines: list[_Line], index: int
+) -> _Found | None:
     code = line.code
     if match := _JS_FUNCTION.match(code):
         return _make(match.group(1), "function", line, container), "skip"
@@ -315,7 +321,9 @@ def _js_top(line: _Line, container: _Container | None, lines: list[_Line], index
     return None
 
 
-def _js_member(line: _Line, container: _Container | None, lines: list[_Line], index: int):
+def _js_member(
+    line: _Line, container: _Container | None, lines: list[_Line], index: int
+) -> _Found | None:
     code = line.code
     match = _JS_FIELD_ARROW.match(code) or _JS_METHOD.match(code)
     if match is None or match.group(1) in _JS_KEYWORDS:
@@ -345,7 +353,9 @@ def extract_go(lines: list[str]) -> list[Symbol]:
     """Symbols of a Go source given as lines."""
     group: list[str | None] = [None]  # kind of the open "const ( … )" style group
 
-    def top(line: _Line, container: _Container | None, prepared: list[_Line], index: int):
+    def top(
+        line: _Line, container: _Container | None, prepared: list[_Line], index: int
+    ) -> _Found | None:
         code = line.code
         if group[0] is not None:
             if code.startswith(")"):
@@ -372,7 +382,9 @@ def extract_go(lines: list[str]) -> list[Symbol]:
             return _make(match.group(1), "constant", line, container), None
         return None
 
-    def member(line: _Line, container: _Container | None, prepared: list[_Line], index: int):
+    def member(
+        line: _Line, container: _Container | None, prepared: list[_Line], index: int
+    ) -> _Found | None:
         match = _GO_INTERFACE_METHOD.match(line.code)
         if match is None:
             return None
@@ -415,7 +427,9 @@ def _rs_impl_name(code: str) -> str:
     return target.split("::")[-1].strip() or "?"
 
 
-def _rs_top(line: _Line, container: _Container | None, lines: list[_Line], index: int):
+def _rs_top(
+    line: _Line, container: _Container | None, lines: list[_Line], index: int
+) -> _Found | None:
     code = line.code
     if match := _RS_FN.match(code):
         return _make(match.group(1), "function", line, container), "skip"
@@ -440,7 +454,9 @@ def _rs_top(line: _Line, container: _Container | None, lines: list[_Line], index
     return None
 
 
-def _rs_member(line: _Line, container: _Container | None, lines: list[_Line], index: int):
+def _rs_member(
+    line: _Line, container: _Container | None, lines: list[_Line], index: int
+) -> _Found | None:
     code = line.code
     if match := _RS_FN.match(code):
         return _make(match.group(1), "method", line, container), "skip"
