@@ -122,43 +122,58 @@ def write(store: Store, total: int, text: TextMaker, rng: random.Random) -> dict
     }
 
 
+def report_write(written: dict[str, float], db: Path) -> None:
+    size_mb = db.stat().st_size / 1e6
+    print(
+        f"write: {written['rounds']:,.0f} rounds in {written['seconds']:.1f} s of store time "
+        f"({written['wall_seconds']:.1f} s wall incl. text generation) = "
+        f"{written['rounds_per_second']:,.0f} rounds/s "
+        f"({written['rounds_per_second'] * ROUND_SIZE:,.0f} messages/s); file {size_mb:,.0f} MB"
+    )
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def build_queries(
-    vocabulary: list[str], rng: random.Random, count: int
-) -> dict[str, list[tuple[str, str | None]]]:
-    """Query mixes by kind; the second item is a project filter or None."""
+    vocabulary: list[str], conversations: list[str], rng: random.Random, count: int
+) -> dict[str, list[tuple[str, dict[str, str]]]]:
+    """Query mixes by kind; each query comes with its filter keyword arguments."""
     common = vocabulary[:50]
     mid = vocabulary[500:5000]
     rare = vocabulary[10_000:]
-    per_kind = max(1, count // 7)
+    per_kind = max(1, count // 9)
 
-    def project() -> str:
-        return f"project{rng.randrange(PROJECTS)}"
+    def project() -> dict[str, str]:
+        return {"project_id": f"project{rng.randrange(PROJECTS)}"}
+
+    def conversation() -> dict[str, str]:
+        return {"conversation_id": rng.choice(conversations)}
 
     return {
-        "common word": [(rng.choice(common), None) for _ in range(per_kind)],
-        "mid word": [(rng.choice(mid), None) for _ in range(per_kind)],
-        "rare word": [(rng.choice(rare), None) for _ in range(per_kind)],
-        "two words": [(f"{rng.choice(mid)} {rng.choice(common)}", None) for _ in range(per_kind)],
-        "phrase": [(f'"{rng.choice(common)} {rng.choice(common)}"', None) for _ in range(per_kind)],
-        "prefix": [(rng.choice(mid)[:4] + "*", None) for _ in range(per_kind)],
+        "common word": [(rng.choice(common), {}) for _ in range(per_kind)],
+        "mid word": [(rng.choice(mid), {}) for _ in range(per_kind)],
+        "rare word": [(rng.choice(rare), {}) for _ in range(per_kind)],
+        "two words": [(f"{rng.choice(mid)} {rng.choice(common)}", {}) for _ in range(per_kind)],
+        "phrase": [(f'"{rng.choice(common)} {rng.choice(common)}"', {}) for _ in range(per_kind)],
+        "prefix": [(rng.choice(mid)[:4] + "*", {}) for _ in range(per_kind)],
         "mid word + project": [(rng.choice(mid), project()) for _ in range(per_kind)],
+        "common word + project": [(rng.choice(common), project()) for _ in range(per_kind)],
+        "common + conversation": [(rng.choice(common), conversation()) for _ in range(per_kind)],
     }
 
 
-def query(store: Store, mixes: dict[str, list[tuple[str, str | None]]]) -> list[float]:
+def query(store: Store, mixes: dict[str, list[tuple[str, dict[str, str]]]]) -> list[float]:
     every: list[float] = []
     print(f"{'query kind':<22}{'p50 ms':>9}{'p95 ms':>9}{'avg hits':>10}")
     for kind, queries in mixes.items():
         timings: list[float] = []
         hits = 0
-        for text, project_id in queries:
+        for text, filters in queries:
             started = time.perf_counter()
-            found = store.search_messages(text, project_id=project_id, limit=20)
+            found = store.search_messages(text, limit=20, **filters)
             timings.append((time.perf_counter() - started) * 1000)
             hits += len(found)
         every += timings
@@ -173,14 +188,21 @@ def main() -> None:
     parser.add_argument(
         "--messages", type=int, default=1_000_000, help="messages to insert (default 1,000,000)"
     )
-    parser.add_argument("--queries", type=int, default=350, help="searches to time (default 350)")
+    parser.add_argument("--queries", type=int, default=450, help="searches to time (default 450)")
     parser.add_argument(
         "--db", type=Path, help="database file (default: a temporary one, deleted after)"
     )
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--query-only",
+        action="store_true",
+        help="skip writing; time searches on an existing --db written by this script",
+    )
     args = parser.parse_args()
     if args.messages < ROUND_SIZE:
         parser.error(f"--messages must be at least {ROUND_SIZE}")
+    if args.query_only and (args.db is None or not args.db.is_file()):
+        parser.error("--query-only needs --db naming a database this script wrote")
 
     workdir = None
     if args.db is None:
@@ -190,22 +212,21 @@ def main() -> None:
     vocabulary = make_vocabulary(rng)
     text = TextMaker(vocabulary, rng)
     try:
-        print(f"writing {args.messages:,} messages in rounds of {ROUND_SIZE} to {args.db}")
-        with Store.open(args.db) as store:
-            written = write(store, args.messages, text, rng)
-            store.database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-        size_mb = args.db.stat().st_size / 1e6
-        print(
-            f"write: {written['rounds']:,.0f} rounds in {written['seconds']:.1f} s of store time "
-            f"({written['wall_seconds']:.1f} s wall incl. text generation) = "
-            f"{written['rounds_per_second']:,.0f} rounds/s "
-            f"({written['rounds_per_second'] * ROUND_SIZE:,.0f} messages/s); file {size_mb:,.0f} MB"
-        )
+        if not args.query_only:
+            print(f"writing {args.messages:,} messages in rounds of {ROUND_SIZE} to {args.db}")
+            with Store.open(args.db) as store:
+                written = write(store, args.messages, text, rng)
+                store.database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            report_write(written, args.db)
         started = time.perf_counter()
         with Store.open(args.db) as store:
             opened = (time.perf_counter() - started) * 1000
             store.search_messages("warmup")
-            timings = query(store, build_queries(vocabulary, rng, args.queries))
+            conversations = [c.id for c in store.conversations.list_all()]
+            mixes = build_queries(
+                vocabulary, conversations, random.Random(args.seed + 1), args.queries
+            )
+            timings = query(store, mixes)
         print(
             f"search overall: p50 {percentile(timings, 0.5):.2f} ms, p95 {percentile(timings, 0.95):.2f} ms "
             f"over {len(timings)} queries (target p50 < 20 ms)"

@@ -51,7 +51,8 @@ _COLUMNS = (
 # Appending is the hot path (every round of every turn); a prepared INSERT run with
 # executemany costs a fraction of building the statement through peewee for each row.
 _INSERT_SQL = (
-    f"INSERT INTO messages ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+    f"INSERT INTO messages ({', '.join(_COLUMNS)}, project_id)"
+    f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
 )
 
 
@@ -154,17 +155,20 @@ class MessageOperations(Repository):
         if not conv.select().where(conv.id == conversation_id).exists():
             raise StoreError(f"no conversation with id {conversation_id!r}")
 
-    def _insert(self, message: Message) -> int:
+    def _insert(self, message: Message, project_id: str) -> int:
         values = _row_values(message)
-        return self._db.execute_sql(_INSERT_SQL, [values[c] for c in _COLUMNS]).lastrowid
+        params = [*(values[c] for c in _COLUMNS), project_id]
+        return self._db.execute_sql(_INSERT_SQL, params).lastrowid
 
-    def _touch(self, conversation_id: str, when: float) -> None:
-        """Bump `updated_at`; raise when the conversation does not exist."""
-        cursor = self._db.execute_sql(
-            "UPDATE conversations SET updated_at = ? WHERE id = ?", (when, conversation_id)
-        )
-        if cursor.rowcount == 0:
+    def _touch(self, conversation_id: str, when: float) -> str:
+        """Bump `updated_at` and return the project id; raise when there is no such conversation."""
+        found = self._db.execute_sql(
+            "UPDATE conversations SET updated_at = ? WHERE id = ? RETURNING project_id",
+            (when, conversation_id),
+        ).fetchall()
+        if not found:
             raise StoreError(f"no conversation with id {conversation_id!r}")
+        return found[0][0]
 
     def append_messages(
         self,
@@ -190,16 +194,17 @@ class MessageOperations(Repository):
             )
             for i, data in enumerate(messages)
         ]
-        rows = [[values[column] for column in _COLUMNS] for values in encoded]
+        rows = [[*(values[column] for column in _COLUMNS), ""] for values in encoded]
         position_index = _COLUMNS.index("position")
         with self._db.atomic():
-            self._touch(conversation_id, now)
+            project_id = self._touch(conversation_id, now)
             top = self._db.execute_sql(
                 "SELECT MAX(position) FROM messages WHERE conversation_id = ?", (conversation_id,)
             ).fetchone()[0]
             start = 0 if top is None else top + 1
             for row in rows:
                 row[position_index] += start
+                row[-1] = project_id
             self._db.cursor().executemany(_INSERT_SQL, rows)
         return [row[position_index] for row in rows]
 
@@ -208,27 +213,31 @@ class MessageOperations(Repository):
     ) -> list[int]:
         """Insert built messages starting at `position`, shifting later ones; return new ids.
 
-        The `position` and `conversation_id` of the given records are replaced. Must run
-        inside a transaction the caller holds (`store.atomic()`).
+        The `position` and `conversation_id` of the given records are replaced.
         """
         row = self._m.message
         count = len(messages)
         if not count:
             return []
-        # Two steps through negative numbers keep (conversation_id, position) unique at
-        # every row update.
-        row.update(position=row.position * -1 - (1 + count)).where(
-            (row.conversation_id == conversation_id) & (row.position >= position)
-        ).execute()
-        row.update(position=row.position * -1 - 1).where(
-            (row.conversation_id == conversation_id) & (row.position < 0)
-        ).execute()
-        return [
-            self._insert(
-                dataclasses.replace(message, conversation_id=conversation_id, position=position + i)
-            )
-            for i, message in enumerate(messages)
-        ]
+        with self._db.atomic():
+            project_id = self._touch(conversation_id, time.time())
+            # Two steps through negative numbers keep (conversation_id, position) unique at
+            # every row update.
+            row.update(position=row.position * -1 - (1 + count)).where(
+                (row.conversation_id == conversation_id) & (row.position >= position)
+            ).execute()
+            row.update(position=row.position * -1 - 1).where(
+                (row.conversation_id == conversation_id) & (row.position < 0)
+            ).execute()
+            return [
+                self._insert(
+                    dataclasses.replace(
+                        message, conversation_id=conversation_id, position=position + i
+                    ),
+                    project_id,
+                )
+                for i, message in enumerate(messages)
+            ]
 
     def list_messages(
         self,

@@ -48,6 +48,7 @@ class ConversationRow(_Base):
 class MessageRow(_Base):
     id = peewee.AutoField()
     conversation_id = peewee.TextField()
+    project_id = peewee.TextField()
     position = peewee.IntegerField()
     role = peewee.TextField()
     content = peewee.TextField(null=True)

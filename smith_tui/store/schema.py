@@ -45,6 +45,7 @@ _BASELINE_V1 = (
     """CREATE TABLE messages (
         id INTEGER PRIMARY KEY,
         conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        project_id TEXT NOT NULL,
         position INTEGER NOT NULL,
         role TEXT NOT NULL,
         content TEXT,
@@ -103,21 +104,27 @@ _BASELINE_V1 = (
         updated_at REAL NOT NULL,
         UNIQUE (project_id, note_id)
     )""",
+    # project_id is indexed too, as a cheap prefilter for project-scoped searches; it
+    # weighs nothing in bm25. messages.project_id is copied from the conversation on insert
+    # and never changes, so the 'delete' rows below always repeat what was indexed.
     """CREATE VIRTUAL TABLE message_search USING fts5 (
-        content, content='messages', content_rowid='id',
+        content, project_id, content='messages', content_rowid='id',
         tokenize='unicode61 remove_diacritics 2'
     )""",
+    "INSERT INTO message_search (message_search, rank) VALUES ('rank', 'bm25(1.0, 0.0)')",
     """CREATE TRIGGER message_search_insert AFTER INSERT ON messages BEGIN
-        INSERT INTO message_search (rowid, content) VALUES (new.id, new.content);
+        INSERT INTO message_search (rowid, content, project_id)
+        VALUES (new.id, new.content, new.project_id);
     END""",
     """CREATE TRIGGER message_search_delete AFTER DELETE ON messages BEGIN
-        INSERT INTO message_search (message_search, rowid, content)
-        VALUES ('delete', old.id, old.content);
+        INSERT INTO message_search (message_search, rowid, content, project_id)
+        VALUES ('delete', old.id, old.content, old.project_id);
     END""",
-    """CREATE TRIGGER message_search_update AFTER UPDATE OF content ON messages BEGIN
-        INSERT INTO message_search (message_search, rowid, content)
-        VALUES ('delete', old.id, old.content);
-        INSERT INTO message_search (rowid, content) VALUES (new.id, new.content);
+    """CREATE TRIGGER message_search_update AFTER UPDATE OF content, project_id ON messages BEGIN
+        INSERT INTO message_search (message_search, rowid, content, project_id)
+        VALUES ('delete', old.id, old.content, old.project_id);
+        INSERT INTO message_search (rowid, content, project_id)
+        VALUES (new.id, new.content, new.project_id);
     END""",
     """CREATE VIRTUAL TABLE project_memory_search USING fts5 (
         note_id, content, content='project_memory', content_rowid='id',

@@ -23,8 +23,8 @@ def make_v1_database(path: Path) -> None:
         )
         for position, text in enumerate(["legacy question", "legacy answer"]):
             db.execute_sql(
-                "INSERT INTO messages (conversation_id, position, role, content, created_at) "
-                "VALUES ('conv1', ?, 'user', ?, 3.0)",
+                "INSERT INTO messages (conversation_id, project_id, position, role, content,"
+                " created_at) VALUES ('conv1', 'proj', ?, 'user', ?, 3.0)",
                 (position, text),
             )
     db.close()

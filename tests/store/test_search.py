@@ -2,7 +2,7 @@
 
 import pytest
 
-from smith_tui.store import Store
+from smith_tui.store import Store, search
 from smith_tui.store.search import to_match_expression
 
 
@@ -160,3 +160,51 @@ def test_project_memory_search(store: Store) -> None:
     store.project_memory.delete("proj", "style")
     assert store.search_project_memory("pytest", "proj") == []
     assert store.search_project_memory('"', "proj") == []
+
+
+def test_project_filter_is_exact_even_when_ids_tokenise_alike(store: Store) -> None:
+    ids = {
+        project: store.conversations.create(project) for project in ("proj-a", "proj-a-b", "___")
+    }
+    for cid in ids.values():
+        say(store, cid, "common needle")
+    for project, cid in ids.items():
+        assert [h.conversation_id for h in store.search_messages("needle", project_id=project)] == [
+            cid
+        ]
+    assert store.search_messages("needle", project_id="proj") == []
+
+
+def test_words_of_a_project_id_do_not_match_as_content(store: Store) -> None:
+    cid = store.conversations.create("zanzibar")
+    say(store, cid, "nothing special")
+    assert store.search_messages("zanzibar") == []
+    assert [h.conversation_id for h in store.search_messages("special")] == [cid]
+
+
+def test_very_common_terms_are_ranked_among_the_newest_matches(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "RANK_WINDOW", 3)
+    mine = store.conversations.create("mine")
+    other = store.conversations.create("other")
+    # The oldest message is the best bm25 match, then four newer, weaker ones.
+    say(store, mine, "apple apple apple apple")
+    say(store, mine, *[f"apple with filler words number {i} and more filler" for i in range(4)])
+    positions = [h.position for h in store.search_messages("apple")]
+    assert sorted(positions) == [2, 3, 4]  # the newest three only
+    say(store, other, *[f"apple elsewhere {i} filler filler filler" for i in range(5)])
+    assert {h.conversation_id for h in store.search_messages("apple")} == {other}
+    # A filter picks the window among its own matches.
+    assert sorted(h.position for h in store.search_messages("apple", project_id="mine")) == [
+        2,
+        3,
+        4,
+    ]
+    assert sorted(h.position for h in store.search_messages("apple", conversation_id=mine)) == [
+        2,
+        3,
+        4,
+    ]
+    monkeypatch.setattr(search, "RANK_WINDOW", 1000)
+    assert store.search_messages("apple", project_id="mine")[0].position == 0
