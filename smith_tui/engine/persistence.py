@@ -41,9 +41,14 @@ class Persistence:
                 setup.conversation_id, messages, turn_id=setup.turn_id, round=round_no
             )
             if usage and (usage.get("input_tokens") or usage.get("output_tokens")):
-                self.store.usage.record(
+                # A child's usage belongs to the parent turn that dispatched it (keyed by job).
+                conversation_id, turn_id = setup.usage_scope or (
                     setup.conversation_id,
                     setup.turn_id,
+                )
+                self.store.usage.record(
+                    conversation_id,
+                    turn_id,
                     setup.role,
                     setup.model,
                     int(usage.get("input_tokens", 0)),

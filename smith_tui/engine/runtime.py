@@ -593,8 +593,8 @@ class Runtime:
         config = ctx.config_snapshot
         budget = config.get("tool_step_budget")
         if job is not None:
-            dispatch_opts = self.config.model.services.dispatch
-            budget = getattr(dispatch_opts, "child_step_budget", None) or CHILD_STEP_BUDGET
+            dispatch_opts = (config.get("services") or {}).get("dispatch") or {}
+            budget = dispatch_opts.get("child_step_budget") or CHILD_STEP_BUDGET
         return TurnSetup(
             turn_id=turn_id or active.turn_id,
             conversation_id=conversation_id or ctx.conversation_id,
@@ -612,6 +612,7 @@ class Runtime:
             services=MappingProxyType({"store": self.store, "runtime_session": self.session_id}),
             step_budget=int(budget) if budget else None,
             repeat_limit=CHILD_REPEAT_LIMIT if job is not None else None,
+            usage_scope=(ctx.conversation_id, active.turn_id) if job is not None else None,
         )
 
     def deps(self) -> TurnDeps:

@@ -86,6 +86,8 @@ class TurnSetup:
     context_window: int = 128_000
     max_output_tokens: int | None = None
     job_id: str | None = None
+    usage_scope: tuple[str, str] | None = None
+    """``(conversation_id, turn_id)`` usage is recorded under (the parent's, for a child turn)."""
     project_id: str | None = None
     project_root: Path | None = None
     services: Mapping[str, Any] = field(default_factory=dict)
@@ -262,11 +264,9 @@ async def run_turn(
             return result("cancelled", last_text, normalize("cancelled"))
         round_no += 1
         emit(ev.StatusChanged(status="thinking", role=role, job_id=job))
-        window_input = (
-            deps.window(transcript, setup.config, setup.context_window)
-            if deps.window
-            else transcript
-        )
+        # The system prompt shares the window: budget the transcript with what is left.
+        budget = max(1, setup.context_window - len(setup.system_prompt) // 4)
+        window_input = deps.window(transcript, setup.config, budget) if deps.window else transcript
         wire = [{"role": "system", "content": setup.system_prompt}]
         wire.extend(to_wire(m) for m in window_input)
         if deps.snapshot is not None:

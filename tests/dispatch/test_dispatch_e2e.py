@@ -115,10 +115,18 @@ async def test_orchestrator_dispatches_a_worker_and_an_explorer_in_parallel(
     }
     for res in got:
         assert res["usage"] == child_usage
-        rows = runtime.store.usage.list_for_turn(f"{res['job_id']}-t1")
+        # Child usage is recorded under the parent's conversation and turn, keyed by job id.
+        rows = [
+            r
+            for r in runtime.store.usage.list_for_conversation(runtime.conversation_id)
+            if r.job_id == res["job_id"]
+        ]
         assert [(r.role, r.job_id, r.input_tokens, r.output_tokens) for r in rows] == [
             (res["role"], res["job_id"], 100, 20)
         ]
+        assert rows[0].turn_id != f"{res['job_id']}-t1"
+        totals = runtime.store.usage.totals_by_role(runtime.conversation_id)
+        assert totals[res["role"]].input_tokens == 100
         turn = runtime.store.turns.get(f"{res['job_id']}-t1")
         assert turn is not None and turn.stop_reason == "completed"
 
