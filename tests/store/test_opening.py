@@ -164,3 +164,18 @@ def test_two_stores_in_one_process_stay_separate(tmp_path: Path) -> None:
         two.conversations.create("p", "in two")
         assert [c.title for c in one.conversations.list_all()] == ["in one"]
         assert [c.title for c in two.conversations.list_all()] == ["in two"]
+
+
+def test_without_verify_the_cheap_checks_still_refuse_foreign_files(tmp_path: Path) -> None:
+    path = tmp_path / "shop.sqlite"
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    raw.commit()
+    raw.close()
+    before = fingerprint(path)
+    with pytest.raises(StoreError, match="not a Smith database"):
+        Store.open(path, verify=False)
+    assert fingerprint(path) == before
+    make_smith_db(tmp_path / "ok.db", messages=10)
+    with Store.open(tmp_path / "ok.db", verify=False) as store:
+        assert store.schema_version() == 2
