@@ -1,0 +1,478 @@
+"""The dispatch-tree pane: session → turns → dispatched sub-agent jobs, updated live.
+
+Each top-level turn is a node labelled with the first words of its prompt; each job a
+dispatched worker or explorer ran is a node under its turn (or under its parent job),
+showing the role alias in its tint, status, elapsed time, tokens and task. Selecting a job
+shows its report below the tree and posts :class:`DispatchTree.JobSelected`; ``x`` or
+``delete`` on a running job posts :class:`DispatchTree.CancelRequested`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rich.text import Text
+from smith_tui.widgets.activity import format_elapsed
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from smith_tui.engine import events as ev
+from smith_tui.engine.roles import UnknownRoleError, resolve_role
+
+#: Seconds between two redraws of the running jobs' elapsed time.
+TICK_S = 0.25
+#: Turns kept in the tree; the oldest are dropped beyond this.
+MAX_TURNS = 200
+#: Characters of the prompt shown in a turn's label.
+PROMPT_CHARS = 40
+
+_JOB_MARKS = {"running": "▶", "ok": "✓", "partial": "◐", "blocked": "✗", "cancelled": "⊘"}
+_JOB_STYLES = {
+    "running": "bold yellow",
+    "ok": "green",
+    "partial": "yellow",
+    "blocked": "bold red",
+    "cancelled": "dim",
+}
+_TURN_MARKS = {
+    None: ("▶", "bold yellow"),
+    "completed": ("✓", "green"),
+    "error": ("✗", "bold red"),
+    "cancelled": ("⊘", "dim"),
+    "budget_exhausted": ("◐", "yellow"),
+}
+#: Report fields shown as bullet lists, in this order.
+_LIST_FIELDS = ("changes", "verification", "findings", "evidence", "limitations")
+
+
+def format_tokens(count: int) -> str:
+    """A compact token count: ``850``, ``1.2k``, ``12k``, ``1.2M``."""
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def first_words(text: str, limit: int = PROMPT_CHARS) -> str:
+    """The start of ``text`` on one line, cut at a word boundary near ``limit``."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def _alias_style(role: str) -> tuple[str, str]:
+    try:
+        spec = resolve_role(role)
+    except UnknownRoleError:
+        return role or "?", "bold"
+    return spec.alias, f"bold {spec.tint}" if spec.tint else "bold"
+
+
+def report_text(job_role: str, task: str, result: dict[str, Any] | None) -> Content:
+    """A job's report for the detail area: status, summary, then each non-empty list field."""
+    alias, style = _alias_style(job_role)
+    parts: list[str | tuple[str, str]] = [(alias, style)]
+    if result is None:
+        parts += [(" · running", _JOB_STYLES["running"]), "\n", task]
+        return Content.assemble(*parts)
+    status = job_status(result)
+    parts.append((f" · {status}", _JOB_STYLES.get(status, "")))
+    if result.get("job_id"):
+        parts.append((f" · {result['job_id']}", "dim"))
+    parts += ["\n", (task, "italic")]
+    summary = str(result.get("summary") or "").strip()
+    if summary:
+        parts += ["\n\n", summary]
+    for name in _LIST_FIELDS:
+        items = result.get(name)
+        if not isinstance(items, list) or not items:
+            continue
+        parts += ["\n\n", (name.capitalize(), "bold")]
+        parts += [f"\n • {item}" for item in items]
+    error = str(result.get("error") or "").strip()
+    if error:
+        parts += ["\n\n", ("Error: ", "bold red"), error]
+    usage = result.get("usage")
+    if isinstance(usage, dict) and usage:
+        inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        parts += ["\n\n", (f"{format_tokens(inp)} in · {format_tokens(out)} out", "dim")]
+    return Content.assemble(*parts)
+
+
+def job_status(result: dict[str, Any]) -> str:
+    """The status a finished job shows: its report status, or ``cancelled``."""
+    if result.get("cancelled"):
+        return "cancelled"
+    return str(result.get("status") or "blocked")
+
+
+@dataclass
+class JobInfo:
+    """One dispatched job as the tree shows it."""
+
+    job_id: str
+    role: str
+    """The child's role (worker, explorer)."""
+    task: str
+    turn_id: str
+    parent_job_id: str | None
+    started: float
+    finished: float | None = None
+    status: str = "running"
+    tokens: int = 0
+    result: dict[str, Any] | None = None
+    node: TreeNode[tuple[str, str]] | None = None
+
+
+@dataclass
+class TurnInfo:
+    """One top-level turn as the tree shows it."""
+
+    turn_id: str
+    number: int
+    role: str
+    prompt: str
+    stop_reason: str | None = None
+    tokens: int = 0
+    jobs: list[str] = field(default_factory=list)
+    node: TreeNode[tuple[str, str]] | None = None
+
+
+class DispatchTree(Widget, can_focus=False):
+    """Live tree of the session's turns and the sub-agent jobs they dispatched."""
+
+    DEFAULT_CSS = """
+    DispatchTree {
+        height: 1fr;
+        layout: vertical;
+    }
+    DispatchTree > Tree {
+        height: 1fr;
+        padding: 0;
+        background: transparent;
+    }
+    DispatchTree > #dispatch-detail {
+        display: none;
+        height: auto;
+        max-height: 60%;
+        border-top: dashed $panel-lighten-2;
+    }
+    DispatchTree.-detail > #dispatch-detail {
+        display: block;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x", "cancel_job", "Cancel job", show=False),
+        Binding("delete", "cancel_job", "Cancel job", show=False),
+        Binding("escape", "hide_detail", "Hide report", show=False),
+    ]
+
+    class JobSelected(Message):
+        """The user selected a job; ``result`` is its report (``None`` while it runs)."""
+
+        def __init__(self, job_id: str, result: dict[str, Any] | None) -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.result = result
+
+    class CancelRequested(Message):
+        """The user asked to cancel a running job."""
+
+        def __init__(self, job_id: str) -> None:
+            super().__init__()
+            self.job_id = job_id
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        tick_s: float = TICK_S,
+        max_turns: int = MAX_TURNS,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """Create the pane.
+
+        Args:
+            clock: Seconds, monotonic; injected for deterministic tests.
+            tick_s: Interval of the elapsed-time redraw while a job runs.
+            max_turns: Turns kept; the oldest are dropped with their jobs.
+        """
+        super().__init__(name=name, id=id, classes=classes)
+        self.clock = clock
+        self.tick_s = tick_s
+        self.max_turns = max_turns
+        self.jobs: dict[str, JobInfo] = {}
+        """Every job in the tree, by job id."""
+        self.turns: dict[str, TurnInfo] = {}
+        """Every top-level turn in the tree, by turn id."""
+        self.selected_job: str | None = None
+        """The job whose report the detail area shows."""
+        self._turn_count = 0
+        self._last_turn: str | None = None
+        self._pending_tokens: dict[str, int] = {}
+        self._ticker: Timer | None = None
+        self.job_tree: Tree[tuple[str, str]] = Tree(Text("Session", "bold"), ("session", ""))
+        """The tree widget itself."""
+        self.job_tree.root.expand()
+        self.job_tree.guide_depth = 2
+        self.detail = Static("", id="dispatch-detail-text")
+        """The report of the selected job."""
+
+    def compose(self) -> ComposeResult:
+        """The tree and the (hidden) report area."""
+        yield self.job_tree
+        with VerticalScroll(id="dispatch-detail"):
+            yield self.detail
+
+    def on_mount(self) -> None:
+        """Start ticking if jobs arrived before the pane was mounted."""
+        self._update_ticker()
+
+    # -- queries --------------------------------------------------------------------------
+    def job_label(self, job_id: str) -> str:
+        """The plain text of a job's node label."""
+        return self._job_label(self.jobs[job_id]).plain
+
+    def turn_label(self, turn_id: str) -> str:
+        """The plain text of a turn's node label."""
+        return self._turn_label(self.turns[turn_id]).plain
+
+    @property
+    def running_jobs(self) -> list[str]:
+        """Ids of the jobs still running."""
+        return [job.job_id for job in self.jobs.values() if job.status == "running"]
+
+    @property
+    def ticking(self) -> bool:
+        """Whether the elapsed-time timer is active."""
+        return self._ticker is not None
+
+    # -- events ---------------------------------------------------------------------------
+    def handle_event(self, event: ev.Event) -> None:
+        """Follow turns, dispatches and usage; every other event is ignored."""
+        if isinstance(event, ev.TurnStarted) and event.job_id is None:
+            self._turn_started(event)
+        elif isinstance(event, ev.TurnFinished) and event.job_id is None:
+            turn = self.turns.get(event.turn_id)
+            if turn is not None:
+                turn.stop_reason = event.stop_reason
+                self._relabel_turn(turn)
+        elif isinstance(event, ev.DispatchStarted) and event.job_id:
+            self._dispatch_started(event)
+        elif isinstance(event, ev.DispatchFinished) and event.job_id:
+            self._dispatch_finished(event)
+        elif isinstance(event, ev.UsageUpdated):
+            self._usage(event)
+
+    def _turn_started(self, event: ev.TurnStarted) -> None:
+        self._turn_count += 1
+        turn = TurnInfo(event.turn_id, self._turn_count, event.role, event.prompt)
+        self.turns[event.turn_id] = turn
+        self._last_turn = event.turn_id
+        turn.node = self.job_tree.root.add(
+            self._turn_label(turn), ("turn", turn.turn_id), expand=True
+        )
+        turn.node.allow_expand = False
+        while len(self.turns) > self.max_turns:
+            self._drop_turn(next(iter(self.turns)))
+
+    def _drop_turn(self, turn_id: str) -> None:
+        turn = self.turns.pop(turn_id)
+        for job_id in turn.jobs:
+            self.jobs.pop(job_id, None)
+        if turn.node is not None:
+            turn.node.remove()
+        if self.selected_job and self.selected_job not in self.jobs:
+            self.action_hide_detail()
+
+    def _turn_for(self, turn_id: str) -> TurnInfo:
+        turn = self.turns.get(turn_id)
+        if turn is None and self._last_turn in self.turns:
+            turn = self.turns[self._last_turn]  # a child's turn id, or a turn we never saw
+        if turn is None:
+            self._turn_started(
+                ev.TurnStarted(turn_id=turn_id, conversation_id="", prompt="(earlier turn)")
+            )
+            turn = self.turns[turn_id]
+        return turn
+
+    def _dispatch_started(self, event: ev.DispatchStarted) -> None:
+        job_id = str(event.job_id)
+        if job_id in self.jobs:
+            return
+        job = JobInfo(
+            job_id=job_id,
+            role=event.target_role,
+            task=event.task,
+            turn_id=event.turn_id,
+            parent_job_id=event.parent_job_id,
+            started=self.clock(),
+            tokens=self._pending_tokens.pop(job_id, 0),
+        )
+        self._place_job(job)
+        self._update_ticker()
+
+    def _place_job(self, job: JobInfo) -> None:
+        parent_job = self.jobs.get(job.parent_job_id) if job.parent_job_id else None
+        turn = self._turn_for(parent_job.turn_id if parent_job else job.turn_id)
+        job.turn_id = turn.turn_id
+        parent_node = parent_job.node if parent_job and parent_job.node else turn.node
+        assert parent_node is not None
+        parent_node.allow_expand = True
+        parent_node.expand()
+        job.node = parent_node.add(self._job_label(job), ("job", job.job_id), expand=True)
+        job.node.allow_expand = False
+        self.jobs[job.job_id] = job
+        turn.jobs.append(job.job_id)
+        turn.tokens += job.tokens
+        self._relabel_turn(turn)
+
+    def _dispatch_finished(self, event: ev.DispatchFinished) -> None:
+        job_id = str(event.job_id)
+        job = self.jobs.get(job_id)
+        if job is None:
+            task = str(event.result.get("task") or event.summary or "")
+            job = JobInfo(job_id, event.target_role, task, "", None, self.clock())
+            self._place_job(job)
+        result = dict(event.result) or {"status": event.status, "summary": event.summary}
+        job.result = result
+        job.status = job_status(result)
+        job.finished = self.clock()
+        self._relabel_job(job)
+        if self.selected_job == job_id:
+            self._show_detail(job)
+        self._update_ticker()
+
+    def _usage(self, event: ev.UsageUpdated) -> None:
+        tokens = int(event.delta.get("total_tokens", 0) or 0)
+        if not tokens:
+            return
+        if event.job_id is None:
+            turn = self.turns.get(event.turn_id)
+            if turn is not None:
+                turn.tokens += tokens
+                self._relabel_turn(turn)
+            return
+        job = self.jobs.get(event.job_id)
+        if job is None:
+            self._pending_tokens[event.job_id] = self._pending_tokens.get(event.job_id, 0) + tokens
+            return
+        job.tokens += tokens
+        self._relabel_job(job)
+        turn = self.turns.get(job.turn_id)
+        if turn is not None:
+            turn.tokens += tokens
+            self._relabel_turn(turn)
+
+    # -- labels ---------------------------------------------------------------------------
+    def _turn_label(self, turn: TurnInfo) -> Text:
+        mark, style = _TURN_MARKS.get(turn.stop_reason, ("?", ""))
+        text = Text.assemble((mark, style), " ", (f"#{turn.number} ", "dim"))
+        if turn.role != "direct":
+            alias, alias_style = _alias_style(turn.role)
+            text.append(f"{alias} ", alias_style)
+        text.append(first_words(turn.prompt))
+        if turn.tokens:
+            text.append(f" · {format_tokens(turn.tokens)} tok", "dim")
+        return text
+
+    def _job_label(self, job: JobInfo) -> Text:
+        alias, alias_style = _alias_style(job.role)
+        end = job.finished if job.finished is not None else self.clock()
+        style = _JOB_STYLES.get(job.status, "")
+        text = Text.assemble(
+            (_JOB_MARKS.get(job.status, "?"), style),
+            " ",
+            (alias, alias_style),
+            " ",
+            (job.status, style),
+            (f" {format_elapsed(end - job.started)}", "dim"),
+        )
+        if job.tokens:
+            text.append(f" {format_tokens(job.tokens)} tok", "dim")
+        text.append(" · ")
+        text.append(first_words(job.task))
+        return text
+
+    def _relabel_turn(self, turn: TurnInfo) -> None:
+        if turn.node is not None:
+            turn.node.set_label(self._turn_label(turn))
+
+    def _relabel_job(self, job: JobInfo) -> None:
+        if job.node is not None:
+            job.node.set_label(self._job_label(job))
+
+    # -- timer ----------------------------------------------------------------------------
+    def _update_ticker(self) -> None:
+        running = any(job.status == "running" for job in self.jobs.values())
+        if running and self._ticker is None and self.is_attached:
+            self._ticker = self.set_interval(self.tick_s, self._tick, name="dispatch-elapsed")
+        elif not running and self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def _tick(self) -> None:
+        running = [job for job in self.jobs.values() if job.status == "running"]
+        for job in running:
+            self._relabel_job(job)
+        if not running:
+            self._update_ticker()
+
+    # -- selection, cancel, detail --------------------------------------------------------
+    def on_tree_node_selected(self, message: Tree.NodeSelected[tuple[str, str]]) -> None:
+        """Show the selected job's report and tell the app about it."""
+        message.stop()
+        data = message.node.data
+        if not data or data[0] != "job" or data[1] not in self.jobs:
+            self.action_hide_detail()
+            return
+        job = self.jobs[data[1]]
+        self.select_job(job.job_id)
+
+    def select_job(self, job_id: str) -> None:
+        """Show ``job_id``'s report and post :class:`JobSelected`."""
+        job = self.jobs[job_id]
+        self.selected_job = job_id
+        self._show_detail(job)
+        self.post_message(self.JobSelected(job_id, job.result))
+
+    def _show_detail(self, job: JobInfo) -> None:
+        self.detail.update(report_text(job.role, job.task, job.result))
+        self.add_class("-detail")
+
+    def action_hide_detail(self) -> None:
+        """Hide the report area."""
+        self.selected_job = None
+        self.remove_class("-detail")
+
+    def action_cancel_job(self) -> None:
+        """Ask the app to cancel the job under the cursor (when it is still running)."""
+        node = self.job_tree.cursor_node
+        data = node.data if node is not None else None
+        if not data or data[0] != "job":
+            return
+        job = self.jobs.get(data[1])
+        if job is None or job.status != "running":
+            self.app.bell()
+            return
+        self.post_message(self.CancelRequested(job.job_id))
