@@ -106,7 +106,7 @@ class ConfigScreen(SmithModal):
                 if row.path == keep:
                     table.move_cursor(row=index)
                     break
-        self._show_row(self.selected_row)
+        self.show_row(self.selected_row)
 
     @property
     def selected_row(self) -> SettingRow | None:
@@ -119,14 +119,15 @@ class ConfigScreen(SmithModal):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Describe the highlighted setting and prefill the editor."""
         row = lookup_row(self.rows, str(event.row_key.value))
-        self._show_row(row)
+        self.show_row(row)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a row: edit it."""
         event.stop()
         self.action_edit()
 
-    def _show_row(self, row: SettingRow | None) -> None:
+    def show_row(self, row: SettingRow | None) -> None:
+        """Describe ``row`` and prefill the editor with its path and value."""
         about = self.query_one("#config-about", Static)
         path_box = self.query_one("#config-path", Input)
         value_box = self.query_one("#config-value", Input)

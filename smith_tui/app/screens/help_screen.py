@@ -1,0 +1,113 @@
+"""The help screen: every key in effect and every slash command."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Footer, Static
+
+from smith_tui.app.bindings import APP_BINDINGS, CONFIGURABLE, normalize_key
+from smith_tui.app.screens.config_screen import ConfigScreen
+from smith_tui.app.screens.history_screen import HistoryScreen
+from smith_tui.app.screens.inspect_screen import InspectScreen
+from smith_tui.app.screens.modal import SmithModal
+from smith_tui.app.screens.pager_screen import PagerScreen
+from smith_tui.config.services import KeyBindings
+from smith_tui.engine.commands import COMMANDS
+
+SCREEN_KEYS: tuple[tuple[str, type[SmithModal]], ...] = (
+    ("Transcript pager", PagerScreen),
+    ("Inspect & edit", InspectScreen),
+    ("Conversations", HistoryScreen),
+    ("Settings", ConfigScreen),
+)
+
+
+def configured_keys(keys: Any) -> list[tuple[str, str]]:
+    """``(key, what it does)`` for every ``services.ui.keys`` entry, as configured."""
+    rows = []
+    for name, field in KeyBindings.model_fields.items():
+        value = getattr(keys, name, None) or field.default
+        rows.append((normalize_key(str(value)).replace(",", " / "), field.description or name))
+    return rows
+
+
+def fixed_app_keys() -> list[tuple[str, str]]:
+    """The app's other keys (not configurable)."""
+    configurable = set(CONFIGURABLE.values())
+    return [
+        (binding.key.replace(",", " / "), binding.description)
+        for binding in APP_BINDINGS
+        if binding.id not in configurable
+    ]
+
+
+def screen_keys(screen: type[SmithModal]) -> list[tuple[str, str]]:
+    """The keys a screen binds (with a description)."""
+    rows = []
+    for binding in screen.BINDINGS:
+        if isinstance(binding, Binding) and binding.description:
+            key = binding.key.replace("slash", "/").replace(",", " / ")
+            rows.append((key, binding.description))
+    return rows
+
+
+def _table(title: str, rows: list[tuple[str, str]], first: str) -> Table:
+    table = Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        box=None,
+        show_header=False,
+        padding=(0, 2, 0, 0),
+        expand=False,
+    )
+    table.add_column(first, style="bold cyan", no_wrap=True, min_width=14)
+    table.add_column("what")
+    for key, text in rows:
+        table.add_row(Text(key), Text(text))
+    return table
+
+
+def help_renderable(keys: Any) -> Group:
+    """Everything the help screen shows, as one Rich renderable."""
+    parts: list[Any] = [
+        _table("Keys", configured_keys(keys) + fixed_app_keys(), "key"),
+        Text(""),
+        _table("Commands", list(COMMANDS.items()), "command"),
+    ]
+    for title, screen in SCREEN_KEYS:
+        parts += [Text(""), _table(f"In {title}", screen_keys(screen), "key")]
+    parts += [
+        Text(""),
+        Text(
+            "Keys are configured under services.ui.keys in the config file; "
+            "the command palette (and its theme switcher) is on the palette key.",
+            style="dim",
+        ),
+    ]
+    return Group(*parts)
+
+
+class HelpScreen(SmithModal):
+    """Every key (as configured) and every command."""
+
+    AUTO_FOCUS = "#help-scroll"
+
+    def __init__(self, runtime: Any) -> None:
+        super().__init__()
+        self.runtime = runtime
+
+    def compose(self) -> ComposeResult:
+        """One scrollable page."""
+        with Vertical(id="help-dialog") as dialog:
+            dialog.border_title = "Help"
+            with VerticalScroll(id="help-scroll"):
+                yield Static(help_renderable(self.runtime.config.model.services.ui.keys))
+        yield Footer()

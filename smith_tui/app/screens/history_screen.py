@@ -1,0 +1,392 @@
+"""The history screen: conversations of this project (or all), full-text search, and
+open / rename / delete / new.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Input, Label, OptionList, Static, Switch
+from textual.widgets.option_list import Option
+
+from smith_tui.app.screens.confirm import ConfirmScreen
+from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.transcript_text import message_preview
+from smith_tui.engine.persistence import message_dict
+from smith_tui.store import Conversation, MessageHit
+
+LIST_LIMIT = 500
+SEARCH_LIMIT = 50
+HIGHLIGHT = ("«", "»")
+
+
+def format_time(timestamp: float) -> str:
+    """Local date and time, minutes precision."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One conversation as the table shows it."""
+
+    conversation: Conversation
+    title: str
+    """The title, or a preview of the first message when there is none."""
+    titled: bool
+    turns: int
+    tokens: int
+    messages: int
+
+
+def snippet_text(snippet: str) -> Text:
+    """A search snippet with the matched words (between « and ») highlighted."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    rest = snippet.replace("\n", " ")
+    while HIGHLIGHT[0] in rest:
+        before, _, after = rest.partition(HIGHLIGHT[0])
+        match, _, rest = after.partition(HIGHLIGHT[1])
+        text.append(before)
+        text.append(match, style="bold reverse")
+    text.append(rest)
+    return text
+
+
+class HistoryScreen(SmithModal):
+    """Browse, search, open, rename and delete conversations.
+
+    Dismisses with the id of the conversation that is active afterwards when one was
+    opened or created, else ``None``.
+    """
+
+    AUTO_FOCUS = "#history-table"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("enter", "open", "Open"),
+        Binding("r", "rename", "Rename"),
+        Binding("d,delete", "delete", "Delete"),
+        Binding("n", "new", "New"),
+        Binding("a", "toggle_all", "All projects"),
+        Binding("slash", "focus_search", "Search"),
+    ]
+
+    def __init__(self, runtime: Any, *, time_format: Callable[[float], str] = format_time) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.time_format = time_format
+        self.rows: list[HistoryRow] = []
+        self.hits: list[MessageHit] = []
+        self.all_projects = False
+        self._renaming: str | None = None
+
+    def compose(self) -> ComposeResult:
+        """Search bar with the scope switch, the table, search results, rename box."""
+        with Vertical(id="history-dialog") as dialog:
+            dialog.border_title = "Conversations"
+            with Horizontal(id="history-top"):
+                yield Input(placeholder="search all messages (full text)…", id="history-search")
+                yield Label("all projects", id="history-scope-label")
+                yield Switch(False, id="history-all")
+            yield DataTable(id="history-table", cursor_type="row")
+            yield OptionList(id="history-hits")
+            yield Input(placeholder="new title (empty clears it)", id="history-rename")
+            yield Static("", id="history-error", markup=False)
+            yield Static("", id="history-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the table."""
+        self.query_one("#history-hits").display = False
+        self.query_one("#history-rename").display = False
+        self.refresh_rows(keep=self.runtime.conversation_id)
+
+    # -- data -----------------------------------------------------------------------------
+
+    def _conversations(self) -> list[Conversation]:
+        conversations = self.runtime.store.conversations
+        if self.all_projects:
+            return conversations.list_all(limit=LIST_LIMIT)
+        return conversations.list_for_project(self.runtime.project_id, limit=LIST_LIMIT)
+
+    def _row(self, conv: Conversation) -> HistoryRow:
+        store = self.runtime.store
+        turns = len(store.turns.list_for_conversation(conv.id))
+        tokens = sum(t.total_tokens for t in store.usage.totals_by_role(conv.id).values())
+        count = store.conversations.count_messages(conv.id)
+        title = (conv.title or "").strip()
+        titled = bool(title)
+        if not titled:
+            first = store.conversations.list_messages(conv.id, limit=1)
+            title = message_preview(message_dict(first[0]), 50) if first else "(empty)"
+        return HistoryRow(conv, title, titled, turns, tokens, count)
+
+    def refresh_rows(self, keep: str | None = None) -> None:
+        """Reload the conversations; keep the cursor on ``keep`` (or the same row)."""
+        table = self.query_one("#history-table", DataTable)
+        if keep is None and self.selected_row is not None:
+            keep = self.selected_row.conversation.id
+        self.rows = [self._row(conv) for conv in self._conversations()]
+        table.clear(columns=True)
+        table.add_column("Title", key="title")
+        table.add_column("Updated", key="updated")
+        table.add_column("Turns", key="turns")
+        table.add_column("Tokens", key="tokens")
+        if self.all_projects:
+            table.add_column("Project", key="project")
+        active = self.runtime.conversation_id
+        for row in self.rows:
+            conv = row.conversation
+            marker = "● " if conv.id == active else "  "
+            title = Text(marker + row.title, no_wrap=True, overflow="ellipsis")
+            if not row.titled:
+                title.stylize("italic dim", len(marker))
+            if len(title) > 60:
+                title.truncate(60, overflow="ellipsis")
+            cells: list[Any] = [
+                title,
+                self.time_format(conv.updated_at),
+                Text(str(row.turns), justify="right"),
+                Text(f"{row.tokens:,}", justify="right"),
+            ]
+            if self.all_projects:
+                cells.append(Text(conv.project_id, style="dim", no_wrap=True))
+            table.add_row(*cells, key=conv.id)
+        ids = [row.conversation.id for row in self.rows]
+        if keep in ids:
+            table.move_cursor(row=ids.index(keep))
+        scope = "all projects" if self.all_projects else "this project"
+        if not self.rows:
+            self._set_status(f"No conversations in {scope} yet.")
+
+    @property
+    def selected_row(self) -> HistoryRow | None:
+        """The conversation under the table cursor."""
+        table = self.query_one("#history-table", DataTable)
+        if not self.rows or not 0 <= table.cursor_row < len(self.rows):
+            return None
+        return self.rows[table.cursor_row]
+
+    def selected_id(self) -> str | None:
+        """The conversation the keys act on: the search hit when searching, else the row."""
+        hits = self.query_one("#history-hits", OptionList)
+        if hits.display and self.hits:
+            index = hits.highlighted
+            return self.hits[index].conversation_id if index is not None else None
+        row = self.selected_row
+        return row.conversation.id if row else None
+
+    def _title_of(self, conversation_id: str) -> str:
+        row = next((r for r in self.rows if r.conversation.id == conversation_id), None)
+        if row is not None:
+            return row.title
+        conv = self.runtime.store.conversations.get(conversation_id)
+        return (conv.title if conv else None) or "(untitled)"
+
+    # -- search ---------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Search as the query is typed."""
+        if event.input.id == "history-search":
+            event.stop()
+            self.search(event.value)
+
+    def search(self, query: str) -> None:
+        """Show the messages matching ``query`` (the table again when it is empty)."""
+        hits_list = self.query_one("#history-hits", OptionList)
+        table = self.query_one("#history-table", DataTable)
+        if not query.strip():
+            self.hits = []
+            hits_list.display = False
+            table.display = True
+            self._set_status("")
+            return
+        project = None if self.all_projects else self.runtime.project_id
+        try:
+            self.hits = self.runtime.store.search_messages(
+                query, project_id=project, limit=SEARCH_LIMIT, highlight=HIGHLIGHT
+            )
+        except Exception as exc:
+            self._set_error(error_text(exc))
+            return
+        titles: dict[str, str] = {}
+        options = []
+        for index, hit in enumerate(self.hits):
+            if hit.conversation_id not in titles:
+                titles[hit.conversation_id] = self._title_of(hit.conversation_id)
+            prompt = Text.assemble(
+                (titles[hit.conversation_id][:30], "bold"),
+                (f"  #{hit.position} {hit.role}: ", "dim"),
+                snippet_text(hit.snippet),
+                no_wrap=True,
+                overflow="ellipsis",
+            )
+            options.append(Option(prompt, id=str(index)))
+        hits_list.set_options(options)
+        hits_list.display = True
+        table.display = False
+        if self.hits:
+            hits_list.highlighted = 0
+        count = len(self.hits)
+        self._set_status(
+            f"{count} match{'es' if count != 1 else ''}" + (" (first 50)" if count == 50 else "")
+            if count
+            else "No messages match."
+        )
+
+    def action_focus_search(self) -> None:
+        """Put the cursor in the search box."""
+        self.query_one("#history-search", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the search box goes to the results; in the rename box it renames."""
+        event.stop()
+        if event.input.id == "history-search":
+            hits = self.query_one("#history-hits", OptionList)
+            if hits.display and self.hits:
+                hits.focus()
+        elif event.input.id == "history-rename":
+            self._finish_rename(event.value)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a search hit opens its conversation."""
+        event.stop()
+        self.action_open()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row opens it."""
+        event.stop()
+        self.action_open()
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        """The scope switch."""
+        event.stop()
+        if event.value != self.all_projects:
+            self.all_projects = event.value
+            self.refresh_rows()
+            self.search(self.query_one("#history-search", Input).value)
+
+    # -- actions --------------------------------------------------------------------------
+
+    def action_toggle_all(self) -> None:
+        """This project ↔ all projects."""
+        self.query_one("#history-all", Switch).toggle()
+
+    def action_open(self) -> None:
+        """Make the selected conversation the active one and close."""
+        conv = self.selected_id()
+        if conv is None:
+            return
+        if conv != self.runtime.conversation_id:
+            try:
+                self.runtime.load_conversation(conv)
+            except Exception as exc:
+                self._set_error(error_text(exc))
+                return
+        self.dismiss(conv)
+
+    def action_new(self) -> None:
+        """Start a new conversation and close."""
+        try:
+            conv = self.runtime.new_conversation()
+        except Exception as exc:
+            self._set_error(error_text(exc))
+            return
+        self.dismiss(conv)
+
+    def action_rename(self) -> None:
+        """Edit the title of the selected conversation."""
+        conv = self.selected_id()
+        if conv is None:
+            return
+        record = self.runtime.store.conversations.get(conv)
+        box = self.query_one("#history-rename", Input)
+        self._renaming = conv
+        box.value = (record.title if record else None) or ""
+        box.display = True
+        box.focus()
+        self._set_status("Type the new title; enter saves, escape cancels.")
+
+    def _finish_rename(self, value: str) -> None:
+        conv = self._renaming
+        self._end_rename()
+        if conv is None:
+            return
+        title = value.strip() or None
+        try:
+            self.runtime.store.conversations.rename(conv, title)
+        except Exception as exc:
+            self._set_error(error_text(exc))
+            return
+        self.refresh_rows(keep=conv)
+        self.search(self.query_one("#history-search", Input).value)
+        self._set_status(f"Renamed to “{title}”." if title else "Title cleared.")
+
+    def _end_rename(self) -> None:
+        self._renaming = None
+        box = self.query_one("#history-rename", Input)
+        box.display = False
+        self.query_one("#history-table", DataTable).focus()
+
+    def action_delete(self) -> None:
+        """Delete the selected conversation (after confirmation)."""
+        conv = self.selected_id()
+        if conv is None:
+            return
+        active = conv == self.runtime.conversation_id
+        if active and self.runtime.busy:
+            self._set_error("A turn is running in this conversation: cancel it first.")
+            return
+        count = self.runtime.store.conversations.count_messages(conv)
+        question = (
+            f"Delete the conversation “{self._title_of(conv)}” with its {count} "
+            f"message{'s' if count != 1 else ''}? This cannot be undone."
+        )
+        if active:
+            question += " A new conversation starts in its place."
+
+        def answered(confirmed: bool | None) -> None:
+            if not confirmed:
+                self._set_status("Nothing deleted.")
+                return
+            try:
+                self.runtime.store.conversations.delete(conv)
+                if active:
+                    self.runtime.new_conversation()
+            except Exception as exc:
+                self._set_error(error_text(exc))
+                return
+            self.refresh_rows()
+            self.search(self.query_one("#history-search", Input).value)
+            self._set_status("Conversation deleted.")
+
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def action_close(self) -> None:
+        """Escape cancels a rename or clears the search first; otherwise closes."""
+        if self._renaming is not None:
+            self._end_rename()
+            self._set_status("Rename cancelled.")
+            return
+        search = self.query_one("#history-search", Input)
+        if search.value:
+            search.value = ""
+            self.query_one("#history-table", DataTable).focus()
+            return
+        self.dismiss(None)
+
+    def _set_error(self, text: str) -> None:
+        error = self.query_one("#history-error", Static)
+        error.update(text)
+        error.set_class(bool(text), "-shown")
+        if text:
+            self.query_one("#history-status", Static).update("")
+
+    def _set_status(self, text: str) -> None:
+        self._set_error("")
+        self.query_one("#history-status", Static).update(text)

@@ -1,0 +1,72 @@
+"""The command palette's Smith commands (ctrl+p).
+
+Each entry runs an app action by name, so the palette and the key bindings share one
+implementation. Textual's own entries (theme switcher, keys, screenshot, quit) come from
+``App.get_system_commands`` and stay in the palette next to these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from smith_tui.engine.roles import list_roles
+
+
+@dataclass(frozen=True)
+class PaletteEntry:
+    """One palette command: what it is called, its help line, the app action it runs."""
+
+    title: str
+    help: str
+    action: str
+
+
+def palette_entries() -> list[PaletteEntry]:
+    """Smith's palette commands, in the order they are listed."""
+    entries = [
+        PaletteEntry("New conversation", "Start an empty conversation", "new_conversation"),
+        PaletteEntry("History", "Browse, search and open conversations", "open_history"),
+        PaletteEntry("Config", "View and change settings", "open_config"),
+        PaletteEntry("Transcript pager", "Read and search the whole transcript", "open_pager"),
+        PaletteEntry("Inspect messages", "Edit or delete persisted messages", "open_inspect"),
+        PaletteEntry("Help", "Every key and command", "open_help"),
+    ]
+    for role in list_roles(user_facing=True):
+        entries.append(
+            PaletteEntry(
+                f"Switch role: {role.alias} ({role.name})",
+                f"Run the next turns as {role.name}",
+                f"switch_role({role.name!r})",
+            )
+        )
+    entries.append(PaletteEntry("Quit", "Quit smith", "quit"))
+    return entries
+
+
+class SmithCommands(Provider):
+    """Provides Smith's commands; choosing one runs ``app.run_action(entry.action)``."""
+
+    def _command(self, entry: PaletteEntry) -> partial[object]:
+        return partial(self.app.run_action, entry.action)
+
+    async def discover(self) -> Hits:
+        """All commands, before anything is typed."""
+        for entry in palette_entries():
+            yield DiscoveryHit(entry.title, self._command(entry), help=entry.help)
+
+    async def search(self, query: str) -> Hits:
+        """Commands whose title fuzzily matches ``query``."""
+        matcher = self.matcher(query)
+        for entry in palette_entries():
+            score = matcher.match(entry.title)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(entry.title),
+                    self._command(entry),
+                    text=entry.title,
+                    help=entry.help,
+                )
