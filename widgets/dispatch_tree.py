@@ -36,7 +36,7 @@ MAX_TURNS = 200
 #: Characters of the prompt shown in a turn's label.
 PROMPT_CHARS = 40
 
-_JOB_MARKS = {"running": "▶", "ok": "✓", "partial": "◐", "blocked": "✗", "cancelled": "⊘"}
+_JOB_MARKS = {"running": "●", "ok": "✓", "partial": "◐", "blocked": "✗", "cancelled": "⊘"}
 _JOB_STYLES = {
     "running": "bold yellow",
     "ok": "green",
@@ -45,7 +45,7 @@ _JOB_STYLES = {
     "cancelled": "dim",
 }
 _TURN_MARKS = {
-    None: ("▶", "bold yellow"),
+    None: ("●", "bold yellow"),
     "completed": ("✓", "green"),
     "error": ("✗", "bold red"),
     "cancelled": ("⊘", "dim"),
@@ -166,6 +166,7 @@ class DispatchTree(Widget, can_focus=False):
     DispatchTree > Tree {
         height: 1fr;
         padding: 0;
+        overflow-x: hidden;
         background: transparent;
     }
     DispatchTree > #dispatch-detail {

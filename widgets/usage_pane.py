@@ -229,7 +229,8 @@ class UsagePane(Widget):
         if not self.turn_history:
             return "tokens/turn —"
         largest = format_tokens(max(self.turn_history))
-        return f"tokens/turn ({len(self.turn_history)} turns, max {largest})"
+        count = len(self.turn_history)
+        return f"tokens/turn ({count} turn{'s' if count != 1 else ''}, max {largest})"
 
     def _refresh_all(self) -> None:
         self._refresh_table()

@@ -361,20 +361,20 @@ async def test_dispatch_tree_shows_turn_jobs_status_elapsed_and_tokens() -> None
         totals: dict[str, dict[str, int]] = {}
         events = dispatch_turn_events(totals)
         app.feed(*events[:4])  # the explorer was dispatched
-        assert tree.job_label("job-explore").startswith("▶ Link running 0.0s")
+        assert tree.job_label("job-explore").startswith("● Link running 0.0s")
         assert tree.ticking
         app.clock.advance(3.0)
         await pilot.pause(0.3)
-        assert "▶ Link running 3.0s" in screen_text(app)
+        assert "● Link running 3.0s" in screen_text(app)
         app.feed(*events[4:])
         await pilot.pause()
         root = tree.job_tree.root
         [turn_node] = root.children
-        assert str(turn_node.label).startswith("▶ #1 Find the config loader and fix it")
+        assert str(turn_node.label).startswith("● #1 Find the config loader and fix it")
         assert "17k tok" in str(turn_node.label)  # 5200 + 6150 top level, 2700 + 3400 in jobs
         labels = [str(node.label) for node in turn_node.children]
         assert labels[0] == "✓ Link ok 3.0s 2.7k tok · Find where config is loaded"
-        assert labels[1] == "▶ Niobe running 0.0s 3.4k tok · Fix the loader's merge order"
+        assert labels[1] == "● Niobe running 0.0s 3.4k tok · Fix the loader's merge order"
         assert tree.running_jobs == ["job-work"]
         app.clock.advance(65)
         app.feed(
@@ -424,7 +424,7 @@ async def test_dispatch_tree_nests_jobs_and_shows_cancelled_jobs() -> None:
         )
         await pilot.pause()
         [turn_node] = tree.job_tree.root.children
-        assert str(turn_node.label).startswith("▶ #1 Tank plan")
+        assert str(turn_node.label).startswith("● #1 Tank plan")
         [outer] = turn_node.children
         [inner] = outer.children
         assert str(inner.label).startswith("⊘ Link cancelled")

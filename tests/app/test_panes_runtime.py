@@ -1,0 +1,98 @@
+"""The panes follow a real turn: a runtime against the scripted server dispatches an explorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from smith_tui.widgets.activity import ToolActivity
+from smith_tui.widgets.dispatch_tree import DispatchTree
+from smith_tui.widgets.usage_pane import UsagePane
+
+from tests.app.app_harness import screen_text
+from tests.app.test_panes import SIZE, PanesHost
+from tests.support.llm_server import ScriptedLLMServer, Usage, text_reply, tool_call
+from tests.support.runtime import open_runtime
+
+DISPATCH_ARGS = {
+    "target_role": "explorer",
+    "task": "Find where the config file is loaded",
+    "context": {
+        "user_request_summary": "The user asks where the configuration is loaded.",
+        "role_instructions": "Read only; cite file and line.",
+    },
+}
+REPORT_ARGS = {
+    "status": "ok",
+    "summary": "The config is loaded by load_config in smith/config.py.",
+    "findings": ["load_config reads ~/.config/smith/config.json"],
+    "evidence": ["smith/config.py:12"],
+}
+
+
+async def test_a_real_dispatch_turn_fills_the_tree_activity_and_usage(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.catalog = {
+        "data": [
+            {
+                "id": "scripted-model",
+                "context_length": 10_000,
+                "pricing": {"prompt": "0.000001", "completion": "0.000004"},
+            }
+        ]
+    }
+    llm_server.enqueue(
+        text_reply(tool_calls=[tool_call("dispatch", DISPATCH_ARGS)], usage=Usage(1000, 50)),
+        text_reply(tool_calls=[tool_call("report", REPORT_ARGS)], usage=Usage(400, 80)),
+        text_reply("It is loaded in smith/config.py.", usage=Usage(1500, 20)),
+    )
+    runtime, recorder = open_runtime(tmp_path, llm_server.base_url)
+    app = PanesHost()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            usage_pane = app.query_one(UsagePane)
+            usage_pane.load_catalog(await runtime.catalog())
+            # same event loop: the panes can follow the runtime directly
+            unsubscribe = runtime.subscribe(app.feed)
+            result = await runtime.submit("Where is the config loaded?")
+            unsubscribe()
+            await pilot.pause()
+            assert result.stop_reason == "completed", result
+
+            tree = app.query_one(DispatchTree)
+            [turn] = tree.turns.values()
+            [job] = tree.jobs.values()
+            assert turn.prompt == "Where is the config loaded?"
+            assert tree.turn_label(turn.turn_id).startswith("✓ #1 Where is the config loaded?")
+            assert job.role == "explorer" and job.status == "ok"
+            assert job.tokens == 480
+            assert job.result is not None and job.result["evidence"] == ["smith/config.py:12"]
+            label = tree.job_label(job.job_id)
+            assert label.startswith("✓ Link ok ") and "480 tok" in label
+            assert label.endswith("· Find where the config file is loaded")
+            assert "3.0k tok" in tree.turn_label(turn.turn_id)  # 1050 + 480 + 1520
+
+            activity = app.query_one(ToolActivity)
+            assert [(c.name, c.role, c.state) for c in activity.calls] == [
+                ("dispatch", "direct", "ok"),
+                ("report", "explorer", "ok"),
+            ]
+            assert activity.calls[1].job_id == job.job_id
+            assert not activity.ticking and not tree.ticking
+
+            rows = usage_pane.table_text().plain.splitlines()
+            assert rows[1].split() == ["Smith", "2.5k/70", "2.5k/70"]
+            assert rows[4].split() == ["Link", "400/80", "400/80"]
+            expected_cost = (2500 + 400) * 1e-6 + (70 + 80) * 4e-6
+            assert abs(usage_pane.session_cost - expected_cost) < 1e-12
+            assert not usage_pane.unpriced
+            # the last top-level request: 1500 + 20 tokens of a 10k window
+            assert usage_pane.context_text() == "context 1.5k / 10k"
+            assert usage_pane.context_bar.percentage == 0.152
+            assert list(usage_pane.sparkline.data or []) == [3050]
+
+            screen = screen_text(app)
+            assert "Link report ok" in screen and "✓ Link ok" in screen
+            assert runtime.usage.totals()["explorer"]["total_tokens"] == 480
+    finally:
+        await runtime.aclose()
