@@ -46,7 +46,7 @@ async def test_a_real_dispatch_turn_fills_the_tree_activity_and_usage(
         text_reply(tool_calls=[tool_call("report", REPORT_ARGS)], usage=Usage(400, 80)),
         text_reply("It is loaded in smith/config.py.", usage=Usage(1500, 20)),
     )
-    runtime, recorder = open_runtime(tmp_path, llm_server.base_url)
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     app = PanesHost()
     try:
         async with app.run_test(size=SIZE) as pilot:
