@@ -4,40 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Iterable
 from importlib.resources import files
 from typing import Any
 
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.screen import Screen
 
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.bridge import EngineEventsArrived, EventBridge
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.main_screen import MainScreen
+from smith_tui.app.screens.palette import SmithCommands
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.candidates import Completer
 
-#: Screens other modules provide: name → (module, class).
+#: The modal screens: name → (module, class); imported when first opened.
 SCREENS: dict[str, tuple[str, str]] = {
-    "pager": ("smith_tui.app.screens.pager", "PagerScreen"),
-    "inspect": ("smith_tui.app.screens.inspect", "InspectScreen"),
-    "history": ("smith_tui.app.screens.history", "HistoryScreen"),
-    "config": ("smith_tui.app.screens.config", "ConfigScreen"),
-    "help": ("smith_tui.app.screens.help", "HelpScreen"),
+    "pager": ("smith_tui.app.screens.pager_screen", "PagerScreen"),
+    "inspect": ("smith_tui.app.screens.inspect_screen", "InspectScreen"),
+    "history": ("smith_tui.app.screens.history_screen", "HistoryScreen"),
+    "config": ("smith_tui.app.screens.config_screen", "ConfigScreen"),
+    "help": ("smith_tui.app.screens.help_screen", "HelpScreen"),
 }
 
 #: Seconds ``quit`` waits for a cancelled turn to wind down (and persist) before exiting.
 QUIT_GRACE_S = 3.0
 
 
-def screen_class(name: str) -> type[Screen] | None:
-    """The screen class registered as ``name``, or ``None`` when it is not built yet."""
+def screen_class(name: str) -> type[Screen[Any]]:
+    """The screen class registered as ``name`` (its module is imported on first use)."""
     module_name, class_name = SCREENS[name]
-    try:
-        return getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError):
-        return None
+    return getattr(importlib.import_module(module_name), class_name)
 
 
 class SmithApp(App[int]):
@@ -46,7 +43,7 @@ class SmithApp(App[int]):
     CSS_PATH = str(files("smith_tui.styles") / "app.tcss")
     TITLE = "Agent Smith"
     BINDINGS = APP_BINDINGS
-    ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {SmithCommands}
 
     def __init__(self, runtime: Any, *, animations: bool = True) -> None:
         super().__init__()
@@ -69,9 +66,15 @@ class SmithApp(App[int]):
         if not self.runtime.server_configured:
             from smith_tui.app.first_run import FirstRunScreen
 
-            self.push_screen(
-                FirstRunScreen(self.runtime, can_configure=screen_class("config") is not None)
-            )
+            self.push_screen(FirstRunScreen(self.runtime))
+        else:
+            self.run_worker(self._load_prices(), group="catalog", exit_on_error=False)
+
+    async def _load_prices(self) -> None:
+        """Give the usage pane the catalog's prices (after the first frame, off the UI path)."""
+        models = await self.runtime.catalog()
+        if models:
+            self.main_screen.load_catalog(models)
 
     def on_unmount(self) -> None:
         """Stop following the runtime."""
@@ -89,7 +92,7 @@ class SmithApp(App[int]):
     def _command_action(self, action: str) -> None:
         if action == "quit":
             self.run_worker(self.action_quit(), group="quit")
-        elif action in SCREENS and screen_class(action) is not None:
+        elif action in SCREENS:
             self.open_screen(action)
 
     # -- turns ----------------------------------------------------------------------------
@@ -137,16 +140,16 @@ class SmithApp(App[int]):
         except Exception:
             return ""
 
-    def open_screen(self, name: str) -> bool:
-        """Push the screen registered as ``name``; notify when it does not exist yet."""
+    def open_screen(self, name: str) -> None:
+        """Push the screen registered as ``name`` (unless it is already showing)."""
         cls = screen_class(name)
-        if cls is None:
-            self.notify(f"The {name} screen is not available yet.", severity="warning")
-            return False
         if isinstance(self.screen, cls):
-            return True
-        self.push_screen(cls(self.runtime))  # type: ignore[call-arg]
-        return True
+            return
+        if name == "inspect":
+            # Edits and deletions rebuild runtime.messages; show what is stored now.
+            self.push_screen(cls(self.runtime), lambda _: self.main_screen.show_conversation())  # type: ignore[call-arg]
+        else:
+            self.push_screen(cls(self.runtime))  # type: ignore[call-arg]
 
     def action_open_pager(self) -> None:
         """Read the whole transcript in the pager."""
@@ -180,21 +183,13 @@ class SmithApp(App[int]):
                     pass
         self.exit(0)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The command palette: Smith's actions, then Textual's."""
-        yield SystemCommand("New conversation", "Start an empty conversation", self._new)
-        yield SystemCommand("Transcript pager", "Read the whole transcript", self.action_open_pager)
-        yield SystemCommand("Inspect messages", "Edit or delete messages", self.action_open_inspect)
-        yield SystemCommand(
-            "History", "Browse this project's conversations", self.action_open_history
-        )
-        yield SystemCommand("Config", "View and change settings", self.action_open_config)
-        yield SystemCommand("Help", "Commands and keys", self.action_open_help)
-        yield SystemCommand("Cancel turn", "Stop the running turn", self.action_cancel_or_copy)
-        yield from super().get_system_commands(screen)
-
-    def _new(self) -> None:
+    def action_new_conversation(self) -> None:
+        """Start an empty conversation (``/new``)."""
         self.submit_line("/new")
+
+    def action_switch_role(self, name: str) -> None:
+        """Run the next turns as role ``name`` (``/role NAME``)."""
+        self.submit_line(f"/role {name}")
 
 
 def _pick_conversation(runtime: Any, resume: str | None, continue_: bool) -> None:

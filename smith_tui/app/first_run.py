@@ -35,17 +35,19 @@ If the server needs a key, export it in **`{key_var}`** (or in the variable that
 
 
 class FirstRunScreen(Screen):
-    """Explains how to point Smith at a server; offers the config screen or quitting."""
+    """Explains how to point Smith at a server; offers the config screen or quitting.
+
+    Once a server is configured (in the config screen) it gives way to the main screen.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "app.open_config", "Open config"),
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, runtime: Any, *, can_configure: bool) -> None:
+    def __init__(self, runtime: Any) -> None:
         super().__init__(id="first-run")
         self.runtime = runtime
-        self.can_configure = can_configure
 
     def compose(self) -> ComposeResult:
         """The explanation and two buttons."""
@@ -61,12 +63,7 @@ class FirstRunScreen(Screen):
         with VerticalScroll(id="first-run-body"):
             yield Markdown(text, id="first-run-text")
             with Horizontal(id="first-run-buttons"):
-                yield Button(
-                    "Open config (c)",
-                    id="configure",
-                    variant="primary",
-                    disabled=not self.can_configure,
-                )
+                yield Button("Open config (c)", id="configure", variant="primary")
                 yield Button("Quit (q)", id="quit", variant="error")
         yield Footer()
 

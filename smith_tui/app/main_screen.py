@@ -1,15 +1,20 @@
-"""The main screen: transcript, side panes, todo list, status line, prompt and footer."""
+"""The main screen: transcript, side panes, todo list, status line, prompt and footer.
+
+The status line, prompt and footer paint first; the four content panes (whose modules pull
+in Markdown parsing and more) are imported and mounted right after that first frame, so
+the prompt is ready as early as possible. Events that arrive meanwhile are held and
+delivered once the panes are in place.
+"""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.menu import CompletionMenu
@@ -22,42 +27,34 @@ if TYPE_CHECKING:
     from smith_tui.app.app import SmithApp
 
 
-class PendingPane(Static):
-    """Stands in for a pane that is not built yet; ignores events."""
-
-    def __init__(self, title: str, *, id: str | None = None) -> None:
-        super().__init__(f"{title}\n[dim](coming soon)[/dim]", id=id)
-        self.border_title = title
-
-    def handle_event(self, event: ev.Event) -> None:
-        """Ignore ``event``."""
-
-    def load_messages(self, messages: list[dict[str, Any]]) -> None:
-        """Ignore ``messages``."""
-
-
-#: The panes other modules provide: id → (module, class, title).
-PANES: dict[str, tuple[str, str, str]] = {
-    "transcript": ("smith_tui.widgets.transcript", "Transcript", "Transcript"),
-    "tools": ("smith_tui.widgets.tool_activity", "ToolActivity", "Tools"),
-    "dispatch": ("smith_tui.widgets.dispatch_tree", "DispatchTree", "Dispatch"),
-    "usage": ("smith_tui.widgets.usage_pane", "UsagePane", "Usage"),
+#: The content panes, mounted into their slots after the first frame: id → title.
+PANE_TITLES: dict[str, str] = {
+    "transcript": "Transcript",
+    "tools": "Tools",
+    "dispatch": "Dispatch",
+    "usage": "Usage",
 }
 
+#: The widgets that follow engine events, in delivery order.
+SINK_IDS = ("transcript", "tools", "dispatch", "usage", "status", "todo", "rain")
 
-def make_pane(pane_id: str, runtime: Any) -> Widget:
-    """The widget for ``pane_id`` (a :class:`PendingPane` until its module exists)."""
-    module_name, class_name, title = PANES[pane_id]
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError):
-        return PendingPane(title, id=pane_id)
-    try:
-        widget = cls(id=pane_id)
-    except TypeError:
-        widget = cls(runtime, id=pane_id)
-    widget.border_title = title
-    return widget
+
+def make_panes() -> dict[str, Widget]:
+    """The four content panes by id (imported here, after the first frame)."""
+    from smith_tui.widgets.activity import ToolActivity
+    from smith_tui.widgets.dispatch_tree import DispatchTree
+    from smith_tui.widgets.transcript import Transcript
+    from smith_tui.widgets.usage_pane import UsagePane
+
+    panes: dict[str, Widget] = {
+        "transcript": Transcript(id="transcript"),
+        "tools": ToolActivity(id="tools"),
+        "dispatch": DispatchTree(id="dispatch"),
+        "usage": UsagePane(id="usage"),
+    }
+    for pane_id, title in PANE_TITLES.items():
+        panes[pane_id].border_title = title
+    return panes
 
 
 class MainScreen(Screen):
@@ -68,6 +65,10 @@ class MainScreen(Screen):
     def __init__(self, runtime: Any) -> None:
         super().__init__(id="main")
         self.runtime = runtime
+        self.panes_ready = False
+        """Whether the content panes are mounted (shortly after the first frame)."""
+        self._held: list[ev.Event] = []
+        self._catalog: list[Any] | None = None
         self._failed_panes: set[str] = set()
 
     @property
@@ -76,29 +77,48 @@ class MainScreen(Screen):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        """Build the layout."""
+        """Build the layout; the content panes go into their slots after the first frame."""
         with Horizontal(id="body"):
             with Vertical(id="transcript-column"):
-                yield make_pane("transcript", self.runtime)
+                yield Container(id="transcript-slot", classes="slot")
                 yield MatrixRain(id="rain")
             with Vertical(id="side"):
-                yield make_pane("tools", self.runtime)
-                yield make_pane("dispatch", self.runtime)
-                yield make_pane("usage", self.runtime)
+                yield Container(id="tools-slot", classes="slot")
+                yield Container(id="dispatch-slot", classes="slot")
+                yield Container(id="usage-slot", classes="slot")
         yield TodoPanel(id="todo")
         yield CompletionMenu(id="completion")
         yield StatusLine(id="status")
         yield PromptInput(id="prompt", completer=self.smith.completer)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
-        """Wire the prompt to its menu and show the active conversation."""
+        """Wire the prompt to its menu, fill the status line, then mount the panes."""
         prompt = self.query_one(PromptInput)
         prompt.menu = self.query_one(CompletionMenu)
         status = self.query_one(StatusLine)
         status.role = self.runtime.active_role
         status.model = self.runtime.model or self._configured_model()
+        self.refresh_title()
+        self.call_after_refresh(self._mount_panes)
+
+    async def _mount_panes(self) -> None:
+        for pane_id, pane in make_panes().items():
+            await self.query_one(f"#{pane_id}-slot").mount(pane)
+        self.panes_ready = True
+        if self._catalog is not None:
+            self.load_catalog(self._catalog)
         self.show_conversation()
+        held, self._held = self._held, []
+        self.apply_events(held)
+
+    def load_catalog(self, models: list[Any]) -> None:
+        """Hand the model catalog (prices) to the usage pane, now or once it is mounted."""
+        if not self.panes_ready:
+            self._catalog = models
+            return
+        usage = self.query_one("#usage")
+        self._guarded(usage, usage.load_catalog, models)  # type: ignore[attr-defined]
 
     def _configured_model(self) -> str:
         value = self.runtime.config.effective.get("default_model")
@@ -107,8 +127,7 @@ class MainScreen(Screen):
     @property
     def sinks(self) -> list[Widget]:
         """The widgets that follow engine events, in delivery order."""
-        ids = ("transcript", "tools", "dispatch", "usage", "status", "todo", "rain")
-        return [self.query_one(f"#{pane_id}") for pane_id in ids]
+        return [self.query_one(f"#{pane_id}") for pane_id in SINK_IDS]
 
     def show_conversation(self) -> None:
         """Load the active conversation into the panes (after mount, load, new, clear)."""
@@ -138,7 +157,10 @@ class MainScreen(Screen):
         self.query_one(StatusLine).title = title
 
     def apply_events(self, events: list[ev.Event]) -> None:
-        """Deliver a batch of engine events to every pane."""
+        """Deliver a batch of engine events to every pane (held until the panes exist)."""
+        if not self.panes_ready:
+            self._held.extend(events)
+            return
         sinks = self.sinks
         for event in events:
             for pane in sinks:
@@ -148,14 +170,18 @@ class MainScreen(Screen):
             elif isinstance(event, ev.TurnFinished) and event.job_id is None:
                 self.refresh_title()
                 self.query_one(StatusLine).model = self.runtime.model or ""
+            elif isinstance(event, ev.CommandOutput):  # /role and /model change these
+                status = self.query_one(StatusLine)
+                status.role = self.runtime.active_role
+                status.model = self.runtime.model or status.model
 
     def _guarded(self, pane: Widget, method: Any, argument: Any) -> None:
         """Call a pane; one failing pane must not take the session down."""
         try:
             method(argument)
         except Exception as exc:
-            self.log.error(f"{type(pane).__name__} failed on {argument!r:.200}: {exc!r}")
             name = type(pane).__name__
+            self.log.error(f"{name} failed on {argument!r:.200}: {exc!r}")
             if name not in self._failed_panes:
                 self._failed_panes.add(name)
                 self.notify(f"{name} could not show an update: {exc}", severity="error")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,12 @@ async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> s
     return screen_text(pilot.app)
 
 
-def running(app: App[Any], size: tuple[int, int] = SIZE) -> Any:
-    """``app.run_test`` at the standard size, with toasts shown (they are off by default)."""
-    return app.run_test(size=size, notifications=True)
+@contextlib.asynccontextmanager
+async def running(app: App[Any], size: tuple[int, int] = SIZE) -> AsyncIterator[Pilot[Any]]:
+    """``app.run_test`` at the standard size with toasts shown (they are off by default),
+    entered once the main screen's panes are mounted."""
+    async with app.run_test(size=size, notifications=True) as pilot:
+        main = getattr(app, "main_screen", None)
+        if main is not None:
+            await wait_for(pilot, lambda: main.panes_ready, what="the panes")
+        yield pilot

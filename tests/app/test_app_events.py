@@ -117,9 +117,9 @@ async def test_status_line_follows_status_role_model_and_title(runtime) -> None:
         runtime.emit(ev.LLMRequestStarted(turn_id="t", model="qwen-72b", role="orchestrator"))
         runtime.emit(ev.StatusChanged(status="tool", detail="bash", role="orchestrator"))
         await wait_for(pilot, lambda: status.status == "tool")
-        text = await wait_for_text(pilot, "Tank")
-        line = next(line for line in text.splitlines() if "Tank" in line)
-        assert "tool: bash" in line and "qwen-72b" in line and "Red pill" in line
+        text = await wait_for_text(pilot, "tool: bash")
+        line = next(line for line in text.splitlines() if "tool: bash" in line)
+        assert "Tank" in line and "qwen-72b" in line and "Red pill" in line
         assert line.split()[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"  # spinner while busy
         runtime.emit(
             ev.TurnFinished(
@@ -213,16 +213,34 @@ async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeyp
             assert "LLM_API_KEY" in text
             assert str(tmp_path / "config.json") in text
             await pilot.press("c")
-            from smith_tui.app.app import screen_class
+            from smith_tui.app.screens.config_screen import ConfigScreen
 
-            if screen_class("config") is None:
-                await wait_for_text(pilot, "not available yet")
-            else:
-                await wait_for(pilot, lambda: not isinstance(app.screen, FirstRunScreen))
-                app.pop_screen()
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="back")
             await pilot.press("q")
             await wait_for(pilot, lambda: not app.is_running, what="q to quit")
         assert app.return_code == 0
+    finally:
+        runtime.store.close()
+
+
+async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
+    tmp_path, monkeypatch, llm_server
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = open_runtime(tmp_path)
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+            await pilot.click("#configure")
+            from smith_tui.app.screens.config_screen import ConfigScreen
+
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
+            runtime.set_config("llm_config.api_url", llm_server.base_url)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
     finally:
         runtime.store.close()
 

@@ -125,10 +125,12 @@ async def test_screen_keys_open_their_screen(runtime, key, screen) -> None:
     async with running(app) as pilot:
         await pilot.press(key)
         cls = screen_class(screen)
-        if cls is None:
-            await wait_for_text(pilot, f"The {screen} screen is not available yet")
-        else:
-            await wait_for(pilot, lambda: isinstance(app.screen, cls), what=f"{screen} screen")
+        await wait_for(pilot, lambda: isinstance(app.screen, cls), what=f"{screen} screen")
+        await pilot.press(key)  # already showing: not pushed twice
+        await pilot.pause()
+        assert len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main_screen, what="back to the main screen")
 
 
 async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server) -> None:

@@ -15,7 +15,7 @@ from tests.app.app_harness import (
     wait_for,
     wait_for_text,
 )
-from tests.support.llm_server import http_error, text_reply, tool_call
+from tests.support.llm_server import http_error, stall, text_reply, tool_call
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ async def test_todo_tool_fills_the_panel_and_a_new_turn_clears_it(runtime, llm_s
 
 
 async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> None:
-    llm_server.enqueue(text_reply("slow " * 20, chunk_chars=5, event_delay_s=0.05))
+    llm_server.enqueue(stall(after_events=2, hold_s=30))
     app = make_app(runtime)
     async with running(app) as pilot:
         await pilot.press(*"first", "enter")
@@ -102,7 +102,8 @@ async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> N
         from smith_tui.widgets.prompt_input import PromptInput
 
         assert app.screen.query_one(PromptInput).text == "second"
-        await wait_for(pilot, lambda: not runtime.busy, within=15, what="the turn to end")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
 
 
 async def test_slash_commands_run_and_quit_exits(runtime) -> None:
