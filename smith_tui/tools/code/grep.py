@@ -11,6 +11,7 @@ of lines.
 from __future__ import annotations
 
 import base64
+import heapq
 import json
 import re
 from dataclasses import dataclass, field
@@ -42,14 +43,16 @@ _ARGS = (
 )
 _DEFINITION_LINES_KEPT = 5
 _DEFINITION_SCAN_BYTES = 1 << 20  # per file: enough to rank, bounded for huge results
+_HEAD_BYTES = 256 * 1024  # per file: raw records kept for display
 
-# A match record whose line text starts with a definition keyword (after
-# indentation and modifiers). It runs over raw JSON bytes (hence the escaped
-# tab) and starts with a literal so the regex engine can skip ahead quickly.
+# The text of a record that starts with a definition keyword (after indentation
+# and modifiers). It runs over raw JSON bytes (hence the escaped tab) and
+# starts with a literal, so the regex engine can skip between records quickly;
+# whether the record is a match or a context line is checked afterwards.
 _DEFINITION = re.compile(
-    rb'\n\{"type":"match","data":\{"path":\{[^\n]*?\},"lines":\{"text":"(?:\\t| )*'
+    rb'"lines":\{"text":"(?:\\t| )*+'
     rb"(?:(?:export|default|pub(?:\([^)]*\))?|async|static|local|public|private|protected|"
-    rb"abstract|inline|unsafe|extern|const|declare|final|virtual) +)*"
+    rb"abstract|inline|unsafe|extern|const|declare|final|virtual) +)*+"
     rb"(?:def|class|function|fn|func|struct|enum|trait|interface|impl|union|typedef|"
     rb"namespace|module|macro_rules!|type +\w+ *=|#define)\b"
 )
@@ -63,7 +66,8 @@ class _FileHits:
     path: str
     matches: int = 0
     definitions: int = 0  # counted up to _DEFINITION_LINES_KEPT
-    head: list[bytes] = field(default_factory=list)  # first records, raw JSON
+    head: bytes = b""  # the first records, raw JSON lines (the last may be cut short)
+    head_complete: bool = True  # whether ``head`` holds every record of the file
     definition_records: list[bytes] = field(default_factory=list)
 
 
@@ -74,20 +78,33 @@ def _text(obj: dict[str, Any]) -> str:
     return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
 
 
+class _Held:
+    """Heap entry ordering files worst-first, so the worst held file is at the top."""
+
+    __slots__ = ("hits", "key")
+
+    def __init__(self, key: tuple[int, int, int, int, str], hits: _FileHits) -> None:
+        self.key = key
+        self.hits = hits
+
+    def __lt__(self, other: _Held) -> bool:
+        return self.key > other.key
+
+
 class _BlockReader:
     """Splits rg's JSON stream into per-file blocks and summarises each.
 
-    Every file keeps its counts, but only the ``keep_files`` best-ranked files
-    (so far) keep their records: a file outside the top ``keep_files`` can
-    never be shown, so memory stays bounded however much rg finds.
+    Every file is counted, but only the ``keep_files`` best-ranked files seen so
+    far hold copies of their records: a file outside that set can never be
+    shown, so its records are not even copied. Memory and copying stay bounded
+    however much rg finds.
     """
 
     def __init__(self, keep_records: int, keep_files: int) -> None:
         self.keep_records = keep_records
         self.keep_files = keep_files
-        self._head = re.compile(rb"(?:[^\n]*\n){1,%d}" % keep_records)
         self.files: list[_FileHits] = []
-        self._holding: list[_FileHits] = []  # files that still hold records
+        self._held: list[_Held] = []  # heap, worst held file first
         self._buffer = bytearray()
         self._resume = 0
 
@@ -121,31 +138,46 @@ class _BlockReader:
         """Summarise one file from offsets into ``buffer``.
 
         ``begin`` starts the begin record, ``body`` is the newline ending it, and
-        ``end`` is the newline in front of the end record. Nothing is copied but
-        the few records that may be shown.
+        ``end`` is the newline in front of the end record.
         """
-        path = strip_dot(_text(json.loads(buffer[begin:body])["data"]["path"]))
-        end_record = buffer[end + 1 : buffer.find(b"\n", end + 1)]
-        counts = _COUNTS.search(end_record)
-        hits = _FileHits(path, matches=int(counts.group(1)) if counts else 0)
+        hits = _FileHits(_begin_path(buffer[begin:body]))
+        counts = _COUNTS.search(buffer, end + 1, buffer.find(b"\n", end + 1))
+        hits.matches = int(counts.group(1)) if counts else 0
+        definitions: list[int] = []
         scan_end = min(end + 1, body + _DEFINITION_SCAN_BYTES)
         for found in _DEFINITION.finditer(buffer, body, scan_end):
-            hits.definitions += 1
-            start = found.start() + 1
-            hits.definition_records.append(bytes(buffer[start : buffer.find(b"\n", start)]))
-            if hits.definitions >= _DEFINITION_LINES_KEPT:
-                break
-        head = self._head.match(buffer, body + 1, end + 1)
-        if head is not None:
-            hits.head = head.group().split(b"\n")[:-1]
+            start = buffer.rfind(b"\n", body, found.start()) + 1
+            if buffer.startswith(b'{"type":"match"', start):  # not a context line
+                definitions.append(start)
+                if len(definitions) >= _DEFINITION_LINES_KEPT:
+                    break
+        hits.definitions = len(definitions)
         self.files.append(hits)
-        self._holding.append(hits)
-        if len(self._holding) >= 2 * self.keep_files:
-            self._holding.sort(key=_rank_key)
-            for dropped in self._holding[self.keep_files :]:
-                dropped.head = []
-                dropped.definition_records = []
-            del self._holding[self.keep_files :]
+        key = _rank_key(hits)
+        held = self._held
+        if len(held) >= self.keep_files and not key < held[0].key:
+            return
+        hits.definition_records = [bytes(buffer[s : buffer.find(b"\n", s)]) for s in definitions]
+        head_end = min(end, body + 1 + _HEAD_BYTES)
+        hits.head = bytes(buffer[body + 1 : head_end])
+        hits.head_complete = head_end == end
+        if len(held) < self.keep_files:
+            heapq.heappush(held, _Held(key, hits))
+        else:
+            dropped = heapq.heapreplace(held, _Held(key, hits)).hits
+            dropped.head = b""
+            dropped.definition_records = []
+
+
+_BEGIN = re.compile(rb'\{"type":"begin","data":\{"path":\{"text":"([^"\\]*)"\}\}\}')
+
+
+def _begin_path(record: bytes | bytearray) -> str:
+    """The path of a ``begin`` record (fast path for paths without escapes)."""
+    plain = _BEGIN.fullmatch(record)
+    if plain is not None:
+        return strip_dot(plain.group(1).decode("utf-8", "replace"))
+    return strip_dot(_text(json.loads(record)["data"]["path"]))
 
 
 def _rank_key(hits: _FileHits) -> tuple[int, int, int, int, str]:
@@ -159,11 +191,16 @@ def _rank_key(hits: _FileHits) -> tuple[int, int, int, int, str]:
     )
 
 
-def _render_file(hits: _FileHits, max_matches: int, context: int) -> tuple[str, int]:
+def _render_file(
+    hits: _FileHits, max_matches: int, context: int, keep_records: int
+) -> tuple[str, int]:
     """One file's block: header and numbered lines; returns it and the matches shown."""
     records: dict[int, tuple[bool, str]] = {}
     shown_matches = 0
-    for raw in hits.definition_records + hits.head:
+    head = hits.head.split(b"\n", keep_records)[:keep_records]
+    if not hits.head_complete and len(head) < keep_records:
+        head = head[:-1]  # the cut-off last line
+    for raw in hits.definition_records + head:
         if not raw.startswith(b'{"type":"match"') and not raw.startswith(b'{"type":"context"'):
             continue
         record = json.loads(raw)
@@ -258,7 +295,9 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     for hits in ranked:
         if shown_matches >= limit:
             break
-        block, count = _render_file(hits, min(per_file, limit - shown_matches), context)
+        block, count = _render_file(
+            hits, min(per_file, limit - shown_matches), context, reader.keep_records
+        )
         blocks.append(block)
         shown_matches += count
     header = (
