@@ -70,7 +70,6 @@ class PagerScreen(SmithModal):
                 id="pager-text",
                 read_only=True,
                 soft_wrap=True,
-                show_cursor=False,
             )
         yield Footer()
 
@@ -78,7 +77,9 @@ class PagerScreen(SmithModal):
         """Render the transcript."""
         messages = self._messages if self._messages is not None else self.runtime.messages
         self.text = transcript_text(list(messages))
-        self.query_one("#pager-text", TextArea).load_text(self.text)
+        area = self.query_one("#pager-text", TextArea)
+        area.cursor_blink = False  # a steady cursor marks the reading position
+        area.load_text(self.text)
 
     # -- find -----------------------------------------------------------------------------
 
