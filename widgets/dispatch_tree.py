@@ -440,6 +440,17 @@ class DispatchTree(Widget, can_focus=False):
             self._update_ticker()
 
     # -- selection, cancel, detail --------------------------------------------------------
+    def on_tree_node_highlighted(self, message: Tree.NodeHighlighted[tuple[str, str]]) -> None:
+        """Show the whole task or prompt of the node under the cursor as a tooltip."""
+        message.stop()
+        data = message.node.data or ("", "")
+        if data[0] == "job" and data[1] in self.jobs:
+            self.job_tree.tooltip = self.jobs[data[1]].task
+        elif data[0] == "turn" and data[1] in self.turns:
+            self.job_tree.tooltip = self.turns[data[1]].prompt
+        else:
+            self.job_tree.tooltip = None
+
     def on_tree_node_selected(self, message: Tree.NodeSelected[tuple[str, str]]) -> None:
         """Show the selected job's report and tell the app about it."""
         message.stop()

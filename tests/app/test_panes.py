@@ -337,6 +337,10 @@ async def test_activity_stays_bounded_and_fast_after_2000_calls() -> None:
         pane.scroll_home(animate=False)
         await pilot.pause()
         assert "echo 1500" in screen_text(app)
+        # a reader who scrolled up is not pulled back down by new calls
+        app.feed(tool_start("t1", "late", "bash", '{"command": "echo late"}'))
+        await pilot.pause()
+        assert pane.scroll_y == 0 and "echo 1501" in screen_text(app)
         assert feed_s < 2.0, f"feeding 2000 calls took {feed_s:.2f}s"
         assert render_s < 0.5, f"rendering the screen took {render_s:.2f}s"
 
@@ -431,6 +435,30 @@ async def test_dispatch_tree_nests_jobs_and_shows_cancelled_jobs() -> None:
         assert tree.jobs["j2"].status == "cancelled"
 
 
+async def test_dispatch_tree_copes_with_events_out_of_order() -> None:
+    app = PanesHost()
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(DispatchTree)
+        app.feed(
+            # usage of a job before its start, a start without a turn, an end without a start
+            usage("j1-t1", 100, 20, {}, role="worker", job_id="j1"),
+            ev.DispatchStarted(turn_id="t9", target_role="worker", task="patch", job_id="j1"),
+            ev.DispatchFinished(
+                target_role="explorer",
+                status="ok",
+                summary="looked",
+                job_id="j2",
+                result={},
+            ),
+        )
+        await pilot.pause()
+        [turn] = tree.turns.values()
+        assert turn.prompt == "(earlier turn)"
+        assert tree.job_label("j1").startswith("● Niobe running 0.0s 120 tok")
+        assert tree.job_label("j2").startswith("✓ Link ok")
+        assert tree.jobs["j2"].result == {"status": "ok", "summary": "looked"}
+
+
 async def test_selecting_a_job_shows_its_report_and_posts_job_selected() -> None:
     app = PanesHost()
     async with app.run_test(size=SIZE) as pilot:
@@ -443,6 +471,7 @@ async def test_selecting_a_job_shows_its_report_and_posts_job_selected() -> None
         tree.job_tree.move_cursor(explorer)
         await pilot.press("enter")
         await pilot.pause()
+        assert tree.job_tree.tooltip == "Find where config is loaded"
         [message] = app.posted
         assert isinstance(message, DispatchTree.JobSelected)
         assert message.job_id == "job-explore" and message.result["status"] == "ok"
