@@ -53,6 +53,7 @@ class ChildRunner:
                 job_id=job.job_id,
             )
         )
+        rt.jobs[job.job_id] = job
         try:
             outcome = await self._run_child_turn(job, parent)
         except asyncio.CancelledError:
@@ -61,6 +62,8 @@ class ChildRunner:
         except Exception as exc:  # a broken child must not break the parent's loop
             error = normalize(exc)
             outcome = ChildOutcome("error", None, self._usage(job, {}), error=error.message)
+        finally:
+            rt.jobs.pop(job.job_id, None)
         self._finished(job, parent, outcome)
         return outcome
 

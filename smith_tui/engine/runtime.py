@@ -145,6 +145,8 @@ class Runtime:
         self.messages: list[dict[str, Any]] = []
         self.last_selection: ModelSelection | None = None
         self.todo: list[dict[str, Any]] = []
+        self.jobs: dict[str, Any] = {}
+        """Dispatch jobs in flight, by job id (for cancelling one sub-agent)."""
         self._subscribers: list[Callable[[ev.Event], None]] = []
         self._resume_checked = not self.options.auto_resume
         self._active_role_override: str | None = None
@@ -442,6 +444,14 @@ class Runtime:
         if self.current_turn is None:
             return False
         self.current_turn.cancel.cancel(reason)
+        return True
+
+    def cancel_job(self, job_id: str, reason: str = "cancelled by user") -> bool:
+        """Cancel one dispatched sub-agent (and anything it started); the parent goes on."""
+        job = self.jobs.get(job_id)
+        if job is None:
+            return False
+        job.cancel.cancel(reason)
         return True
 
     def begin_turn(self, role: str | None = None) -> ActiveTurn:

@@ -141,3 +141,26 @@ async def test_a_failed_scratchpad_write_leaves_no_recall_key(
     after = [m for m in parent_bodies(llm_server)[-1]["messages"] if m["role"] == "tool"]
     assert re.fullmatch(r"\[elided \d+ chars of tool output\]", after[0]["content"])
     await runtime.aclose()
+
+
+async def test_cancelling_one_job_leaves_the_parent_running(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.enqueue(
+        text_reply(tool_calls=[dispatch("explorer", "slow search")]),
+        stall(after_events=1, hold_s=30),
+        text_reply("The explorer was stopped; carrying on."),
+    )
+    runtime, rec = open_runtime(tmp_path, llm_server.base_url)
+    turn = asyncio.create_task(runtime.run_turn("go", role="orchestrator"))
+    await llm_server.wait_for_requests_async(2, timeout=10)
+    (started,) = rec.of(ev.DispatchStarted)
+    assert runtime.cancel_job(started.job_id)
+    assert not runtime.cancel_job("job-unknown")
+    result = await asyncio.wait_for(turn, timeout=5)
+    assert result.stop_reason == "completed"
+    assert result.text == "The explorer was stopped; carrying on."
+    (res,) = results(runtime)
+    assert res["status"] == "blocked" and res["cancelled"] is True
+    assert runtime.jobs == {}
+    await runtime.aclose()
