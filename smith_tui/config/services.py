@@ -35,6 +35,13 @@ class UIOptions(Section):
     """Options of the user interface service."""
 
     keys: KeyBindings = Field(default_factory=KeyBindings, description="Key bindings.")
+    kitty_graphics: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description=(
+            "Draw the Matrix rain with the Kitty graphics protocol: auto detects the "
+            "terminal (never inside tmux/screen), on forces it, off uses the cell-based rain."
+        ),
+    )
 
 
 class DispatchOptions(Section):
