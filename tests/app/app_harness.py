@@ -98,3 +98,14 @@ async def running(app: App[Any], size: tuple[int, int] = SIZE) -> AsyncIterator[
         if main is not None:
             await wait_for(pilot, lambda: main.panes_ready, what="the panes")
         yield pilot
+
+
+async def submit(pilot: Pilot[Any], text: str) -> None:
+    """Put ``text`` in the prompt (without typing it key by key) and press enter."""
+    from smith_tui.widgets.prompt_input import PromptInput
+
+    prompt = pilot.app.screen.query_one(PromptInput)
+    prompt.load_text(text)
+    prompt.move_cursor(prompt.document.end)
+    await pilot.pause()
+    await pilot.press("enter")

@@ -15,6 +15,7 @@ from tests.app.app_harness import (
     open_runtime,
     running,
     screen_text,
+    submit,
     wait_for,
     wait_for_text,
 )
@@ -73,7 +74,7 @@ async def test_ctrl_c_cancels_the_running_turn(runtime, llm_server) -> None:
     llm_server.enqueue(stall(after_events=2, hold_s=30))
     app = make_app(runtime)
     async with running(app) as pilot:
-        await pilot.press(*"wait forever", "enter")
+        await submit(pilot, "wait forever")
         await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: not runtime.busy, what="the turn to stop")
@@ -86,7 +87,7 @@ async def test_ctrl_q_quits_and_cancels_a_running_turn(runtime, llm_server) -> N
     llm_server.enqueue(stall(after_events=2, hold_s=30))
     app = make_app(runtime)
     async with running(app) as pilot:
-        await pilot.press(*"long one", "enter")
+        await submit(pilot, "long one")
         await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
@@ -147,7 +148,7 @@ async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server
             await pilot.press("ctrl+c")  # no longer the cancel key
             await pilot.pause()
             assert "to quit" not in screen_text(app)
-            await pilot.press(*"slow", "enter")
+            await submit(pilot, "slow")
             await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
             await pilot.press("ctrl+g")
             await wait_for(pilot, lambda: not runtime.busy, what="ctrl+g to cancel")

@@ -12,6 +12,7 @@ from tests.app.app_harness import (
     open_runtime,
     running,
     screen_text,
+    submit,
     wait_for,
     wait_for_text,
 )
@@ -35,7 +36,7 @@ async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm
     )
     app = make_app(runtime)
     async with running(app) as pilot:
-        await pilot.press(*"what is there?", "enter")
+        await submit(pilot, "what is there?")
         text = await wait_for_text(pilot, "There is no spoon, only matrix-42.")
         assert "what is there?" in text
         assert "bash" in text
@@ -56,7 +57,7 @@ async def test_retry_shows_in_the_status_line(tmp_path, monkeypatch, llm_server)
     try:
         app = make_app(runtime)
         async with running(app) as pilot:
-            await pilot.press(*"hello", "enter")
+            await submit(pilot, "hello")
             text = await wait_for_text(pilot, "retrying in 2s (")
             assert "503" in text.split("retrying in 2s (", 1)[1].splitlines()[0]
             await wait_for_text(pilot, "Back online.")
@@ -81,12 +82,12 @@ async def test_todo_tool_fills_the_panel_and_a_new_turn_clears_it(runtime, llm_s
     async with running(app) as pilot:
         panel = app.screen.query_one(TodoPanel)
         assert not panel.display
-        await pilot.press(*"plan it", "enter")
+        await submit(pilot, "plan it")
         text = await wait_for_text(pilot, "Write the test")
         assert panel.display
         assert "Todo 1/3" in text and "Fix the bug" in text
         await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
-        await pilot.press(*"go on", "enter")
+        await submit(pilot, "go on")
         await wait_for(pilot, lambda: not panel.display, what="the panel to hide")
         assert "Write the test" not in screen_text(app)
 
@@ -95,9 +96,9 @@ async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> N
     llm_server.enqueue(stall(after_events=2, hold_s=30))
     app = make_app(runtime)
     async with running(app) as pilot:
-        await pilot.press(*"first", "enter")
+        await submit(pilot, "first")
         await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
-        await pilot.press(*"second", "enter")
+        await submit(pilot, "second")
         await wait_for_text(pilot, "A turn is still running")
         from smith_tui.widgets.prompt_input import PromptInput
 
@@ -106,11 +107,36 @@ async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> N
         await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
 
 
-async def test_slash_commands_run_and_quit_exits(runtime) -> None:
+async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:
+    from smith_tui.app.screens.pager_screen import PagerScreen
+
     app = make_app(runtime)
     async with running(app) as pilot:
         first = runtime.conversation_id
-        await pilot.press(*"/new", "enter")
+        await submit(pilot, "/new")
         await wait_for(pilot, lambda: runtime.conversation_id != first, what="/new")
-        await pilot.press(*"/quit", "enter")
+        await submit(pilot, "/role orchestrator")
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.role == "orchestrator", what="/role")
+        assert "Tank" in screen_text(app)
+        await submit(pilot, "/pager")
+        await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen), what="/pager")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+        await submit(pilot, "/quit")
         await wait_for(pilot, lambda: not app.is_running, what="/quit to exit")
+
+
+async def test_prompt_history_starts_with_the_conversations_requests(runtime, llm_server) -> None:
+    llm_server.enqueue(text_reply("one"), text_reply("two"))
+    await runtime.submit("first request")
+    await runtime.submit("second request")
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        from smith_tui.widgets.prompt_input import PromptInput
+
+        prompt = app.screen.query_one(PromptInput)
+        await pilot.press("up")
+        assert prompt.text == "second request"
+        await pilot.press("up")
+        assert prompt.text == "first request"
