@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.screen import Screen
@@ -14,9 +15,11 @@ from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.bridge import EngineEventsArrived, EventBridge
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.main_screen import MainScreen
-from smith_tui.app.screens.palette import SmithCommands
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.candidates import Completer
+
+if TYPE_CHECKING:
+    from textual.command import Provider
 
 #: The modal screens: name → (module, class); imported when first opened.
 SCREENS: dict[str, tuple[str, str]] = {
@@ -37,13 +40,28 @@ def screen_class(name: str) -> type[Screen[Any]]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+def _app_action(event: ev.Event) -> str:
+    """The app action a successful command asks for (``quit`` or a screen name), or ``""``."""
+    if not isinstance(event, ev.CommandOutput) or not event.ok:
+        return ""
+    action = str(event.data.get("action") or "")
+    return action if action == "quit" or action in SCREENS else ""
+
+
+def smith_commands() -> type[Provider]:
+    """The palette provider of Smith's commands (imported when the palette first opens)."""
+    from smith_tui.app.screens.palette import SmithCommands
+
+    return SmithCommands
+
+
 class SmithApp(App[int]):
     """Agent Smith's full-screen session."""
 
     CSS_PATH = str(files("smith_tui.styles") / "app.tcss")
     TITLE = "Agent Smith"
     BINDINGS = APP_BINDINGS
-    COMMANDS = App.COMMANDS | {SmithCommands}
+    COMMANDS = App.COMMANDS | {smith_commands}
 
     def __init__(self, runtime: Any, *, animations: bool = True) -> None:
         super().__init__()
@@ -83,11 +101,22 @@ class SmithApp(App[int]):
     # -- engine events --------------------------------------------------------------------
 
     def on_engine_events_arrived(self, message: EngineEventsArrived) -> None:
-        """Hand a batch to the main screen and act on commands that need the app."""
-        self.main_screen.apply_events(message.events)
+        """Hand a batch to the main screen and act on commands that need the app.
+
+        A command the app answers with a screen (``/pager``, ``/help``…) or by quitting
+        reaches the panes without its text: the screen shows it better than a notice.
+        """
+        actions = []
+        events = []
         for event in message.events:
-            if isinstance(event, ev.CommandOutput) and event.ok:
-                self._command_action(str(event.data.get("action") or ""))
+            action = _app_action(event)
+            if action:
+                actions.append(action)
+                event = dataclasses.replace(event, text="")
+            events.append(event)
+        self.main_screen.apply_events(events)
+        for action in actions:
+            self._command_action(action)
 
     def _command_action(self, action: str) -> None:
         if action == "quit":

@@ -123,6 +123,18 @@ async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen), what="/pager")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+        from smith_tui.widgets.transcript.notice import Notice
+
+        from smith_tui.app.screens.help_screen import HelpScreen
+
+        notices = len(app.screen.query(Notice))
+        await submit(pilot, "/help")  # a screen, not a notice with the same text
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="/help")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+        assert len(app.screen.query(Notice)) == notices
+        await submit(pilot, "/usage")  # other commands print into the transcript
+        await wait_for(pilot, lambda: len(app.screen.query(Notice)) == notices + 1)
         await submit(pilot, "/quit")
         await wait_for(pilot, lambda: not app.is_running, what="/quit to exit")
 
