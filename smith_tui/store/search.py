@@ -127,19 +127,32 @@ def search_messages(
     if bound is not None:
         fts.append("message_search.rowid > ?")
         fts_params.append(bound)
-    join = " JOIN messages AS m ON m.id = message_search.rowid" if exact else ""
     snippet = f"snippet(message_search, 0, ?, ?, '{_ELLIPSIS}', {_SNIPPET_TOKENS})"
-    # Rank inside the full-text table; join the few winners to their messages afterwards.
-    # ORDER BY rank alone lets FTS5 use its own top-k sort; ties are broken outside.
-    sql = (
-        "SELECT m.conversation_id, m.id, m.position, m.role, hits.snippet, hits.rank FROM ("
-        f" SELECT message_search.rowid AS id, {snippet} AS snippet, message_search.rank AS rank"
-        f" FROM message_search{join} WHERE {' AND '.join(fts + exact)}"
-        " ORDER BY message_search.rank LIMIT ?"
-        ") AS hits JOIN messages AS m ON m.id = hits.id ORDER BY hits.rank, hits.id"
+    head = [highlight[0], highlight[1], *fts_params]
+    passes = " AND ".join(exact) if exact else "1"
+    # Fast path: rank inside the full-text table using only its own (approximate) filters,
+    # join the few winners afterwards and check the exact filters on them. ORDER BY rank
+    # alone lets FTS5 use its own top-k sort; ties are broken outside.
+    fast = (
+        f"SELECT m.conversation_id, m.id, m.position, m.role, hits.snippet, hits.rank, {passes}"
+        f" FROM (SELECT rowid AS id, {snippet} AS snippet, rank FROM message_search"
+        f" WHERE {' AND '.join(fts)} ORDER BY rank LIMIT ?) AS hits"
+        " JOIN messages AS m ON m.id = hits.id ORDER BY hits.rank, hits.id"
     )
-    params = [highlight[0], highlight[1], *fts_params, *exact_params, limit]
-    return [MessageHit(*row) for row in db.execute_sql(sql, params).fetchall()]
+    # Placeholders bind in text order: the exact checks in the outer SELECT list come first.
+    rows = db.execute_sql(fast, [*exact_params, *head, limit]).fetchall()
+    if all(row[-1] for row in rows):
+        # Every winner passed the exact filters, so they are also the winners among the
+        # exact matches (a subset of what was ranked).
+        return [MessageHit(*row[:-1]) for row in rows]
+    exact_sql = (
+        f"SELECT m.conversation_id, m.id, m.position, m.role, {snippet}, message_search.rank"
+        " FROM message_search JOIN messages AS m ON m.id = message_search.rowid"
+        f" WHERE {' AND '.join(fts + exact)}"
+        " ORDER BY message_search.rank, m.id LIMIT ?"
+    )
+    rows = db.execute_sql(exact_sql, [*head, *exact_params, limit]).fetchall()
+    return [MessageHit(*row) for row in rows]
 
 
 def search_project_memory(
