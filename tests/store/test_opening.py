@@ -179,3 +179,10 @@ def test_without_verify_the_cheap_checks_still_refuse_foreign_files(tmp_path: Pa
     make_smith_db(tmp_path / "ok.db", messages=10)
     with Store.open(tmp_path / "ok.db", verify=False) as store:
         assert store.schema_version() == 2
+
+
+def test_a_folder_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot create the folder"):
+        Store.open(blocker / "smith.db")

@@ -208,3 +208,14 @@ def test_very_common_terms_are_ranked_among_the_newest_matches(
     ]
     monkeypatch.setattr(search, "RANK_WINDOW", 1000)
     assert store.search_messages("apple", project_id="mine")[0].position == 0
+
+
+def test_conversation_filter_with_interleaved_conversations(store: Store) -> None:
+    first = store.conversations.create("p")
+    second = store.conversations.create("p")
+    for i in range(3):
+        say(store, first, f"topic mention {i} with padding words here")
+        say(store, second, "topic topic topic")  # ranks above every message of `first`
+    hits = store.search_messages("topic", conversation_id=first)
+    assert [h.conversation_id for h in hits] == [first] * 3
+    assert [h.position for h in store.search_messages("topic", conversation_id=second)] == [0, 1, 2]
