@@ -25,7 +25,7 @@ class Conversation:
 
 @dataclass(frozen=True)
 class Message:
-    """One transcript message at `position` (0-based, dense, per conversation)."""
+    """One transcript message; `position` orders it within its conversation (from 0, gaps after deletes)."""
 
     id: int
     conversation_id: str
