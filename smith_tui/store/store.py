@@ -36,6 +36,10 @@ _PRAGMAS = (
 )
 
 
+VERIFY_MAX_BYTES = 64 * 1024 * 1024
+"""Largest database that gets a whole-file integrity check on every open."""
+
+
 class Store:
     """An open Smith database.
 
@@ -61,16 +65,23 @@ class Store:
         self.snapshots = SnapshotRepository(db, models)
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, verify: bool = True) -> "Store":
+    def open(cls, path: str | Path | None = None, *, verify: bool | None = None) -> "Store":
         """Open (creating if needed) the database at `path`, default `default_db_path()`.
 
         An existing file is first inspected read-only; a file that is not a Smith database,
         is damaged, or comes from a newer Smith raises `StoreError` and is left untouched.
         An older schema is backed up to `<db>.bak-v<old>-<time>` and migrated in order.
         `verify=False` skips the whole-file integrity check (`PRAGMA quick_check`), which
-        costs about a second per 600 MB of database.
+        costs about a second per 600 MB of database; the default (`None`) runs it only for
+        files under `VERIFY_MAX_BYTES`, so start-up stays fast on huge histories (the
+        header and schema checks always run).
         """
         target = Path(default_db_path() if path is None else path).expanduser().absolute()
+        if verify is None:
+            try:
+                verify = target.stat().st_size <= VERIFY_MAX_BYTES
+            except OSError:
+                verify = True
         version = probe_database(target, verify=verify)
         if version is None and not target.exists():
             try:
