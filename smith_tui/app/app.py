@@ -85,11 +85,17 @@ class SmithApp(App[int]):
             from smith_tui.app.first_run import FirstRunScreen
 
             self.push_screen(FirstRunScreen(self.runtime))
-        else:
+
+    def load_prices(self) -> None:
+        """Fetch the model catalog in a worker and give its prices to the usage pane.
+
+        Called once the panes are mounted: creating the HTTP client (TLS setup) and asking
+        the server take longer than a frame, and the prompt must paint first.
+        """
+        if self.runtime.server_configured:
             self.run_worker(self._load_prices(), group="catalog", exit_on_error=False)
 
     async def _load_prices(self) -> None:
-        """Give the usage pane the catalog's prices (after the first frame, off the UI path)."""
         models = await self.runtime.catalog()
         if models:
             self.main_screen.load_catalog(models)

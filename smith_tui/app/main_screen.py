@@ -68,7 +68,6 @@ class MainScreen(Screen):
         self.panes_ready = False
         """Whether the content panes are mounted (shortly after the first frame)."""
         self._held: list[ev.Event] = []
-        self._catalog: list[Any] | None = None
         self._failed_panes: set[str] = set()
 
     @property
@@ -106,17 +105,13 @@ class MainScreen(Screen):
         for pane_id, pane in make_panes().items():
             await self.query_one(f"#{pane_id}-slot").mount(pane)
         self.panes_ready = True
-        if self._catalog is not None:
-            self.load_catalog(self._catalog)
         self.show_conversation()
         held, self._held = self._held, []
         self.apply_events(held)
+        self.smith.load_prices()
 
     def load_catalog(self, models: list[Any]) -> None:
-        """Hand the model catalog (prices) to the usage pane, now or once it is mounted."""
-        if not self.panes_ready:
-            self._catalog = models
-            return
+        """Hand the model catalog (prices) to the usage pane."""
         usage = self.query_one("#usage")
         self._guarded(usage, usage.load_catalog, models)  # type: ignore[attr-defined]
 

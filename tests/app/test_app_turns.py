@@ -152,3 +152,20 @@ async def test_prompt_history_starts_with_the_conversations_requests(runtime, ll
         assert prompt.text == "second request"
         await pilot.press("up")
         assert prompt.text == "first request"
+
+
+async def test_usage_pane_gets_prices_from_the_catalog(runtime, llm_server) -> None:
+    llm_server.catalog = {
+        "object": "list",
+        "data": [
+            {
+                "id": "scripted-model",
+                "object": "model",
+                "pricing": {"prompt": "0.000002", "completion": "0.000004"},
+            }
+        ],
+    }
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        usage = app.screen.query_one("#usage")
+        await wait_for(pilot, lambda: usage.priced, what="prices from GET /models")
