@@ -339,3 +339,33 @@ def test_event_to_dict_is_json_ready() -> None:
     )
     data = json.loads(json.dumps(event.to_dict()))
     assert data["type"] == "tool_call_finished" and data["name"] == "bash"
+
+
+async def test_window_budget_counts_the_system_prompt(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """A large project index eats into the window, so old rounds are dropped sooner."""
+    from tests.support.runtime import make_git_repo
+
+    repo = make_git_repo(tmp_path / "repo")
+    (repo / "INDEX.md").write_text("index line. " * 500)  # ~6,000 chars ≈ 1,500 tokens
+    llm_server.catalog = {
+        "data": [{"id": "scripted-model", "context_length": 2_500, "name": "tiny"}]
+    }
+    llm_server.enqueue(text_reply("first answer"), text_reply("second answer"))
+    runtime, _ = open_runtime(
+        tmp_path,
+        llm_server.base_url,
+        cwd=repo,
+        config={"context_management": {"trim_threshold_pct": 100}},
+    )
+    await runtime.run_turn("old question " + "x" * 3_600)  # ≈ 900 tokens
+    await runtime.run_turn("new question")
+    assert runtime.last_selection.context_window == 2_500
+    sent = llm_server.chat_requests()[-1]["messages"]
+    assert "index line." in sent[0]["content"]
+    contents = [m["content"] for m in sent[1:]]
+    # Without counting the system prompt the old question (900 tokens) would still fit.
+    assert not any(c.startswith("old question") for c in contents)
+    assert "new question" in contents
+    await runtime.aclose()
