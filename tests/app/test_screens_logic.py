@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from smith_tui.widgets.text_pager import TextMatch, clean_line, find_in_lines, wrap_offsets
+
 from smith_tui.app.screens.config_rows import (
     HIDDEN,
     edit_text,
@@ -10,7 +12,6 @@ from smith_tui.app.screens.config_rows import (
     value_text,
 )
 from smith_tui.app.screens.message_removal import plan_removal
-from smith_tui.app.screens.pager_screen import find_all
 from smith_tui.app.screens.transcript_text import message_preview, transcript_text
 from smith_tui.config import coerce_value
 from smith_tui.store import Message
@@ -81,10 +82,25 @@ def test_removal_keeps_calls_and_results_together() -> None:
     assert not plan_removal(messages, 99).allowed
 
 
-def test_find_all_ignores_case_and_does_not_overlap() -> None:
-    assert find_all("Aaa aAa", "aa") == [0, 4]
-    assert find_all("Straße STRASSE", "strasse") == [7]
-    assert find_all("abc", "") == []
+def test_find_ignores_case_and_does_not_overlap() -> None:
+    assert find_in_lines(["Aaa aAa", "x", "AA"], "aa") == [
+        TextMatch(0, 0, 2),
+        TextMatch(0, 4, 6),
+        TextMatch(2, 0, 2),
+    ]
+    assert find_in_lines(["Straße STRASSE"], "strasse") == [TextMatch(0, 7, 14)]
+    assert find_in_lines(["abc"], "") == []
+
+
+def test_wrapping_and_cleaning() -> None:
+    assert wrap_offsets("", 10) == [(0, 0)]
+    assert wrap_offsets("short", 10) == [(0, 5)]
+    assert wrap_offsets("aaaa bbbb cccc", 10) == [(0, 10), (10, 14)]
+    assert wrap_offsets("x" * 25, 10) == [(0, 10), (10, 20), (20, 25)]
+    wide = "漢字" * 6  # 24 cells
+    rows = wrap_offsets(wide, 10)
+    assert [wide[s:e] for s, e in rows] == ["漢字漢字漢", "字漢字漢字", "漢字"]
+    assert clean_line("a\tb\x1b[0m") == "a   b\ufffd[0m"
 
 
 def test_transcript_text_keeps_everything() -> None:

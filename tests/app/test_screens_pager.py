@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input, TextArea
+from smith_tui.widgets.text_pager import TextPager
+from textual.widgets import Input
 
 from smith_tui.app.screens.pager_screen import PagerScreen
 from tests.app.app_harness import screen_text
@@ -41,18 +42,19 @@ async def test_shows_everything_read_only_in_one_view(tmp_path: Path) -> None:
         app = pilot.app
         await pilot.pause()
         screen = app.screen
-        area = screen.query_one("#pager-text", TextArea)
-        assert BIG_OUTPUT in area.text  # never elided
-        assert '→ bash {"command": "step 3"}  [call_3]' in area.text
-        assert "── #2 tool bash [call_0]" in area.text
-        assert area.read_only
-        # One text view, not a widget per message.
-        assert len(screen.query(TextArea)) == 1
+        pager = screen.query_one("#pager-text", TextPager)
+        assert BIG_OUTPUT in pager.text  # never elided
+        assert '→ bash {"command": "step 3"}  [call_3]' in pager.text
+        assert "── #2 tool bash [call_0]" in pager.text
+        # One virtualised view, not a widget per message.
+        assert len(screen.query("*")) < 20
         assert "Show the listing" in screen_text(app)
-        before = area.text
-        area.focus()
-        await pilot.press("x", "enter", "backspace")
-        assert area.text == before
+        before = pager.text
+        await pilot.press("x", "enter", "backspace", "end")
+        await pilot.pause()
+        assert pager.text == before  # read-only
+        assert "The Listing is long." in screen_text(app)  # end scrolled to the bottom
+        assert pager.scroll_y == pager.max_scroll_y > 0
         await pilot.press("escape")
         await pilot.pause()
         assert app.results == [None]
@@ -66,34 +68,36 @@ async def test_find_next_previous_and_no_match(tmp_path: Path) -> None:
         app = pilot.app
         await pilot.pause()
         screen = app.screen
-        area = screen.query_one("#pager-text", TextArea)
+        pager = screen.query_one("#pager-text", TextPager)
         await pilot.press("slash")
         assert app.focused is screen.query_one("#pager-find", Input)
         await pilot.press(*"listing")
         await pilot.pause()
-        count = len(screen.matches)
+        count = len(pager.matches)
         assert count == 202  # "Show the listing", 200 lines, the answer (case ignored)
-        assert area.selected_text == "listing" and "1 of 202" in screen_text(app)
-        first_line = area.selection.start[0]
+        assert pager.current_text == "listing" and "1 of 202" in screen_text(app)
+        first_line = pager.current_match.line
         await pilot.press("enter")
         assert "2 of 202" in screen_text(app)
-        assert area.selection.start[0] > first_line
+        assert pager.current_match.line > first_line
         await pilot.press("shift+enter", "shift+enter")  # wraps to the last match
         await pilot.pause()
-        assert screen.match_index == count - 1
-        assert area.selected_text == "Listing"
+        assert pager.current_index == count - 1
+        assert pager.current_text == "Listing"
         assert "The Listing is long." in screen_text(app)  # scrolled into view
 
-        area.focus()
+        pager.focus()
         await pilot.press("n")
-        assert screen.match_index == 0
+        assert pager.current_index == 0
         await pilot.press("N", "f3", "f3")
-        assert screen.match_index == 1
+        await pilot.pause()
+        assert pager.current_index == 1
+        assert "line 0000 of a long listing" in screen_text(app)
 
         screen.query_one("#pager-find", Input).value = "no such words"
         await pilot.pause()
         assert "no matches" in screen_text(app)
-        assert area.selected_text == ""
+        assert pager.current_text == "" and pager.matches == []
     await runtime.aclose()
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, OptionList, TextArea
+from textual.widgets import DataTable, Input, OptionList
 
 from smith_tui.app.screens.config_screen import ConfigScreen
 from smith_tui.app.screens.help_screen import HelpScreen
@@ -158,7 +158,7 @@ def test_pager_screen_find(snap_compare, runtime: Runtime) -> None:
         return pilot.press("slash", *"readme", "enter")
 
     def to_text(pilot: Pilot[Any]) -> None:
-        pilot.app.screen.query_one(TextArea).focus()
+        pilot.app.screen.query_one("#pager-text").focus()
 
     app = ScreenHost(lambda: PagerScreen(runtime))
     assert snap_compare(app, terminal_size=SNAP_SIZE, run_before=_then(find, to_text))

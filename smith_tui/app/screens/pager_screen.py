@@ -1,8 +1,8 @@
 """The transcript pager (alt+h): the whole conversation, un-elided, read-only, searchable.
 
-The text lives in one read-only ``TextArea``, which draws only the visible lines, so
-long conversations stay cheap. Find selects each match in turn (enter / f3 / n for the
-next, shift+enter / shift+f3 / N for the previous); case is ignored.
+The text lives in one :class:`TextPager`, which draws only the visible rows, so long
+conversations open quickly. Find highlights every match and moves through them (enter /
+f3 / n for the next, shift+enter / shift+f3 / N for the previous); case is ignored.
 """
 
 from __future__ import annotations
@@ -13,26 +13,11 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, Static, TextArea
-from textual.widgets.text_area import Selection
+from textual.widgets import Footer, Input, Static
 
 from smith_tui.app.screens.modal import SmithModal
-from smith_tui.app.screens.transcript_text import transcript_text
-
-
-def find_all(text: str, needle: str) -> list[int]:
-    """Start offsets of every (case-insensitive, non-overlapping) occurrence of ``needle``."""
-    if not needle:
-        return []
-    haystack, needle = text.casefold(), needle.casefold()
-    if len(haystack) != len(text):  # casefold changed lengths (ß → ss): fall back to lower()
-        haystack, needle = text.lower(), needle.lower()
-    found: list[int] = []
-    start = haystack.find(needle)
-    while start >= 0:
-        found.append(start)
-        start = haystack.find(needle, start + len(needle))
-    return found
+from smith_tui.app.screens.transcript_text import HEADING_PREFIX, transcript_text
+from smith_tui.widgets.text_pager import TextPager
 
 
 class PagerScreen(SmithModal):
@@ -52,9 +37,6 @@ class PagerScreen(SmithModal):
         super().__init__()
         self.runtime = runtime
         self._messages = messages
-        self.text = ""
-        self.matches: list[int] = []
-        self.match_index = -1
         self.query_text = ""
 
     def compose(self) -> ComposeResult:
@@ -66,20 +48,18 @@ class PagerScreen(SmithModal):
                     placeholder="find… (enter: next, shift+enter: previous)", id="pager-find"
                 )
                 yield Static("", id="pager-count", markup=False)
-            yield TextArea(
-                id="pager-text",
-                read_only=True,
-                soft_wrap=True,
-            )
+            yield TextPager(id="pager-text", heading_prefix=HEADING_PREFIX)
         yield Footer()
 
     def on_mount(self) -> None:
         """Render the transcript."""
         messages = self._messages if self._messages is not None else self.runtime.messages
-        self.text = transcript_text(list(messages))
-        area = self.query_one("#pager-text", TextArea)
-        area.cursor_blink = False  # a steady cursor marks the reading position
-        area.load_text(self.text)
+        self.pager.load_text(transcript_text(list(messages)))
+
+    @property
+    def pager(self) -> TextPager:
+        """The text view."""
+        return self.query_one("#pager-text", TextPager)
 
     # -- find -----------------------------------------------------------------------------
 
@@ -88,7 +68,7 @@ class PagerScreen(SmithModal):
         self.query_one("#pager-find", Input).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        """Search as the query is typed; jump to the first match at or after the view."""
+        """Search as the query is typed."""
         event.stop()
         self.search(event.value)
 
@@ -105,51 +85,26 @@ class PagerScreen(SmithModal):
             self.action_find(-1)
 
     def search(self, query: str) -> None:
-        """Find every match of ``query`` and select the first one."""
+        """Highlight every match of ``query`` and go to the first one."""
         self.query_text = query
-        self.matches = find_all(self.text, query)
-        self.match_index = -1
-        if self.matches:
-            self.action_find(1)
-        else:
-            self._clear_selection()
-            self._show_count()
-
-    def action_find(self, step: int) -> None:
-        """Select the next (``step`` 1) or previous (-1) match, wrapping around."""
-        if not self.matches:
-            if self.query_text:
-                self._show_count()
-            else:
-                self.action_focus_find()
-            return
-        self.match_index = (self.match_index + step) % len(self.matches)
-        start = self.matches[self.match_index]
-        self._select(start, start + len(self.query_text))
+        if self.pager.find(query):
+            self.pager.find_next(1)
         self._show_count()
 
-    def _select(self, start: int, end: int) -> None:
-        area = self.query_one("#pager-text", TextArea)
-        document = area.document
-        area.selection = Selection(
-            document.get_location_from_index(start), document.get_location_from_index(end)
-        )
-        area.scroll_cursor_visible(center=True, animate=False)
-
-    def _clear_selection(self) -> None:
-        area = self.query_one("#pager-text", TextArea)
-        area.selection = Selection.cursor(area.selection.end)
+    def action_find(self, step: int) -> None:
+        """Go to the next (``step`` 1) or previous (-1) match, wrapping around."""
+        if not self.query_text:
+            self.action_focus_find()
+            return
+        self.pager.find_next(step)
+        self._show_count()
 
     def _show_count(self) -> None:
         count = self.query_one("#pager-count", Static)
+        pager = self.pager
         if not self.query_text:
             count.update("")
-        elif not self.matches:
+        elif not pager.matches:
             count.update("no matches")
         else:
-            count.update(f"{self.match_index + 1} of {len(self.matches)}")
-
-    @property
-    def selected_text(self) -> str:
-        """The text currently selected (the current match while searching)."""
-        return self.query_one("#pager-text", TextArea).selected_text
+            count.update(f"{pager.current_index + 1} of {len(pager.matches)}")

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 PREVIEW_WIDTH = 60
+HEADING_PREFIX = "── "
+"""How each message's header line starts in the transcript text."""
 
 
 def tool_call_parts(call: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -44,7 +46,7 @@ def message_text(message: Mapping[str, Any]) -> str:
     """The full text of one message: header, reasoning, content and tool calls, nothing elided."""
     position = message.get("position")
     number = f"#{position} " if position is not None else ""
-    header = f"── {number}{message_label(message)}"
+    header = f"{HEADING_PREFIX}{number}{message_label(message)}"
     if message.get("tool_call_id"):
         header += f" [{message['tool_call_id']}]"
     parts = [header + " " + "─" * max(3, 40 - len(header))]
@@ -52,7 +54,7 @@ def message_text(message: Mapping[str, Any]) -> str:
         parts.append("(reasoning)")
         parts.extend("  " + line for line in str(message["reasoning"]).splitlines())
     if message.get("content"):
-        parts.append(str(message["content"]))
+        parts.append(str(message["content"]).rstrip("\n"))
     for call in message.get("tool_calls") or []:
         call_id, name, arguments = tool_call_parts(call)
         parts.append(f"→ {name} {arguments}" + (f"  [{call_id}]" if call_id else ""))

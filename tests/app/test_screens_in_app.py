@@ -1,0 +1,38 @@
+"""The modal screens inside the real app: each opens on its key and closes with escape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from smith_tui.app.screens.config_screen import ConfigScreen
+from smith_tui.app.screens.help_screen import HelpScreen
+from smith_tui.app.screens.history_screen import HistoryScreen
+from smith_tui.app.screens.inspect_screen import InspectScreen
+from smith_tui.app.screens.pager_screen import PagerScreen
+from tests.app.app_harness import SIZE, isolate_environment, make_app, open_runtime, wait_for
+
+KEYS = [
+    ("alt+h", PagerScreen),
+    ("alt+i", InspectScreen),
+    ("ctrl+r", HistoryScreen),
+    ("f2", ConfigScreen),
+    ("f1", HelpScreen),
+]
+
+
+@pytest.mark.parametrize(("key", "screen_type"), KEYS, ids=[k for k, _ in KEYS])
+async def test_screen_opens_on_its_key_and_closes(
+    tmp_path: Path, monkeypatch, key: str, screen_type: type
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(key)
+        await wait_for(pilot, lambda: isinstance(app.screen, screen_type), 5, key)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main_screen, 5, "main screen")
+    await runtime.aclose()
