@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from smith_tui.widgets.completion.candidates import Completer
 from smith_tui.widgets.completion.menu import CompletionMenu
 from textual import events
@@ -107,6 +109,7 @@ class PromptInput(TextArea):
         self.prompt_history = PromptHistory(history)
         self.menu: CompletionMenu | None = None
         self._completion_generation = 0
+        self._recalled = False
 
     def load_history(self, entries: list[str]) -> None:
         """Replace the history with ``entries`` (oldest first)."""
@@ -123,6 +126,7 @@ class PromptInput(TextArea):
         self.post_message(self.Submitted(self, text))
 
     def _replace_all(self, text: str) -> None:
+        self._recalled = True  # a recalled entry opens no completion menu
         self.load_text(text)
         self.move_cursor(self.document.end)
 
@@ -201,6 +205,10 @@ class PromptInput(TextArea):
             self.menu.close()
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self._recalled:
+            self._recalled = False
+            self._close_menu()
+            return
         self.refresh_completion()
 
     def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
@@ -218,8 +226,9 @@ class PromptInput(TextArea):
             return
         self._completion_generation += 1
         generation = self._completion_generation
+        # A callable, not a coroutine: a worker replaced before it starts leaves nothing unawaited.
         self.run_worker(
-            self._complete(generation, self.text, *self.cursor_location),
+            partial(self._complete, generation, self.text, *self.cursor_location),
             group="completion",
             exclusive=True,
             exit_on_error=False,

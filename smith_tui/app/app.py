@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+from functools import partial
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -93,7 +94,7 @@ class SmithApp(App[int]):
         the server take longer than a frame, and the prompt must paint first.
         """
         if self.runtime.server_configured:
-            self.run_worker(self._load_prices(), group="catalog", exit_on_error=False)
+            self.run_worker(self._load_prices, group="catalog", exit_on_error=False)
 
     async def _load_prices(self) -> None:
         models = await self.runtime.catalog()
@@ -126,7 +127,7 @@ class SmithApp(App[int]):
 
     def _command_action(self, action: str) -> None:
         if action == "quit":
-            self.run_worker(self.action_quit(), group="quit")
+            self.run_worker(self.action_quit, group="quit")
         elif action in SCREENS:
             self.open_screen(action)
 
@@ -141,7 +142,9 @@ class SmithApp(App[int]):
                 severity="warning",
             )
             return False
-        self.run_worker(self._run_line(text), group="turn", exclusive=False, exit_on_error=False)
+        self.run_worker(
+            partial(self._run_line, text), group="turn", exclusive=False, exit_on_error=False
+        )
         return True
 
     async def _run_line(self, text: str) -> None:

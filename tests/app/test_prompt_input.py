@@ -153,3 +153,21 @@ async def test_enter_on_a_complete_command_submits() -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert app.submitted == ["/new"]
+
+
+async def test_a_recalled_command_opens_no_menu_so_up_keeps_walking() -> None:
+    app = PromptHost(_static_completer())
+    async with app.run_test() as pilot:
+        prompt = app.query_one(PromptInput)
+        menu = app.query_one(CompletionMenu)
+        for line in ("hello", "/mo"):
+            prompt.load_text(line)
+            prompt.submit()
+        await pilot.pause()
+        await pilot.press("up")
+        await pilot.pause(0.05)
+        assert prompt.text == "/mo" and not menu.is_open
+        await pilot.press("up")
+        assert prompt.text == "hello"
+        await pilot.press("ctrl+u", "slash")  # typing again completes as usual
+        await wait_for(pilot, lambda: menu.is_open, what="menu")
