@@ -131,3 +131,23 @@ def test_smith_in_tmux_answers_runs_a_tool_cancels_and_quits(tmp_path, llm_serve
         pane.kill()
     requests = [r for r in llm_server.requests if r.path.endswith("/chat/completions")]
     assert len(requests) == 3
+
+
+def test_smith_with_an_unknown_resume_id_says_so_without_a_traceback(tmp_path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text("{}", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SMITH_")}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "c"), XDG_DATA_HOME=str(tmp_path / "d"))
+    command = [str(SMITH), "--resume", "no-such-id", "--api-url", "http://127.0.0.1:9/v1"]
+    command += ["--db", str(tmp_path / "smith.db"), "--config", str(config)]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert "no conversation with id 'no-such-id'" in done.stderr
+    assert "Traceback" not in done.stderr
