@@ -29,12 +29,7 @@ def builtin_tools() -> list[ToolSpec]:
     """Return the specs of every built-in tool module (``TOOL`` or ``TOOLS``)."""
     specs: list[ToolSpec] = []
     for name in _MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue  # TODO(lead): make strict once every tool module has landed
+        module = importlib.import_module(name)
         if hasattr(module, "TOOLS"):
             specs.extend(module.TOOLS)
         elif hasattr(module, "TOOL"):
