@@ -1,0 +1,44 @@
+"""The runtime's registry offers each role exactly the tools of the DESIGN §3.2 matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from smith_tui.engine.matrix import TOOL_MATRIX, allowed_tools
+from smith_tui.tools.registry import ToolRegistry
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from tests.support.runtime import open_runtime
+
+
+@pytest.mark.parametrize("role", ["direct", "orchestrator", "worker", "explorer"])
+def test_each_role_is_offered_its_matrix_row(tmp_path: Path, llm_server, role: str) -> None:
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    offered = {spec["function"]["name"] for spec in runtime.services.tool.llm_specs(role)}
+    assert offered == set(allowed_tools(role))
+    assert {s.name for s in runtime.services.tool.list()} == set(TOOL_MATRIX)
+    runtime.store.close()
+
+
+async def _noop(args: dict, ctx: ToolContext) -> ToolOutput:
+    return ToolOutput(content="ok")
+
+
+def test_local_gate_applies_after_the_global_one() -> None:
+    def policy(role: str, name: str) -> str:
+        return "allow"
+
+    registry = ToolRegistry(policy)
+    registry.register(
+        ToolSpec("only_w", "d", {"type": "object"}, _noop, role_allowlist=frozenset({"worker"}))
+    )
+    registry.register(
+        ToolSpec("not_x", "d", {"type": "object"}, _noop, role_denylist=frozenset({"explorer"}))
+    )
+    assert [s.name for s in registry.list("worker")] == ["not_x", "only_w"]
+    assert [s.name for s in registry.list("explorer")] == []
+    with pytest.raises(ToolError, match="not available to the explorer role"):
+        registry.resolve("not_x", "explorer")
+    with pytest.raises(ToolError, match="unknown tool"):
+        registry.resolve("nope", "worker")
