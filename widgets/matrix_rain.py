@@ -144,6 +144,7 @@ class MatrixRain(Widget):
         self._columns = [self._new_column(height, first=True) for _ in range(self.size.width // 2)]
         for _ in range(height):  # start with a full strip, not an empty one
             self._step()
+        self.refresh()
 
     def _new_column(self, height: int, first: bool = False) -> _Column:
         rng = self._random

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 import pytest
-from smith_tui.widgets.matrix_rain import MatrixRain, kitty_graphics_available
+from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, kitty_graphics_available
 from smith_tui.widgets.status_line import StatusLine
 from textual.app import App, ComposeResult
 from textual.widgets import Static
@@ -163,8 +163,15 @@ async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) 
         transcript = app.screen.query_one("#transcript")
         assert rain.region.width == pytest.approx(transcript.region.width * 0.4, abs=2)
         assert not rain.region.overlaps(transcript.region)  # beside the text, never over it
-        text = screen_text(app)
-        assert any(ch in text for ch in "ｱｳｴｵｶｷ0123456789")
+        await pilot.pause()
+        region = rain.region
+        strip = [
+            line[region.x : region.right]
+            for line in screen_text(app).splitlines()[region.y : region.bottom]
+        ]
+        glyphs = [ch for line in strip for ch in line if ch != " "]
+        assert len(glyphs) > region.area // 8, "\n".join(strip)
+        assert set(glyphs) <= set(GLYPHS)
         runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="explorer", job_id="j2"))
         await wait_for(pilot, lambda: rain.tint == "#00E5FF", what="Link's tint")
         runtime.emit(ev.ReasoningDelta(turn_id="t", text="hm", role="explorer", job_id="j2"))
