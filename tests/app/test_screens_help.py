@@ -64,11 +64,6 @@ async def test_palette_lists_smith_commands_and_runs_actions_by_name(tmp_path: P
         await pilot.pause()
         assert app.actions == ["open_history", "switch_role:orchestrator"]
 
-        await pilot.press("ctrl+p", *"new conv")
-        await pilot.pause(0.2)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.actions[-1] == "new_conversation"
     await runtime.aclose()
 
 

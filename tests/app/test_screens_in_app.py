@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from smith_tui.app.screens.config_screen import ConfigScreen
 from smith_tui.app.screens.help_screen import HelpScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
@@ -22,17 +20,15 @@ KEYS = [
 ]
 
 
-@pytest.mark.parametrize(("key", "screen_type"), KEYS, ids=[k for k, _ in KEYS])
-async def test_screen_opens_on_its_key_and_closes(
-    tmp_path: Path, monkeypatch, key: str, screen_type: type
-) -> None:
+async def test_each_screen_opens_on_its_key_and_closes(tmp_path: Path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press(key)
-        await wait_for(pilot, lambda: isinstance(app.screen, screen_type), 5, key)
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main_screen, 5, "main screen")
+        for key, screen_type in KEYS:
+            await pilot.press(key)
+            await wait_for(pilot, lambda t=screen_type: isinstance(app.screen, t), 5, key)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is app.main_screen, 5, f"{key} closed")
     await runtime.aclose()
