@@ -158,7 +158,7 @@ class CommandService:
     async def _cmd_config(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         usage = "usage: /config get PATH | set PATH VALUE | unset PATH | show"
         if not args:
-            raise CommandError(usage)
+            return usage, {"action": "config"}
         action, rest = args[0], args[1:]
         if action == "show":
             effective = _plain(self.runtime.config.effective)

@@ -57,6 +57,8 @@ async def test_config_set_get_unset_persists_and_validates(tmp_path: Path, llm_s
     out = await runtime.submit("/config unset context_management.trim_threshold_pct")
     assert out.ok
     assert "context_management" not in (runtime.store.config.get("runtime_overrides") or {})
+    out = await runtime.submit("/config")
+    assert out.ok and out.data == {"action": "config"}
     out = await runtime.submit("/config show")
     assert json.loads(out.text)["llm_config"]["api_url"] == llm_server.base_url
     await runtime.aclose()
