@@ -2,22 +2,31 @@
 
 DESIGN §3.8: Tank, Link and Niobe show the rain while their request is in flight (from
 ``LLMRequestStarted`` until their first output); Smith keeps the spinner. This widget draws
-the rain with ordinary cells in its own strip of the layout, so it can never cover text.
-Kitty-graphics terminals are detected by :func:`kitty_graphics_available`; they get the same
-cell rain for now.
+the rain in its own strip of the layout, so it can never cover text:
+
+- with ordinary cells (any terminal), or
+- with the Kitty graphics protocol (``graphics=True``): the strip's cells stay blank and
+  :class:`smith_tui.widgets.rain.RainAnimator` places 5×7-glyph frames behind them at
+  z-index -10, written through Textual's driver (the terminal's only writer).
+
+:func:`use_kitty_graphics` decides which, from ``services.ui.kitty_graphics`` and the
+environment.
 """
 
 from __future__ import annotations
 
+import os
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
 from textual.reactive import reactive
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 
 from smith_tui.engine import events as ev
@@ -33,15 +42,12 @@ DEFAULT_TINT = "#00FF41"
 _OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.AssistantMessage, ev.ToolCallStarted)
 
 
-def kitty_graphics_available(env: Mapping[str, str]) -> bool:
-    """Whether the terminal speaks the Kitty graphics protocol (not through tmux/screen)."""
-    if env.get("TMUX") or env.get("TERM", "").startswith("screen"):
-        return False
-    return bool(
-        env.get("KITTY_WINDOW_ID")
-        or env.get("TERM") == "xterm-kitty"
-        or env.get("TERM_PROGRAM", "").lower() in {"ghostty", "wezterm"}
-    )
+def use_kitty_graphics(env: Mapping[str, str], setting: str | bool | None = "auto") -> bool:
+    """Whether to draw the rain with Kitty graphics: ``setting`` (auto/on/off) first, then
+    the environment (kitty, WezTerm, Ghostty; never inside tmux or screen)."""
+    from smith_tui.widgets.rain.detect import kitty_graphics_supported
+
+    return kitty_graphics_supported(env, override=setting)
 
 
 def role_tint(role: str) -> str | None:
@@ -78,14 +84,32 @@ class MatrixRain(Widget):
     """The colour of the glyphs (the waiting role's tint)."""
     raining: reactive[bool] = reactive(False)
     """Whether the rain is showing."""
+    suspended: reactive[bool] = reactive(False)
+    """True while another screen covers this one: the clock stops and Kitty frames are
+    taken down (a terminal image would show through the covering screen)."""
 
-    def __init__(self, *, seed: int = 7, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 7,
+        graphics: bool = False,
+        write: Callable[[str], object] | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """``graphics`` draws with Kitty graphics through ``write`` (default: Textual's driver)."""
         super().__init__(id=id, classes=classes)
+        self.graphics = graphics
+        self._seed = seed
         self._random = random.Random(seed)
         self._columns: list[_Column] = []
         self._waiting: dict[tuple[str | None, str], str] = {}
         self._shades: list[Style] = []
-        self._timer = None
+        self._timer: Timer | None = None
+        self._write = write
+        self._animator: Any = None
+        self._placed: tuple[int, int, int, int] | None = None
+        self._tracker: Timer | None = None
 
     # --- who is waiting -----------------------------------------------------------
 
@@ -122,16 +146,90 @@ class MatrixRain(Widget):
     def watch_raining(self, raining: bool) -> None:
         """Show or hide the strip and run the clock while visible."""
         self.set_class(raining, "-raining")
-        if self._timer is None and raining and self.is_mounted and self._animated():
+        self._update_clock()
+
+    def watch_suspended(self, suspended: bool) -> None:
+        """Pause while covered, go on when uncovered."""
+        self._update_clock()
+
+    def watch_tint(self, tint: str) -> None:
+        """Recompute the shades (or recolour the Kitty frames) for a new tint."""
+        self._shades = []
+        if self.graphics and self._animator is not None and self._animator.active:
+            self._animator.start(tint)
+        self.refresh()
+
+    def on_unmount(self) -> None:
+        """Take a Kitty image down with the widget."""
+        if self._animator is not None:
+            self._animator.stop()
+
+    @property
+    def _animating(self) -> bool:
+        return self.raining and not self.suspended and self.is_mounted
+
+    def _update_clock(self) -> None:
+        if self.graphics:
+            self._update_graphics()
+        elif self._animating and self._timer is None and self._animated():
             self._timer = self.set_interval(1 / FPS, self.advance)
-        elif self._timer is not None and not raining:
+        elif not self._animating and self._timer is not None:
             self._timer.stop()
             self._timer = None
 
-    def watch_tint(self, tint: str) -> None:
-        """Recompute the shades for a new tint."""
-        self._shades = []
-        self.refresh()
+    # --- Kitty graphics -------------------------------------------------------------
+
+    def _update_graphics(self) -> None:
+        if not self._animating:
+            if self._animator is not None:
+                self._animator.stop()
+            if self._tracker is not None:
+                self._tracker.stop()
+                self._tracker = None
+            return
+        if self.size.width < 2 or self.size.height < 1:
+            return  # not laid out yet: on_resize comes back here
+        self._place_animator()
+        self._animator.start(self.tint)
+        if self._tracker is None:
+            self._tracker = self.set_interval(0.25, self._follow_region)
+
+    def _place_animator(self) -> None:
+        """Create the animator, or move it to where the strip is now."""
+        from smith_tui.widgets.rain import (
+            CellAnchor,
+            KittyEncoder,
+            RainAnimator,
+            shm_transfer_usable,
+            strip_layout,
+        )
+
+        region = self.region
+        layout = strip_layout(region.width, region.height, column=region.x, fraction=1.0)
+        anchor = CellAnchor(row=region.y, column=region.x)
+        if self._animator is None:
+            medium = "shm" if shm_transfer_usable(os.environ) else "direct"
+            self._animator = RainAnimator(
+                self._write or self._terminal_write,
+                layout,
+                anchor=anchor,
+                encoder=KittyEncoder(medium=medium),
+                seed=self._seed,
+            )
+        elif tuple(region) != self._placed:
+            self._animator.relayout(layout, anchor)
+        self._placed = tuple(region)
+
+    def _follow_region(self) -> None:
+        """The strip moves when panes above it grow or shrink: keep the image on it."""
+        if self._animating and tuple(self.region) != self._placed and self.size.width >= 2:
+            self._place_animator()
+
+    def _terminal_write(self, text: str) -> None:
+        # Textual's driver is the terminal's only writer; frames queue behind its output.
+        driver = getattr(self.app, "_driver", None)
+        if driver is not None:
+            driver.write(text)
 
     def _animated(self) -> bool:
         return self.app.animation_level != "none"
@@ -145,6 +243,8 @@ class MatrixRain(Widget):
         for _ in range(height):  # start with a full strip, not an empty one
             self._step()
         self.refresh()
+        if self.graphics:
+            self._update_graphics()
 
     def _new_column(self, height: int, first: bool = False) -> _Column:
         rng = self._random
@@ -184,8 +284,10 @@ class MatrixRain(Widget):
         return self._shades
 
     def render_line(self, y: int) -> Strip:
-        """One row of the rain."""
+        """One row of the rain (blank cells when Kitty graphics draw it behind them)."""
         width = self.size.width
+        if self.graphics:
+            return Strip.blank(width, self.rich_style)
         shades = self._shade_styles()
         segments: list[Segment] = []
         blank = 0

@@ -8,6 +8,7 @@ delivered once the panes are in place.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -18,7 +19,7 @@ from textual.widgets import Footer
 
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.menu import CompletionMenu
-from smith_tui.widgets.matrix_rain import MatrixRain
+from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.todo_panel import TodoPanel
@@ -80,7 +81,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             with Vertical(id="transcript-column"):
                 yield Container(id="transcript-slot", classes="slot")
-                yield MatrixRain(id="rain")
+                yield MatrixRain(id="rain", graphics=self._kitty_rain())
             with Vertical(id="side"):
                 yield Container(id="tools-slot", classes="slot")
                 yield Container(id="dispatch-slot", classes="slot")
@@ -90,6 +91,20 @@ class MainScreen(Screen):
         yield StatusLine(id="status")
         yield PromptInput(id="prompt", completer=self.smith.completer)
         yield Footer(show_command_palette=False)
+
+    def _kitty_rain(self) -> bool:
+        if self.app.is_headless:
+            return False
+        setting = self.runtime.config.model.services.ui.kitty_graphics
+        return use_kitty_graphics(os.environ, setting)
+
+    def on_screen_suspend(self) -> None:
+        """A screen covers this one: pause the rain (a Kitty image would show through)."""
+        self.query_one(MatrixRain).suspended = True
+
+    def on_screen_resume(self) -> None:
+        """Uncovered again."""
+        self.query_one(MatrixRain).suspended = False
 
     def on_mount(self) -> None:
         """Wire the prompt to its menu, fill the status line, then mount the panes."""

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 import pytest
-from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, kitty_graphics_available
+from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, use_kitty_graphics
 from smith_tui.widgets.status_line import StatusLine
 from textual.app import App, ComposeResult
 from textual.widgets import Static
@@ -201,11 +201,54 @@ async def test_matrix_rain_animates_at_ten_fps_when_animations_are_on() -> None:
         assert not rain.raining
 
 
-def test_kitty_graphics_detection() -> None:
-    assert kitty_graphics_available({"TERM": "xterm-kitty"})
-    assert kitty_graphics_available({"KITTY_WINDOW_ID": "3", "TERM": "xterm-256color"})
-    assert not kitty_graphics_available({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux-0/default"})
-    assert not kitty_graphics_available({"TERM": "xterm-256color"})
+def test_kitty_graphics_detection_follows_the_setting_then_the_terminal() -> None:
+    assert use_kitty_graphics({"TERM": "xterm-kitty"})
+    assert use_kitty_graphics({"KITTY_WINDOW_ID": "3", "TERM": "xterm-256color"})
+    assert not use_kitty_graphics({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux-0/default"})
+    assert not use_kitty_graphics({"TERM": "xterm-256color"})
+    assert not use_kitty_graphics({"TERM": "xterm-kitty"}, "off")
+    assert use_kitty_graphics({"TERM": "xterm-256color"}, "on")
+
+
+class GraphicsRainHost(App[None]):
+    CSS = "Screen { layout: vertical; } #above { height: 3; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("above", id="above")
+        yield MatrixRain(id="rain", graphics=True, write=self.writes.append)
+
+
+async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them() -> None:
+    app = GraphicsRainHost()
+    async with app.run_test(size=(50, 20)) as pilot:
+        rain = app.query_one(MatrixRain)
+        rain.handle_event(ev.LLMRequestStarted(turn_id="t", model="m", role="worker", job_id="j"))
+        await wait_for(pilot, lambda: len(app.writes) >= 2, what="two frames")
+        region = rain.region
+        frame = app.writes[0]
+        assert frame.startswith("\x1b7") and frame.endswith("\x1b8")  # cursor saved, restored
+        assert f"\x1b[{region.y + 1};{region.x + 1}H" in frame  # placed on the strip's cell
+        assert "a=T" in frame and "z=-10" in frame and f"r={region.height}" in frame
+        lines = screen_text(app).splitlines()[region.y : region.bottom]
+        assert all(not line[region.x : region.right].strip() for line in lines)  # no glyphs
+        app.query_one("#above").styles.height = 5  # the strip moves down: so do the frames
+        await wait_for(
+            pilot, lambda: f"\x1b[{region.y + 3};" in app.writes[-1], what="the moved strip"
+        )
+        rain.suspended = True  # a modal covers the screen: the image goes
+        assert "a=d" in app.writes[-1]
+        count = len(app.writes)
+        await pilot.pause(0.3)
+        assert len(app.writes) == count
+        rain.suspended = False
+        await wait_for(pilot, lambda: len(app.writes) > count + 1, what="frames again")
+        rain.handle_event(ev.TextDelta(turn_id="t", text="x", role="worker", job_id="j"))
+        assert "a=d" in app.writes[-1]
+        assert not rain.display
 
 
 async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeypatch) -> None:
