@@ -176,6 +176,10 @@ async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) 
         await wait_for(pilot, lambda: rain.tint == "#00E5FF", what="Link's tint")
         runtime.emit(ev.ReasoningDelta(turn_id="t", text="hm", role="explorer", job_id="j2"))
         await wait_for(pilot, lambda: rain.tint == "#FF4FD8", what="back to Niobe")
+        await pilot.press("f1")  # a modal screen on top pauses the rain
+        await wait_for(pilot, lambda: rain.suspended, what="the rain to pause")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not rain.suspended, what="the rain to go on")
         runtime.emit(ev.TextDelta(turn_id="t", text="ok", role="worker", job_id="j1"))
         await wait_for(pilot, lambda: not rain.display, what="rain to stop")
 
