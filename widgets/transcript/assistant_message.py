@@ -1,0 +1,87 @@
+"""An assistant answer: role header, folded reasoning and the Markdown body."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from smith_tui.widgets.transcript.entries import AssistantEntry
+from smith_tui.widgets.transcript.parking import child_offsets
+from smith_tui.widgets.transcript.reasoning import ReasoningBlock
+from smith_tui.widgets.transcript.roles import role_alias, role_tint
+from smith_tui.widgets.transcript.streaming_markdown import StreamingMarkdown
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+
+class AssistantMessage(Vertical):
+    """One assistant message; while streaming, text and reasoning are written into it."""
+
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+    }
+    """
+
+    def __init__(self, entry: AssistantEntry, *, streaming: bool = False) -> None:
+        super().__init__()
+        self.entry = entry
+        self._streaming = streaming
+        self.body = StreamingMarkdown("" if streaming else entry.text, classes="answer")
+        self.reasoning: ReasoningBlock | None = None
+        if entry.reasoning and not streaming:
+            self.reasoning = ReasoningBlock(entry.reasoning)
+
+    def compose(self) -> ComposeResult:
+        """Header, reasoning (when there is some) and body."""
+        tint = role_tint(self.entry.role)
+        header = Text(role_alias(self.entry.role), style=f"bold {tint}" if tint else "bold")
+        yield Static(header, classes="assistant-header")
+        if self.reasoning is not None:
+            yield self.reasoning
+        yield self.body
+
+    @property
+    def source(self) -> str:
+        """The Markdown text of the answer so far."""
+        return self.body.source
+
+    @property
+    def streaming(self) -> bool:
+        """True until :meth:`finish`."""
+        return self._streaming
+
+    def write_text(self, text: str) -> None:
+        """Append streamed answer text (rendering happens in the background)."""
+        self.body.write(text)
+
+    async def write_reasoning(self, text: str) -> None:
+        """Append streamed reasoning (the folded section appears with the first piece)."""
+        if not text:
+            return
+        if self.reasoning is None:
+            self.reasoning = ReasoningBlock(streaming=True)
+            await self.mount(self.reasoning, before=self.body)
+        self.reasoning.write(text)
+
+    async def finish(self) -> None:
+        """The stream ended: freeze everything and record the text in the entry."""
+        await self.body.finish()
+        if self.reasoning is not None:
+            await self.reasoning.finish()
+            self.entry.reasoning = self.reasoning.source
+        self.entry.text = self.body.source
+        self._streaming = False
+
+    async def park_outside(self, window: tuple[int, int]) -> None:
+        """Park the parts of the answer outside ``window`` (rows of this message)."""
+        for child, top, _ in child_offsets(self.children):
+            if child is self.body:
+                start, end = window
+                await self.body.park_outside((start - top, end - top))
+
+    async def clear(self) -> None:
+        """Discard what was streamed so far."""
+        await self.body.clear()
+        if self.reasoning is not None:
+            await self.reasoning.remove()
+            self.reasoning = None

@@ -1,0 +1,67 @@
+"""Plain records of what the transcript shows, one per top-level widget.
+
+Widgets are built from these records and keep them up to date, so a widget pruned
+from the top of the window can be rebuilt later from its record alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class UserEntry:
+    """A message the user sent."""
+
+    text: str
+    position: int | None = None
+
+
+@dataclass
+class AssistantEntry:
+    """An assistant answer: Markdown text and optional reasoning."""
+
+    role: str = "direct"
+    text: str = ""
+    reasoning: str = ""
+    job_id: str | None = None
+    position: int | None = None
+
+
+@dataclass
+class ToolEntry:
+    """One tool call and, once finished, its outcome."""
+
+    call_id: str
+    name: str
+    arguments: str | dict[str, Any] = ""
+    finished: bool = False
+    ok: bool = True
+    duration_s: float | None = None
+    summary: str = ""
+    content: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    position: int | None = None
+    expanded: bool = False
+    """The full result is shown (kept when the widget is parked and rebuilt)."""
+
+
+@dataclass
+class DispatchEntry:
+    """The normalised result of a dispatched sub-agent."""
+
+    result: dict[str, Any]
+    position: int | None = None
+
+
+@dataclass
+class NoticeEntry:
+    """A line from the app itself (command output, error, retry); never stored."""
+
+    text: str
+    style: str = "info"
+    position: int | None = None
+
+
+Entry = UserEntry | AssistantEntry | ToolEntry | DispatchEntry | NoticeEntry

@@ -1,0 +1,33 @@
+"""Build the widget that shows an entry."""
+
+from __future__ import annotations
+
+from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+from smith_tui.widgets.transcript.dispatch_card import DispatchCard
+from smith_tui.widgets.transcript.entries import (
+    AssistantEntry,
+    DispatchEntry,
+    Entry,
+    NoticeEntry,
+    ToolEntry,
+    UserEntry,
+)
+from smith_tui.widgets.transcript.notice import Notice
+from smith_tui.widgets.transcript.tool_call import ToolCallEntry
+from smith_tui.widgets.transcript.user_message import UserMessage
+from textual.widget import Widget
+
+
+def build_widget(entry: Entry) -> Widget:
+    """A new widget showing ``entry`` (finished content; nothing streams into it)."""
+    if isinstance(entry, UserEntry):
+        return UserMessage(entry)
+    if isinstance(entry, AssistantEntry):
+        return AssistantMessage(entry)
+    if isinstance(entry, ToolEntry):
+        return ToolCallEntry(entry)
+    if isinstance(entry, DispatchEntry):
+        return DispatchCard(entry)
+    if isinstance(entry, NoticeEntry):
+        return Notice(entry)
+    raise TypeError(f"not a transcript entry: {entry!r}")

@@ -1,0 +1,66 @@
+"""Map top-level engine events onto the transcript's methods."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smith_tui.engine import events as ev
+
+if TYPE_CHECKING:
+    from smith_tui.widgets.transcript.transcript import Transcript
+
+
+def route_event(transcript: Transcript, event: Any) -> None:
+    """Show one top-level event in ``transcript`` (events it does not show are ignored)."""
+    t = transcript
+    if isinstance(event, ev.TextDelta):
+        if not t.streaming:
+            t.begin_assistant(event.role)
+        t.append_text(event.text)
+    elif isinstance(event, ev.ReasoningDelta):
+        if not t.streaming:
+            t.begin_assistant(event.role)
+        t.append_reasoning(event.text)
+    elif isinstance(event, ev.AssistantMessage):
+        if not t.streaming and (event.content or event.reasoning):
+            # The answer came without deltas (a non-streaming call).
+            t.begin_assistant(event.role)
+            t.append_reasoning(event.reasoning)
+            t.append_text(event.content)
+        t.end_assistant()
+    elif isinstance(event, ev.StreamReset):
+        t.reset_stream()
+    elif isinstance(event, ev.TurnStarted):
+        t.end_assistant()
+        t.add_user(event.prompt)
+    elif isinstance(event, ev.ToolCallStarted):
+        t.end_assistant()
+        t.add_tool_call(event.call_id, event.name, event.arguments)
+    elif isinstance(event, ev.ToolCallFinished):
+        metadata = dict(event.metadata)
+        if event.cancelled:
+            metadata["cancelled"] = True
+        content = event.content or (event.error or "")
+        t.finish_tool_call(
+            event.call_id, event.ok, event.duration_s, event.summary, content, metadata
+        )
+    elif isinstance(event, ev.RetryScheduled):
+        t.add_notice(
+            f"Retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {event.reason}", "warning"
+        )
+    elif isinstance(event, ev.TurnFinished):
+        t.end_assistant()
+        _turn_finished(t, event)
+    elif isinstance(event, ev.CommandOutput):
+        if event.text:
+            t.add_notice(event.text, "info" if event.ok else "error")
+
+
+def _turn_finished(t: Transcript, event: ev.TurnFinished) -> None:
+    if event.stop_reason == "error":
+        message = (event.error or {}).get("message") or "the turn failed"
+        t.add_notice(f"Error: {message}", "error")
+    elif event.stop_reason == "cancelled":
+        t.add_notice("Turn cancelled.", "warning")
+    elif event.stop_reason == "budget_exhausted":
+        t.add_notice("Stopped: the step budget for this turn is used up.", "warning")

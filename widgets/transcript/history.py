@@ -1,0 +1,138 @@
+"""Turn stored conversation messages into transcript entries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from smith_tui.widgets.transcript.entries import (
+    AssistantEntry,
+    DispatchEntry,
+    Entry,
+    ToolEntry,
+    UserEntry,
+)
+
+
+def message_text(content: Any) -> str:
+    """The text of a message's content (a string or a list of content parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    return str(content)
+
+
+def dispatch_result_of(name: str, content: str, metadata: dict[str, Any]) -> dict[str, Any] | None:
+    """The dispatch result carried by a ``dispatch`` tool result, if any."""
+    if name != "dispatch":
+        return None
+    result = metadata.get("dispatch")
+    if isinstance(result, dict):
+        return result
+    try:
+        parsed = json.loads(content)
+    except (TypeError, ValueError):
+        return None
+    return parsed if isinstance(parsed, dict) and "status" in parsed else None
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-blank line of ``text``, shortened to ``limit`` characters."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
+
+
+def entries_from_messages(
+    messages: list[dict[str, Any]],
+    *,
+    role: str = "direct",
+    drop_unanswered_calls: bool = False,
+) -> list[Entry]:
+    """Build the entries for stored messages (oldest first).
+
+    Tool results finish the call entry of the assistant message that asked for
+    them; a result whose call is not in ``messages`` gets an entry of its own.
+    ``drop_unanswered_calls`` leaves out calls whose result is not in
+    ``messages`` (for a page of older history whose results are already shown).
+    """
+    entries: list[Entry] = []
+    open_calls: dict[str, ToolEntry] = {}
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        kind = message.get("role")
+        position = message.get("position")
+        position = position if isinstance(position, int) else None
+        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        text = message_text(message.get("content"))
+        if kind == "user":
+            entries.append(UserEntry(text=text, position=position))
+        elif kind == "assistant":
+            reasoning = message_text(message.get("reasoning"))
+            if text.strip() or reasoning.strip():
+                agent = message.get("agent_role") or metadata.get("role") or role
+                entries.append(
+                    AssistantEntry(
+                        role=str(agent), text=text, reasoning=reasoning, position=position
+                    )
+                )
+            for call in message.get("tool_calls") or []:
+                entry = _call_entry(call, position)
+                if entry is not None:
+                    open_calls[entry.call_id] = entry
+                    entries.append(entry)
+        elif kind == "tool":
+            _add_result(entries, open_calls, message, text, metadata, position)
+    if drop_unanswered_calls:
+        entries = [e for e in entries if not (isinstance(e, ToolEntry) and not e.finished)]
+    return entries
+
+
+def _call_entry(call: Any, position: int | None) -> ToolEntry | None:
+    if not isinstance(call, dict):
+        return None
+    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    name = function.get("name") or "tool"
+    arguments = function.get("arguments") or ""
+    return ToolEntry(
+        call_id=str(call.get("id") or ""), name=str(name), arguments=arguments, position=position
+    )
+
+
+def _add_result(
+    entries: list[Entry],
+    open_calls: dict[str, ToolEntry],
+    message: dict[str, Any],
+    text: str,
+    metadata: dict[str, Any],
+    position: int | None,
+) -> None:
+    call_id = str(message.get("tool_call_id") or "")
+    entry = open_calls.pop(call_id, None)
+    if entry is None:
+        entry = ToolEntry(
+            call_id=call_id, name=str(message.get("name") or "tool"), position=position
+        )
+        entries.append(entry)
+    entry.finished = True
+    entry.ok = bool(metadata.get("ok", True))
+    duration = metadata.get("duration_s")
+    entry.duration_s = float(duration) if isinstance(duration, int | float) else None
+    entry.content = text
+    entry.summary = first_line(text)
+    entry.metadata = dict(metadata)
+    result = dispatch_result_of(entry.name, text, metadata)
+    if result is not None:
+        entries.append(DispatchEntry(result=result, position=position))

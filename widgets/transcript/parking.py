@@ -1,0 +1,68 @@
+"""Park content far from the viewport behind placeholders of the same height.
+
+Textual lays out, styles and composites every mounted widget on each layout
+pass, so a long transcript (or one long answer) made of thousands of Markdown
+block widgets slows every frame. Content more than a screen away from the view
+is therefore replaced by a single blank widget of exactly its height, and built
+again from its source when the user scrolls near it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.geometry import Size
+from textual.widget import Widget
+
+
+class Placeholder(Widget):
+    """A blank widget of a fixed height standing in for parked content."""
+
+    DEFAULT_CSS = """
+    Placeholder {
+        height: auto;
+    }
+    """
+
+    def __init__(self, height: int) -> None:
+        super().__init__(classes="parked")
+        self.parked_height = height
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """Exactly the parked content's height (stream layouts ignore inline styles)."""
+        return self.parked_height
+
+    def render(self) -> str:
+        """Nothing to show."""
+        return ""
+
+
+def child_offsets(children: Iterable[Widget]) -> list[tuple[Widget, int, int]]:
+    """``(child, top, height)`` for displayed children stacked vertically.
+
+    Mirrors the vertical/stream layouts: adjacent margins collapse to the larger
+    one. Heights are those of the last layout (0 for a widget not laid out yet).
+    """
+    out: list[tuple[Widget, int, int]] = []
+    y = 0
+    previous_bottom: int | None = None
+    for child in children:
+        if not child.display:
+            continue
+        top, _, bottom, _ = child.styles.margin
+        y += top if previous_bottom is None else max(top, previous_bottom)
+        height = child.outer_size.height
+        if not height and isinstance(child, Placeholder):
+            height = child.parked_height  # mounted but not laid out yet
+        out.append((child, y, height))
+        y += height
+        previous_bottom = bottom
+    return out
+
+
+def is_near(top: int, height: int, window: tuple[int, int]) -> bool:
+    """True when the span ``[top, top + height)`` meets ``window`` (or was never laid out)."""
+    if height <= 0:
+        return True
+    start, end = window
+    return top < end and top + height > start

@@ -1,0 +1,201 @@
+"""Markdown that grows while a model streams it, at a cost bounded by what is new.
+
+The text is split at safe block boundaries (see :mod:`block_split`). Each finished
+part lives in its own Markdown widget that is mounted once and never touched
+again, so its layout stays cached; only the last part (the tail) is a live
+Markdown fed through a :class:`TailStream` (the ``MarkdownStream`` that
+``Markdown.get_stream`` returns, extended to restart the tail). Parts far from the viewport are
+parked behind placeholders (see :mod:`parking`), so the number of widgets stays
+bounded however long the answer grows.
+"""
+
+from __future__ import annotations
+
+from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
+from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
+from smith_tui.widgets.transcript.parking import Placeholder, child_offsets, is_near
+from smith_tui.widgets.transcript.tail_stream import TailStream
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widget import Widget
+
+#: A part is frozen at the first safe boundary past this many characters.
+DEFAULT_PART_CHARS = 800
+
+
+class MarkdownPart(CodeMarkdown):
+    """One part of a streamed document; the live tail while ``stream`` is open."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text or None, classes="part")
+        self.text = text
+        self.stream: TailStream | None = None
+
+    @property
+    def live(self) -> bool:
+        """True while text may still be rendered into this part."""
+        stream = self.stream
+        return stream is not None and stream._task is not None and not stream._task.done()
+
+    def open_stream(self) -> TailStream:
+        """Start feeding this part (as ``Markdown.get_stream`` does)."""
+        self.stream = TailStream(self)
+        self.stream.start()
+        return self.stream
+
+
+class ParkedPart(Placeholder):
+    """A parked part: its height and its Markdown, to rebuild it."""
+
+    def __init__(self, text: str, height: int) -> None:
+        super().__init__(height)
+        self.text = text
+
+
+class StreamingMarkdown(Vertical):
+    """A Markdown document made of frozen parts plus one live tail.
+
+    Call :meth:`write` with new text while streaming and :meth:`finish` at the
+    end; neither waits for rendering. A document given at construction is split
+    into parts the same way.
+    """
+
+    DEFAULT_CSS = """
+    StreamingMarkdown {
+        height: auto;
+        layout: stream;
+    }
+    """
+
+    def __init__(
+        self,
+        markdown: str = "",
+        *,
+        part_chars: int = DEFAULT_PART_CHARS,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self._part_chars = part_chars
+        self._splitter = BlockSplitter()
+        self._frozen: list[str] = split_parts(markdown, part_chars) if markdown else []
+        self._tail: MarkdownPart | None = None
+        self._tail_text = ""
+        self._ending_streams: list[TailStream] = []
+
+    def compose(self) -> ComposeResult:
+        """The parts of a document given at construction."""
+        for text in self._frozen:
+            yield MarkdownPart(text)
+
+    @property
+    def source(self) -> str:
+        """All the Markdown written so far."""
+        return "".join(self._frozen) + self._tail_text
+
+    @property
+    def part_count(self) -> int:
+        """How many parts (frozen and tail) the document has."""
+        return len(self._frozen) + (1 if self._tail is not None else 0)
+
+    @property
+    def streaming(self) -> bool:
+        """True while a live tail accepts text."""
+        return self._tail is not None
+
+    def write(self, text: str) -> None:
+        """Append streamed text; freeze leading parts as safe boundaries pass by."""
+        if not text:
+            return
+        self._splitter.feed(text)
+        fresh = text  # not handed to any widget yet
+        while (head := self._splitter.cut(self._part_chars)) is not None:
+            shown = self._tail_text
+            tail = self._tail
+            if len(head) >= len(shown):
+                # The boundary lies in fresh text: the tail (if any) takes what it
+                # lacks of ``head`` and freezes as it is.
+                extra = head[len(shown) :]
+                fresh = fresh[len(extra) :]
+                if tail is not None:
+                    assert tail.stream is not None
+                    tail.stream.feed(extra)
+                    tail.text = head
+                    self._close(tail.stream)
+                    self._tail = None
+                else:
+                    self.mount(MarkdownPart(head))
+                self._tail_text = ""
+            else:
+                # The boundary was confirmed late, inside what the tail shows:
+                # freeze ``head`` as a part of its own and restart the tail.
+                assert tail is not None and tail.stream is not None
+                self.mount(MarkdownPart(head), before=tail)
+                self._tail_text = shown[len(head) :]
+                tail.text = self._tail_text
+                tail.stream.replace(self._tail_text)
+            self._frozen.append(head)
+        if fresh:
+            self._feed_tail(fresh)
+
+    async def finish(self) -> None:
+        """End the stream and wait until the whole document is rendered."""
+        tail, self._tail = self._tail, None
+        if tail is not None:
+            self._frozen.append(self._tail_text)
+            if tail.stream is not None:
+                self._close(tail.stream)
+        self._tail_text = ""
+        self._splitter = BlockSplitter()
+        closed, self._ending_streams = self._ending_streams, []
+        for stream in closed:
+            await stream.stop()
+
+    async def clear(self) -> None:
+        """Discard everything shown (a stream being retried starts again)."""
+        tail, self._tail = self._tail, None
+        streams = [*self._ending_streams, *([tail.stream] if tail and tail.stream else [])]
+        self._ending_streams = []
+        for stream in streams:
+            if stream._task is not None:
+                stream._task.cancel()
+        await self.remove_children()
+        self._frozen.clear()
+        self._tail_text = ""
+        self._splitter = BlockSplitter()
+
+    async def park_outside(self, window: tuple[int, int]) -> None:
+        """Park frozen parts outside ``window`` (rows of this widget); rebuild those inside."""
+        swaps: list[tuple[Widget, Widget]] = []
+        for child, top, height in child_offsets(self.children):
+            near = is_near(top, height, window)
+            if isinstance(child, MarkdownPart):
+                if not near and child is not self._tail and not child.live:
+                    swaps.append((child, ParkedPart(child.text, height)))
+            elif isinstance(child, ParkedPart) and near:
+                swaps.append((child, MarkdownPart(child.text)))
+        if not swaps:
+            return
+        with self.app.batch_update():
+            for old, new in swaps:
+                await self.mount(new, before=old)
+            await self.remove_children([old for old, _ in swaps])
+
+    def _feed_tail(self, text: str) -> None:
+        tail = self._tail
+        if tail is None:
+            # A new tail renders its first text on mount, then streams.
+            tail = self._tail = MarkdownPart(text)
+            self.mount(tail)
+            tail.open_stream()
+            self._tail_text = text
+        else:
+            assert tail.stream is not None
+            tail.stream.feed(text)
+            self._tail_text += text
+        tail.text = self._tail_text
+
+    def _close(self, stream: TailStream) -> None:
+        stream.close()
+        self._ending_streams = [s for s in self._ending_streams if s._task is not None and not s._task.done()]
+        self._ending_streams.append(stream)

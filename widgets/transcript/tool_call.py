@@ -1,0 +1,173 @@
+"""A tool call on one line; click or Enter shows its full result."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
+from smith_tui.widgets.transcript.entries import ToolEntry
+from smith_tui.widgets.transcript.tool_args import key_argument
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+
+def format_duration(seconds: float | None) -> str:
+    """A short duration: ``0.31s``, ``12.3s``, ``2m05s`` ("" when unknown)."""
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{seconds:.2f}s"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def status_mark(entry: ToolEntry) -> tuple[str, str]:
+    """The mark and its style: running, ok, error or cancelled."""
+    if not entry.finished:
+        return "…", "dim"
+    if entry.metadata.get("cancelled"):
+        return "⊘", "yellow"
+    return ("✓", "green") if entry.ok else ("✗", "bold red")
+
+
+class ToolCallLine(Widget):
+    """``▸ name  key argument …  1.2s ✓`` fitted to the width."""
+
+    DEFAULT_CSS = """
+    ToolCallLine {
+        height: 1;
+    }
+    """
+
+    def __init__(self, entry: ToolEntry) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def render(self) -> Text:
+        """Build the line for the current width."""
+        entry = self.entry
+        mark, mark_style = status_mark(entry)
+        right = Text()
+        duration = format_duration(entry.duration_s) if entry.finished else ""
+        if duration:
+            right.append(duration + " ", style="dim")
+        right.append(mark, style=mark_style)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append("▾ " if entry.expanded else "▸ ", style="dim")
+        line.append(entry.name, style="bold")
+        argument = key_argument(entry.name, entry.arguments)
+        room = self.size.width - line.cell_len - right.cell_len - 4
+        if argument and room > 1:
+            shown = argument if len(argument) <= room else argument[: room - 1] + "…"
+            line.append("  ")
+            line.append(shown, style="dim")
+        line.append(" " * max(2, self.size.width - line.cell_len - right.cell_len))
+        line.append_text(right)
+        return line
+
+
+class ToolCallEntry(Vertical, can_focus=True):
+    """A compact tool-call line that expands to the full result."""
+
+    DEFAULT_CSS = """
+    ToolCallEntry {
+        height: auto;
+    }
+    ToolCallEntry > .tool-result {
+        display: none;
+        height: auto;
+    }
+    ToolCallEntry.-expanded > .tool-result {
+        display: block;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle", "Show result", show=False)]
+
+    expanded: reactive[bool] = reactive(False)
+    """Whether the full result is shown."""
+
+    def __init__(self, entry: ToolEntry) -> None:
+        super().__init__()
+        self.entry = entry
+        self.line = ToolCallLine(entry)
+        self._result: Vertical | None = None
+        self.set_reactive(ToolCallEntry.expanded, entry.expanded)
+
+    def compose(self) -> ComposeResult:
+        """The line; the result is built on first expansion."""
+        yield self.line
+
+    def finish(
+        self,
+        ok: bool,
+        duration_s: float | None,
+        summary: str,
+        content: str,
+        metadata: dict | None,
+    ) -> None:
+        """Record the outcome of the call."""
+        entry = self.entry
+        entry.finished = True
+        entry.ok = ok
+        entry.duration_s = duration_s
+        entry.summary = summary
+        entry.content = content
+        entry.metadata = dict(metadata or {})
+        if not self.is_attached:
+            return
+        self.set_class(not ok, "-error")
+        if self._result is not None:
+            self._result.remove()
+            self._result = None
+            if self.expanded:
+                self._show_result()
+        self.line.refresh()
+
+    def on_mount(self) -> None:
+        """Style failed calls; show the result of a call rebuilt expanded."""
+        self.set_class(self.entry.finished and not self.entry.ok, "-error")
+        if self.expanded:
+            self.watch_expanded(True)
+
+    def action_toggle(self) -> None:
+        """Show or hide the full result."""
+        self.expanded = not self.expanded
+
+    def on_click(self) -> None:
+        """A click toggles the result."""
+        self.expanded = not self.expanded
+
+    def watch_expanded(self, expanded: bool) -> None:
+        """Build the result view on demand."""
+        self.entry.expanded = expanded
+        self.line.refresh()
+        if expanded and self._result is None:
+            self._show_result()
+        self.set_class(expanded, "-expanded")
+
+    def result_text(self) -> str:
+        """The plain text the expanded view shows (for tests and copying)."""
+        entry = self.entry
+        if not entry.finished:
+            return "(still running)"
+        parts = [entry.content or entry.summary or "(no output)"]
+        return "\n".join(parts)
+
+    def _show_result(self) -> None:
+        entry = self.entry
+        children: list[Widget] = []
+        lines = change_lines(entry) if entry.finished else None
+        if lines is not None:
+            children.append(DiffView(lines))
+        else:
+            children.append(Static(Text(self.result_text()), markup=False, classes="tool-output"))
+        self._result = Vertical(*children, classes="tool-result")
+        self.mount(self._result)

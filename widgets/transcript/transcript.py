@@ -1,0 +1,470 @@
+"""The transcript pane: the conversation, streamed as it happens.
+
+Costs stay in proportion to what is new:
+
+- text deltas are buffered and written at most every ``flush_interval`` seconds;
+- a streamed answer is split into frozen Markdown parts plus a live tail
+  (:class:`StreamingMarkdown`), so only the tail is laid out again;
+- at most ``max_widgets`` entries are mounted: older ones are pruned from the
+  top while the view follows the bottom, and come back (from memory, then from
+  ``loader``) when the user scrolls to the top.
+
+The view is anchored: it follows new output until the user scrolls up, and
+follows again once they scroll back to the bottom. Apps hosting it should set
+``App.PAUSE_GC_ON_SCROLL = True``.
+
+All public methods are synchronous (they can be called from an engine event
+callback); the work that must wait for widgets runs in order on one queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+from smith_tui.widgets.transcript.dispatch_card import DispatchCard
+from smith_tui.widgets.transcript.entries import (
+    AssistantEntry,
+    DispatchEntry,
+    Entry,
+    NoticeEntry,
+    ToolEntry,
+    UserEntry,
+)
+from smith_tui.widgets.transcript.entry_widgets import build_widget
+from smith_tui.widgets.transcript.event_router import route_event
+from smith_tui.widgets.transcript.history import dispatch_result_of, entries_from_messages
+from smith_tui.widgets.transcript.notice import Notice
+from smith_tui.widgets.transcript.parking import Placeholder, child_offsets, is_near
+from smith_tui.widgets.transcript.tool_call import ToolCallEntry
+from smith_tui.widgets.transcript.user_message import UserMessage
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widget import Widget
+
+#: ``loader(before_position, limit)``: up to ``limit`` stored messages just before
+#: ``before_position``, oldest first (``Store.conversations.list_messages`` order).
+Loader = Callable[[int, int], list[dict[str, Any]]]
+
+Op = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class _Stream:
+    """The assistant message being streamed and the text not written to it yet."""
+
+    widget: AssistantMessage
+    mounted: Awaitable[Any]
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+
+
+class ParkedEntry(Placeholder):
+    """A parked top-level entry: its height and its record, to rebuild it."""
+
+    def __init__(self, entry: Entry, height: int) -> None:
+        super().__init__(height)
+        self.entry = entry
+
+
+class Transcript(VerticalScroll, can_focus=True):
+    """The conversation pane, driven by engine events (see :meth:`handle_event`)."""
+
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        layout: stream;
+    }
+    """
+
+    class OlderLoaded(Message):
+        """Older entries were mounted at the top (``count`` of them)."""
+
+        def __init__(self, count: int) -> None:
+            self.count = count
+            super().__init__()
+
+    def __init__(
+        self,
+        *,
+        loader: Loader | None = None,
+        max_widgets: int = 200,
+        page_size: int = 50,
+        flush_interval: float = 0.05,
+        role: str = "direct",
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.loader = loader
+        self.max_widgets = max(10, max_widgets)
+        self.page_size = max(1, page_size)
+        self.flush_interval = flush_interval
+        self.role = role
+        self._older: list[Entry] = []
+        self._loader_before: int | None = None
+        self._stream: _Stream | None = None
+        self._flush_timer: Timer | None = None
+        self._ops: asyncio.Queue[Op] = asyncio.Queue()
+        self._tools: dict[str, ToolEntry] = {}
+        self._loading_older = False
+        self._park_timer: Timer | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def on_mount(self) -> None:
+        """Follow the bottom and start the queue of widget work."""
+        self.anchor()
+        self.run_worker(self._run_ops(), group="transcript-ops", exit_on_error=True)
+
+    async def _run_ops(self) -> None:
+        while True:
+            op = await self._ops.get()
+            try:
+                await op()
+            finally:
+                self._ops.task_done()
+
+    def _enqueue(self, op: Op) -> asyncio.Future[None]:
+        """Queue ``op``; the returned future completes when it has run."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def run() -> None:
+            try:
+                await op()
+            except BaseException as exc:
+                if not done.done():
+                    done.set_exception(exc)
+                raise
+            else:
+                if not done.done():
+                    done.set_result(None)
+
+        self._ops.put_nowait(run)
+        return done
+
+    async def settle(self) -> None:
+        """Write all buffered text and wait until queued widget work is done."""
+        self._schedule_flush(now=True)
+        await self._ops.join()
+
+    # -- state --------------------------------------------------------------------------
+    @property
+    def following(self) -> bool:
+        """True while the view sticks to the bottom (the user has not scrolled up)."""
+        return self.is_anchored and not self._anchor_released
+
+    @property
+    def streaming(self) -> bool:
+        """True between :meth:`begin_assistant` and :meth:`end_assistant`."""
+        return self._stream is not None
+
+    @property
+    def has_older(self) -> bool:
+        """True when older entries can still be loaded at the top."""
+        return bool(self._older) or (self.loader is not None and self._loader_before is not None)
+
+    @property
+    def entry_widgets(self) -> list[Widget]:
+        """The mounted top-level widgets, oldest first."""
+        return [child for child in self.children if hasattr(child, "entry")]
+
+    # -- adding content -----------------------------------------------------------------
+    def add_user(self, text: str) -> UserMessage:
+        """Show a message the user sent."""
+        return self._append(UserMessage(UserEntry(text=text)))
+
+    def begin_assistant(self, role: str = "direct", job_id: str | None = None) -> AssistantMessage:
+        """Start an assistant message that text and reasoning stream into."""
+        if self._stream is not None:
+            self.end_assistant()
+        widget = AssistantMessage(AssistantEntry(role=role, job_id=job_id), streaming=True)
+        mounted = self.mount(widget)
+        self._stream = _Stream(widget=widget, mounted=mounted)
+        self._prune()
+        return widget
+
+    def append_text(self, delta: str) -> None:
+        """Add a piece of answer text (buffered; written at most every flush interval)."""
+        if not delta:
+            return
+        if self._stream is None:
+            self.begin_assistant(self.role)
+        assert self._stream is not None
+        self._stream.text.append(delta)
+        self._schedule_flush()
+
+    def append_reasoning(self, delta: str) -> None:
+        """Add a piece of reasoning (it streams into a collapsed section)."""
+        if not delta:
+            return
+        if self._stream is None:
+            self.begin_assistant(self.role)
+        assert self._stream is not None
+        self._stream.reasoning.append(delta)
+        self._schedule_flush()
+
+    def end_assistant(self) -> None:
+        """The assistant message is complete: write what is buffered and freeze it."""
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+
+        async def finish() -> None:
+            await self._write(stream)
+            widget = stream.widget
+            await widget.finish()
+            if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
+                await widget.remove()
+
+        self._enqueue(finish)
+
+    def reset_stream(self) -> None:
+        """Discard the partial assistant output (the request is being retried)."""
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+        stream.text.clear()
+        stream.reasoning.clear()
+
+        async def discard() -> None:
+            await stream.mounted
+            await stream.widget.clear()
+            await stream.widget.remove()
+
+        self._enqueue(discard)
+
+    def add_tool_call(
+        self, call_id: str, name: str, arguments: str | dict[str, Any] = ""
+    ) -> ToolCallEntry:
+        """Show a tool call that started (compact line; the result comes later)."""
+        entry = ToolEntry(call_id=call_id, name=name, arguments=arguments)
+        self._tools[call_id] = entry
+        return self._append(ToolCallEntry(entry))
+
+    def finish_tool_call(
+        self,
+        call_id: str,
+        ok: bool,
+        duration_s: float | None = None,
+        summary: str = "",
+        content: str = "",
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a tool call's outcome; a ``dispatch`` result also gets its card."""
+        metadata = dict(metadata or {})
+        entry = self._tools.pop(call_id, None)
+        widget = self._widget_for(entry) if entry is not None else None
+        if isinstance(widget, ToolCallEntry):
+            widget.finish(ok, duration_s, summary, content, metadata)
+        else:
+            if entry is None:  # a result without a call: show it on its own
+                entry = ToolEntry(call_id=call_id, name="tool")
+                self._append(ToolCallEntry(entry))
+            # (a parked entry is rebuilt from this record)
+            entry.finished, entry.ok, entry.duration_s = True, ok, duration_s
+            entry.summary, entry.content, entry.metadata = summary, content, metadata
+        result = dispatch_result_of(entry.name, content, metadata)
+        if result is not None:
+            self.add_dispatch_result(result)
+
+    def add_dispatch_result(self, result: dict[str, Any]) -> DispatchCard:
+        """Show a dispatched sub-agent's result as a card."""
+        return self._append(DispatchCard(DispatchEntry(result=dict(result))))
+
+    def add_notice(self, text: str, style: str = "info") -> Notice:
+        """Show a line from the app (``info``, ``warning``, ``error`` or ``success``)."""
+        return self._append(Notice(NoticeEntry(text=text, style=style)))
+
+    def handle_event(self, event: Any) -> None:
+        """Show an engine event; sub-agent events (``job_id`` set) are left to the dispatch tree."""
+        if getattr(event, "job_id", None) is not None:
+            return
+        route_event(self, event)
+
+    # -- history ------------------------------------------------------------------------
+    def load_messages(self, messages: list[dict[str, Any]]) -> asyncio.Future[None]:
+        """Replace the content with a stored conversation (oldest first).
+
+        Only the newest ``page_size`` entries are mounted; the rest, and then
+        whatever ``loader`` returns, come back when the user scrolls to the top.
+        """
+        entries = entries_from_messages(messages, role=self.role)
+        positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
+        self._stream = None
+        self._tools.clear()
+        self._older = entries[: -self.page_size] if len(entries) > self.page_size else []
+        shown = entries[len(self._older) :]
+        self._loader_before = min(positions) if positions and self.loader is not None else None
+        widgets = [build_widget(entry) for entry in shown]
+
+        async def replace() -> None:
+            async with self.batch():
+                await self.remove_children()
+                if widgets:
+                    await self.mount_all(widgets)
+            self.anchor()
+
+        return self._enqueue(replace)
+
+    def clear(self) -> asyncio.Future[None]:
+        """Remove everything (a new conversation)."""
+        return self.load_messages([])
+
+    def load_older(self) -> None:
+        """Queue loading one page of older entries at the top."""
+        if self._loading_older or not self.has_older:
+            return
+        self._loading_older = True
+        self._enqueue(self._load_older)
+
+    async def _load_older(self) -> None:
+        try:
+            entries = self._take_older_page()
+            if not entries:
+                return
+            widgets = [build_widget(entry) for entry in entries]
+            height_before = self.virtual_size.height
+            y_before = self.scroll_y
+            first = self.children[0] if self.children else None
+            if first is not None:
+                await self.mount_all(widgets, before=first)
+            else:
+                await self.mount_all(widgets)
+
+            def keep_view() -> None:
+                grown = self.virtual_size.height - height_before
+                self.scroll_to(y=y_before + grown, animate=False, immediate=True)
+
+            self.call_after_refresh(keep_view)
+            self.post_message(self.OlderLoaded(len(widgets)))
+        finally:
+            self._loading_older = False
+
+    def _take_older_page(self) -> list[Entry]:
+        if self._older:
+            page = self._older[-self.page_size :]
+            del self._older[-self.page_size :]
+            return page
+        if self.loader is None or self._loader_before is None:
+            return []
+        messages = self.loader(self._loader_before, self.page_size)
+        positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
+        if not messages or not positions:
+            self._loader_before = None
+            return []
+        self._loader_before = min(positions)
+        return entries_from_messages(messages, role=self.role, drop_unanswered_calls=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Load older entries at the top; rebuild parked content coming into view."""
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < self.max_scroll_y and not self.following:
+            self.load_older()
+        if round(old_value) != round(new_value):
+            self._schedule_parking(0.02)
+
+    def on_resize(self) -> None:
+        """Placeholders keep their old heights; rebuild what is near the view."""
+        self._schedule_parking(0.02)
+
+    # -- parking ------------------------------------------------------------------------
+    def _schedule_parking(self, delay: float = 0.2) -> None:
+        if self._park_timer is None:
+            self._park_timer = self.set_timer(delay, self._on_park_timer)
+
+    def _on_park_timer(self) -> None:
+        self._park_timer = None
+        self._enqueue(self._park)
+
+    async def _park(self) -> None:
+        """Park entries (and parts of long answers) more than a screen away from the view."""
+        height = self.scrollable_content_region.height
+        top = round(self.scroll_y)
+        window = (top - height // 2, top + height + height // 2)
+        streaming = self._stream.widget if self._stream is not None else None
+        focused = self.screen.focused
+        swaps: list[tuple[Widget, Widget]] = []
+        for child, y, h in child_offsets(self.children):
+            near = is_near(y, h, window)
+            if isinstance(child, ParkedEntry):
+                if near:
+                    swaps.append((child, build_widget(child.entry)))
+            elif not near:
+                if child is not streaming and hasattr(child, "entry"):
+                    if focused is None or not (focused is child or child in focused.ancestors):
+                        swaps.append((child, ParkedEntry(child.entry, h)))  # type: ignore[attr-defined]
+            elif isinstance(child, AssistantMessage):
+                await child.park_outside((window[0] - y, window[1] - y))
+        if swaps:
+            with self.app.batch_update():
+                for old, new in swaps:
+                    await self.mount(new, before=old)
+                await self.remove_children([old for old, _ in swaps])
+
+    def _widget_for(self, entry: Entry) -> Widget | None:
+        """The live widget showing ``entry`` (searched from the bottom)."""
+        for child in reversed(self.children):
+            if getattr(child, "entry", None) is entry:
+                return child
+        return None
+
+    # -- internals ----------------------------------------------------------------------
+    def _append(self, widget: Widget) -> Any:
+        stream = self._stream
+        if stream is not None and stream.widget.is_attached:
+            # Keep the streaming message last so its text stays in place.
+            self.mount(widget, before=stream.widget)
+        else:
+            self.mount(widget)
+        self._prune()
+        self._schedule_parking()
+        return widget
+
+    def _prune(self) -> None:
+        """Drop the oldest widgets beyond ``max_widgets`` (only while following the bottom)."""
+        if not self.following:
+            return
+        widgets = self.entry_widgets
+        excess = len(widgets) - self.max_widgets
+        if excess <= 0:
+            return
+        streaming = self._stream.widget if self._stream is not None else None
+        doomed = [w for w in widgets[:excess] if w is not streaming]
+        for widget in doomed:
+            self._older.append(widget.entry)  # type: ignore[attr-defined]
+        if doomed:
+            self.remove_children(doomed)
+
+    def _schedule_flush(self, now: bool = False) -> None:
+        if now:
+            if self._flush_timer is not None:
+                self._flush_timer.stop()
+                self._flush_timer = None
+            self._enqueue(self._flush)
+            return
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(self.flush_interval, self._on_flush_timer)
+
+    def _on_flush_timer(self) -> None:
+        self._flush_timer = None
+        self._enqueue(self._flush)
+
+    async def _flush(self) -> None:
+        if self._stream is not None:
+            await self._write(self._stream)
+
+    async def _write(self, stream: _Stream) -> None:
+        await stream.mounted
+        if stream.reasoning:
+            reasoning = "".join(stream.reasoning)
+            stream.reasoning.clear()
+            await stream.widget.write_reasoning(reasoning)
+        if stream.text:
+            text = "".join(stream.text)
+            stream.text.clear()
+            stream.widget.write_text(text)
+        self._schedule_parking()
