@@ -36,6 +36,9 @@ PANE_TITLES: dict[str, str] = {
     "usage": "Usage",
 }
 
+#: Seconds between the first frame and mounting the content panes.
+PANES_DELAY_S = 0.1
+
 #: The widgets that follow engine events, in delivery order.
 SINK_IDS = ("transcript", "tools", "dispatch", "usage", "status", "todo", "rain")
 
@@ -114,7 +117,9 @@ class MainScreen(Screen):
         status.role = self.runtime.active_role
         status.model = self.runtime.model or self._configured_model()
         self.refresh_title()
-        self.call_after_refresh(self._mount_panes)
+        # After the first frame, and a moment more: the frame reaches the terminal through
+        # Textual's writer thread, which the panes' imports would otherwise hold up.
+        self.call_after_refresh(self.set_timer, PANES_DELAY_S, self._mount_panes)
 
     async def _mount_panes(self) -> None:
         for pane_id, pane in make_panes().items():
