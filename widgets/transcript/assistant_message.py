@@ -7,7 +7,10 @@ from smith_tui.widgets.transcript.entries import AssistantEntry
 from smith_tui.widgets.transcript.parking import child_offsets
 from smith_tui.widgets.transcript.reasoning import ReasoningBlock
 from smith_tui.widgets.transcript.roles import role_alias, role_tint
-from smith_tui.widgets.transcript.streaming_markdown import StreamingMarkdown
+from smith_tui.widgets.transcript.streaming_markdown import (
+    DEFAULT_PART_CHARS,
+    StreamingMarkdown,
+)
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -22,11 +25,19 @@ class AssistantMessage(Vertical):
     }
     """
 
-    def __init__(self, entry: AssistantEntry, *, streaming: bool = False) -> None:
+    def __init__(
+        self,
+        entry: AssistantEntry,
+        *,
+        streaming: bool = False,
+        part_chars: int = DEFAULT_PART_CHARS,
+    ) -> None:
         super().__init__()
         self.entry = entry
         self._streaming = streaming
-        self.body = StreamingMarkdown("" if streaming else entry.text, classes="answer")
+        self.body = StreamingMarkdown(
+            "" if streaming else entry.text, part_chars=part_chars, classes="answer"
+        )
         self.reasoning: ReasoningBlock | None = None
         if entry.reasoning and not streaming:
             self.reasoning = ReasoningBlock(entry.reasoning)

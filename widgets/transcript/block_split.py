@@ -1,8 +1,9 @@
 """Find safe places to cut streamed Markdown into independent parts.
 
 A cut is safe at the start of a line that follows a blank line, lies outside a
-fenced code block and does not start with whitespace (an indented line after a
-blank one may continue a list item or be indented code). Every part cut at such a
+fenced code block, does not start with whitespace (an indented line after a
+blank one may continue a list item or be indented code) and does not start a
+list item (the item may belong to the list above). Every part cut at such a
 place renders, on its own, the same blocks it renders inside the whole document.
 
 The scanner only looks at complete lines it has not seen before, so feeding a long
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
 
 
 class BlockSplitter:
@@ -80,7 +82,12 @@ class BlockSplitter:
             self._after_blank = False
             return
         blank = not line.strip()
-        if self._after_blank and not blank and not line[0].isspace():
+        if (
+            self._after_blank
+            and not blank
+            and not line[0].isspace()
+            and _LIST_ITEM.match(line) is None
+        ):
             self._boundaries.append(start)
         match = _FENCE.match(line)
         # A backtick fence's info string never holds a backtick (else it is inline code).

@@ -13,17 +13,18 @@ from smith_tui.widgets.transcript.entries import (
     UserEntry,
 )
 from smith_tui.widgets.transcript.notice import Notice
+from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from textual.widget import Widget
 
 
-def build_widget(entry: Entry) -> Widget:
+def build_widget(entry: Entry, *, part_chars: int = DEFAULT_PART_CHARS) -> Widget:
     """A new widget showing ``entry`` (finished content; nothing streams into it)."""
     if isinstance(entry, UserEntry):
         return UserMessage(entry)
     if isinstance(entry, AssistantEntry):
-        return AssistantMessage(entry)
+        return AssistantMessage(entry, part_chars=part_chars)
     if isinstance(entry, ToolEntry):
         return ToolCallEntry(entry)
     if isinstance(entry, DispatchEntry):

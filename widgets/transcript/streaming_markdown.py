@@ -26,9 +26,10 @@ DEFAULT_PART_CHARS = 800
 class MarkdownPart(CodeMarkdown):
     """One part of a streamed document; the live tail while ``stream`` is open."""
 
-    def __init__(self, text: str = "") -> None:
-        super().__init__(text or None, classes="part")
+    def __init__(self, text: str = "", *, follows: bool = False) -> None:
+        super().__init__(text or None, classes="part -follows" if follows else "part")
         self.text = text
+        self.follows = follows
         self.stream: TailStream | None = None
 
     @property
@@ -47,9 +48,10 @@ class MarkdownPart(CodeMarkdown):
 class ParkedPart(Placeholder):
     """A parked part: its height and its Markdown, to rebuild it."""
 
-    def __init__(self, text: str, height: int) -> None:
+    def __init__(self, text: str, height: int, *, follows: bool) -> None:
         super().__init__(height)
         self.text = text
+        self.follows = follows
 
 
 class StreamingMarkdown(Vertical):
@@ -60,10 +62,20 @@ class StreamingMarkdown(Vertical):
     into parts the same way.
     """
 
+    # Margins do not collapse across parts as they do between the blocks of one
+    # document: a part that follows another drops its first block's top margin
+    # (every block has a bottom margin of 1), keeping one line of a heading's two.
     DEFAULT_CSS = """
     StreamingMarkdown {
         height: auto;
         layout: stream;
+    }
+    MarkdownPart.-follows > MarkdownBlock:first-child {
+        margin: 0 0 1 0;
+    }
+    MarkdownPart.-follows > MarkdownH1:first-child,
+    MarkdownPart.-follows > MarkdownH2:first-child {
+        margin: 1 0 1 0;
     }
     """
 
@@ -85,8 +97,8 @@ class StreamingMarkdown(Vertical):
 
     def compose(self) -> ComposeResult:
         """The parts of a document given at construction."""
-        for text in self._frozen:
-            yield MarkdownPart(text)
+        for index, text in enumerate(self._frozen):
+            yield MarkdownPart(text, follows=index > 0)
 
     @property
     def source(self) -> str:
@@ -124,19 +136,26 @@ class StreamingMarkdown(Vertical):
                     self._close(tail.stream)
                     self._tail = None
                 else:
-                    self.mount(MarkdownPart(head))
+                    self.mount(MarkdownPart(head, follows=bool(self._frozen)))
                 self._tail_text = ""
             else:
                 # The boundary was confirmed late, inside what the tail shows:
                 # freeze ``head`` as a part of its own and restart the tail.
                 assert tail is not None and tail.stream is not None
-                self.mount(MarkdownPart(head), before=tail)
+                self.mount(MarkdownPart(head, follows=bool(self._frozen)), before=tail)
+                tail.set_class(True, "-follows")
+                tail.follows = True
                 self._tail_text = shown[len(head) :]
                 tail.text = self._tail_text
                 tail.stream.replace(self._tail_text)
             self._frozen.append(head)
         if fresh:
             self._feed_tail(fresh)
+
+    async def wait_rendered(self) -> None:
+        """Wait until the text written so far is rendered (streaming goes on)."""
+        if self._tail is not None and self._tail.stream is not None:
+            await self._tail.stream.wait_idle()
 
     async def finish(self) -> None:
         """End the stream and wait until the whole document is rendered."""
@@ -171,9 +190,9 @@ class StreamingMarkdown(Vertical):
             near = is_near(top, height, window)
             if isinstance(child, MarkdownPart):
                 if not near and child is not self._tail and not child.live:
-                    swaps.append((child, ParkedPart(child.text, height)))
+                    swaps.append((child, ParkedPart(child.text, height, follows=child.follows)))
             elif isinstance(child, ParkedPart) and near:
-                swaps.append((child, MarkdownPart(child.text)))
+                swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
         if not swaps:
             return
         with self.app.batch_update():
@@ -185,7 +204,7 @@ class StreamingMarkdown(Vertical):
         tail = self._tail
         if tail is None:
             # A new tail renders its first text on mount, then streams.
-            tail = self._tail = MarkdownPart(text)
+            tail = self._tail = MarkdownPart(text, follows=bool(self._frozen))
             self.mount(tail)
             tail.open_stream()
             self._tail_text = text
@@ -197,5 +216,7 @@ class StreamingMarkdown(Vertical):
 
     def _close(self, stream: TailStream) -> None:
         stream.close()
-        self._ending_streams = [s for s in self._ending_streams if s._task is not None and not s._task.done()]
+        self._ending_streams = [
+            s for s in self._ending_streams if s._task is not None and not s._task.done()
+        ]
         self._ending_streams.append(stream)

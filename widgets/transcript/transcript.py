@@ -39,6 +39,7 @@ from smith_tui.widgets.transcript.event_router import route_event
 from smith_tui.widgets.transcript.history import dispatch_result_of, entries_from_messages
 from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets, is_near
+from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from textual.containers import VerticalScroll
@@ -72,7 +73,18 @@ class ParkedEntry(Placeholder):
 
 
 class Transcript(VerticalScroll, can_focus=True):
-    """The conversation pane, driven by engine events (see :meth:`handle_event`)."""
+    """The conversation pane, driven by engine events (see :meth:`handle_event`).
+
+    Args:
+        loader: ``loader(before_position, limit)`` returns stored messages older
+            than what was loaded (see :data:`Loader`); without it, only what
+            :meth:`load_messages` received can be scrolled back to.
+        max_widgets: how many entries stay mounted while following the bottom.
+        page_size: entries mounted on open and per load at the top.
+        flush_interval: seconds between writes of buffered text.
+        part_chars: a streamed answer is frozen in parts of about this size.
+        role: the role shown for answers that do not name one.
+    """
 
     DEFAULT_CSS = """
     Transcript {
@@ -95,6 +107,7 @@ class Transcript(VerticalScroll, can_focus=True):
         max_widgets: int = 200,
         page_size: int = 50,
         flush_interval: float = 0.05,
+        part_chars: int = DEFAULT_PART_CHARS,
         role: str = "direct",
         id: str | None = None,
         classes: str | None = None,
@@ -104,6 +117,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self.max_widgets = max(10, max_widgets)
         self.page_size = max(1, page_size)
         self.flush_interval = flush_interval
+        self.part_chars = part_chars
         self.role = role
         self._older: list[Entry] = []
         self._loader_before: int | None = None
@@ -113,6 +127,8 @@ class Transcript(VerticalScroll, can_focus=True):
         self._tools: dict[str, ToolEntry] = {}
         self._loading_older = False
         self._park_timer: Timer | None = None
+        self.errors: list[Exception] = []
+        """Errors of failed updates (logged; :meth:`settle` raises the first)."""
 
     # -- lifecycle ----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -125,6 +141,10 @@ class Transcript(VerticalScroll, can_focus=True):
             op = await self._ops.get()
             try:
                 await op()
+            except Exception as exc:
+                # One failed update must not stop the pane (nor the session).
+                self.errors.append(exc)
+                self.log.error(f"transcript update failed: {exc!r}")
             finally:
                 self._ops.task_done()
 
@@ -138,6 +158,7 @@ class Transcript(VerticalScroll, can_focus=True):
             except BaseException as exc:
                 if not done.done():
                     done.set_exception(exc)
+                    done.exception()  # retrieved: the error is reported by _run_ops
                 raise
             else:
                 if not done.done():
@@ -147,9 +168,17 @@ class Transcript(VerticalScroll, can_focus=True):
         return done
 
     async def settle(self) -> None:
-        """Write all buffered text and wait until queued widget work is done."""
+        """Write all buffered text and wait until queued widget work is done.
+
+        Raises the first error an update ran into since the last call.
+        """
         self._schedule_flush(now=True)
         await self._ops.join()
+        if self._stream is not None:
+            await self._stream.widget.body.wait_rendered()
+        if self.errors:
+            error, self.errors = self.errors[0], []
+            raise error
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -181,7 +210,9 @@ class Transcript(VerticalScroll, can_focus=True):
         """Start an assistant message that text and reasoning stream into."""
         if self._stream is not None:
             self.end_assistant()
-        widget = AssistantMessage(AssistantEntry(role=role, job_id=job_id), streaming=True)
+        widget = AssistantMessage(
+            AssistantEntry(role=role, job_id=job_id), streaming=True, part_chars=self.part_chars
+        )
         mounted = self.mount(widget)
         self._stream = _Stream(widget=widget, mounted=mounted)
         self._prune()
@@ -299,7 +330,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._older = entries[: -self.page_size] if len(entries) > self.page_size else []
         shown = entries[len(self._older) :]
         self._loader_before = min(positions) if positions and self.loader is not None else None
-        widgets = [build_widget(entry) for entry in shown]
+        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
 
         async def replace() -> None:
             async with self.batch():
@@ -326,7 +357,7 @@ class Transcript(VerticalScroll, can_focus=True):
             entries = self._take_older_page()
             if not entries:
                 return
-            widgets = [build_widget(entry) for entry in entries]
+            widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
             height_before = self.virtual_size.height
             y_before = self.scroll_y
             first = self.children[0] if self.children else None
@@ -392,7 +423,7 @@ class Transcript(VerticalScroll, can_focus=True):
             near = is_near(y, h, window)
             if isinstance(child, ParkedEntry):
                 if near:
-                    swaps.append((child, build_widget(child.entry)))
+                    swaps.append((child, build_widget(child.entry, part_chars=self.part_chars)))
             elif not near:
                 if child is not streaming and hasattr(child, "entry"):
                     if focused is None or not (focused is child or child in focused.ancestors):

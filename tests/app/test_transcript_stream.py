@@ -1,0 +1,159 @@
+"""Streaming an answer into the transcript: text, reasoning, reset, parts and parking."""
+
+from __future__ import annotations
+
+import asyncio
+
+from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+from smith_tui.widgets.transcript.streaming_markdown import (
+    MarkdownPart,
+    ParkedPart,
+    StreamingMarkdown,
+)
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Collapsible, Markdown
+
+from tests.app.test_transcript_support import (
+    SIZE,
+    TranscriptApp,
+    chunks,
+    sample_markdown,
+    screen_text,
+    wait_until,
+)
+
+
+def shown_parts(message: AssistantMessage) -> list[str]:
+    """The Markdown each part of the answer holds (live widgets and parked ones)."""
+    return [
+        part.text for part in message.body.children if isinstance(part, MarkdownPart | ParkedPart)
+    ]
+
+
+async def test_streamed_text_is_rendered_in_full() -> None:
+    text = sample_markdown(20)
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        transcript.add_user("Explain the steps")
+        for piece in chunks(text, 23):
+            transcript.append_text(piece)
+            await asyncio.sleep(0.001)
+        await transcript.settle()
+        message = transcript.query_one(AssistantMessage)
+        assert message.source == text
+        assert "".join(shown_parts(message)) == text
+        assert message.body.part_count > 3  # split at block boundaries
+        # every live part renders exactly its own text
+        for part in message.body.query(MarkdownPart):
+            assert part.source == part.text
+        transcript.end_assistant()
+        await transcript.settle()
+        assert message.entry.text == text
+        await pilot.pause()
+        assert "LAST-LINE-MARKER" in screen_text(app)  # followed to the bottom
+
+
+async def test_parts_render_like_one_markdown_document() -> None:
+    text = sample_markdown(4)
+
+    class SideBySide(App[None]):
+        CSS = "Horizontal > * { width: 1fr; height: auto; }"
+
+        def compose(self) -> ComposeResult:
+            with Horizontal():
+                yield StreamingMarkdown(part_chars=150)
+                yield Markdown(text)
+
+    app = SideBySide()
+    async with app.run_test(size=(160, 120)) as pilot:
+        split = app.query_one(StreamingMarkdown)
+        for piece in chunks(text, 5):
+            split.write(piece)
+        await split.finish()
+        assert split.part_count >= 4
+        await pilot.pause()
+        whole = app.query_one(Markdown)
+        assert split.outer_size.height == whole.outer_size.height
+        lines = screen_text(app).splitlines()[: whole.outer_size.height]
+        assert [line[:80].rstrip() for line in lines] == [line[80:].rstrip() for line in lines]
+
+
+async def test_reasoning_streams_into_a_collapsed_section() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        transcript.begin_assistant("direct")
+        for piece in chunks("First I look at the *files*, then I decide.", 6):
+            transcript.append_reasoning(piece)
+        transcript.append_text("The answer.")
+        await transcript.settle()
+        message = transcript.query_one(AssistantMessage)
+        assert message.reasoning is not None
+        collapsible = message.query_one(Collapsible)
+        assert collapsible.collapsed
+        assert message.reasoning.source == "First I look at the *files*, then I decide."
+        await wait_until(pilot, lambda: "The answer." in screen_text(app), "the answer")
+        assert "then I decide" not in screen_text(app)
+        transcript.end_assistant()
+        await transcript.settle()
+        assert collapsible.title == "Reasoning"
+        await pilot.pause()
+        await pilot.click(collapsible.query_one("CollapsibleTitle"))
+        assert not collapsible.collapsed
+        await wait_until(pilot, lambda: "then I decide" in screen_text(app), "reasoning shown")
+        assert message.entry.reasoning.startswith("First I look")
+
+
+async def test_reset_stream_discards_the_partial_answer() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        transcript.append_text("This partial answer will be retri")
+        await transcript.settle()
+        await wait_until(pilot, lambda: "partial answer" in screen_text(app), "partial answer")
+        transcript.reset_stream()
+        transcript.append_text("Second try, complete.")
+        transcript.end_assistant()
+        await transcript.settle()
+        await pilot.pause()
+        messages = list(transcript.query(AssistantMessage))
+        assert [m.source for m in messages] == ["Second try, complete."]
+        text = screen_text(app)
+        assert "partial answer" not in text and "Second try, complete." in text
+
+
+async def test_empty_answer_leaves_nothing_behind() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE):
+        transcript = app.transcript
+        transcript.begin_assistant("direct")
+        transcript.end_assistant()
+        await transcript.settle()
+        assert not transcript.query(AssistantMessage)
+
+
+async def test_far_parts_are_parked_and_rebuilt_when_scrolled_back() -> None:
+    text = sample_markdown(30)
+    app = TranscriptApp(part_chars=300)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        for piece in chunks(text, 97):
+            transcript.append_text(piece)
+            await asyncio.sleep(0.002)
+        transcript.end_assistant()
+        await transcript.settle()
+        message = transcript.query_one(AssistantMessage)
+        await wait_until(pilot, lambda: message.body.query(ParkedPart), "parts parked")
+        live = list(message.body.query(MarkdownPart))
+        assert len(live) < message.body.part_count // 2  # most of the answer is parked
+        assert "".join(shown_parts(message)) == text  # parking keeps every part's text
+        transcript.scroll_home(animate=False)
+        first = message.body.children[0]
+        await wait_until(
+            pilot, lambda: isinstance(message.body.children[0], MarkdownPart), "first part rebuilt"
+        )
+        assert "## Step 1" in message.body.children[0].text
+        assert first is not message.body.children[0]
+        await wait_until(pilot, lambda: "Step 1 changes" in screen_text(app), "top of the answer")
