@@ -84,6 +84,12 @@ def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
         return None
 
 
+def _runtime_class() -> Any:
+    from smith_tui.engine.runtime import Runtime
+
+    return Runtime
+
+
 def _pick_conversation(runtime: Any, args: argparse.Namespace) -> None:
     if args.resume:
         runtime.load_conversation(args.resume, reason="resume")
@@ -129,13 +135,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not prompt.strip():
             sys.stderr.write("smith: the prompt is empty; pass text to -p (or pipe it with -p -)\n")
             return 2
+    if not headless:
+        # The app paints its prompt first and opens the runtime in a thread after that.
+        from smith_tui.app.app import run_app
+
+        return run_app(
+            opener=lambda: _runtime_class().open(_options(args, headless=False)),
+            resume=args.resume,
+            continue_=args.continue_,
+        )
     runtime = _open_runtime(args, headless=headless)
     if runtime is None:
         return 2
-    if not headless:
-        from smith_tui.app.app import run_app
-
-        return run_app(runtime, resume=args.resume, continue_=args.continue_)
     if not runtime.server_configured:
         runtime.store.close()
         sys.stderr.write(NO_SERVER_MESSAGE.format(config=runtime.config.user_config_path))

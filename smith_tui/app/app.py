@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+from collections.abc import Callable
 from functools import partial
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -64,28 +65,87 @@ class SmithApp(App[int]):
     BINDINGS = APP_BINDINGS
     COMMANDS = App.COMMANDS | {smith_commands}
 
-    def __init__(self, runtime: Any, *, animations: bool = True) -> None:
+    def __init__(
+        self,
+        runtime: Any = None,
+        *,
+        opener: Callable[[], Any] | None = None,
+        animations: bool = True,
+    ) -> None:
+        """Run on ``runtime``, or on the one ``opener`` returns once the first frame is up.
+
+        Opening a runtime imports and reads the config, the store and the HTTP stack; with
+        ``opener`` that happens in a thread after the prompt has painted.
+        """
         super().__init__()
-        self.runtime = runtime
+        if runtime is None and opener is None:
+            raise ValueError("SmithApp needs a runtime or an opener")
+        self.runtime: Any = runtime
+        self._opener = opener
+        self._pending: list[str] = []
+        self.startup_error: str | None = None
+        """Why the runtime could not be opened (the app then exits with code 2)."""
         if not animations:
             self.animation_level = "none"
-        self.keymap = keymap_for(runtime.config.model.services.ui.keys)
-        self.set_keymap(self.keymap)
-        self.completer = Completer(runtime_sources(runtime))
+        self.keymap: dict[str, str] = {}
+        self.completer = Completer(runtime_sources(_LiveRuntime(self)))
         self.bridge = EventBridge(self)
-        self.main_screen = MainScreen(runtime)
+        self.main_screen = MainScreen(_LiveRuntime(self))
+        if runtime is not None:
+            self._apply_keymap()
+
+    @property
+    def runtime_ready(self) -> bool:
+        """Whether the runtime is open."""
+        return self.runtime is not None
+
+    def _apply_keymap(self) -> None:
+        self.keymap = keymap_for(self.runtime.config.model.services.ui.keys)
+        self.set_keymap(self.keymap)
 
     def get_default_screen(self) -> Screen:
         """The main screen."""
         return self.main_screen
 
     def on_mount(self) -> None:
-        """Follow the runtime's events; explain the setup on a first run."""
+        """Start with the runtime given, or open it once the first frame is painted."""
+        if self.runtime is not None:
+            self._start()
+        else:
+            self.call_after_refresh(
+                self.run_worker, self._open, thread=True, group="open", exit_on_error=False
+            )
+
+    def _open(self) -> None:
+        assert self._opener is not None
+        try:
+            runtime = self._opener()
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            self.call_from_thread(self._fail_start, message)
+            return
+        self.call_from_thread(self._opened, runtime)
+
+    def _fail_start(self, message: str) -> None:
+        self.startup_error = message
+        self.exit(2, return_code=2)
+
+    def _opened(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self._apply_keymap()
+        self._start()
+
+    def _start(self) -> None:
+        """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
         self.bridge.attach(self.runtime.subscribe)
+        self.main_screen.runtime_ready()
         if not self.runtime.server_configured:
             from smith_tui.app.first_run import FirstRunScreen
 
             self.push_screen(FirstRunScreen(self.runtime))
+        pending, self._pending = self._pending, []
+        for line in pending:
+            self.submit_line(line)
 
     def load_prices(self) -> None:
         """Fetch the model catalog in a worker and give its prices to the usage pane.
@@ -135,6 +195,10 @@ class SmithApp(App[int]):
 
     def submit_line(self, text: str) -> bool:
         """Run a prompt line in a worker; ``False`` (with a hint) when it cannot run now."""
+        if self.runtime is None:
+            # Typed before the session finished opening: run it as soon as it is open.
+            self._pending.append(text)
+            return True
         if not text.strip().startswith("/") and self.runtime.busy:
             cancel = key_for(self.keymap, "cancel")
             self.notify(
@@ -158,7 +222,7 @@ class SmithApp(App[int]):
 
     def action_cancel_or_copy(self) -> None:
         """Cancel the running turn; when idle copy the selection, or say how to quit."""
-        if self.runtime.busy:
+        if self.runtime is not None and self.runtime.busy:
             self.runtime.cancel_turn()
             self.notify("Cancelling the turn…", timeout=2)
             return
@@ -180,6 +244,9 @@ class SmithApp(App[int]):
 
     def open_screen(self, name: str) -> None:
         """Push the screen registered as ``name`` (unless it is already showing)."""
+        if self.runtime is None:
+            self.notify("Still opening the session; try again in a moment.", timeout=2)
+            return
         cls = screen_class(name)
         if isinstance(self.screen, cls):
             return
@@ -211,7 +278,7 @@ class SmithApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first and given a moment to persist."""
-        if self.runtime.busy:
+        if self.runtime is not None and self.runtime.busy:
             self.runtime.cancel_turn("quit")
             turns = [w for w in self.workers if w.group == "turn" and w.is_running]
             if turns:
@@ -240,27 +307,62 @@ def _pick_conversation(runtime: Any, resume: str | None, continue_: bool) -> Non
         runtime.ensure_conversation()
 
 
-def run_app(runtime: Any, *, resume: str | None = None, continue_: bool = False) -> int:
-    """Run the full-screen app on ``runtime`` until the user quits; returns the exit code.
+def run_app(
+    runtime: Any = None,
+    *,
+    opener: Callable[[], Any] | None = None,
+    resume: str | None = None,
+    continue_: bool = False,
+) -> int:
+    """Run the full-screen app until the user quits; returns the exit code.
 
-    The runtime is closed on the way out. A bad ``--resume`` id is reported on stderr (2).
+    Give an open ``runtime``, or an ``opener`` that opens one (the CLI does: the prompt
+    then paints before the config, store and HTTP stack are loaded). The conversation is
+    picked from ``resume``/``continue_``; a bad ``--resume`` id or a runtime that cannot
+    be opened is reported on stderr with exit code 2. The runtime is closed on the way out.
     """
     import sys
 
-    try:
-        _pick_conversation(runtime, resume, continue_)
-    except Exception as exc:
-        message = getattr(exc, "message", None) or str(exc)
-        sys.stderr.write(f"smith: {message}\n")
-        asyncio.run(runtime.aclose())
-        return 2
-
-    async def main() -> int | None:
-        app = SmithApp(runtime)
+    def open_and_pick() -> Any:
+        opened = runtime if runtime is not None else opener()  # type: ignore[misc]
         try:
-            return await app.run_async()
-        finally:
-            await runtime.aclose()
+            _pick_conversation(opened, resume, continue_)
+        except BaseException:
+            opened.store.close()
+            raise
+        return opened
 
-    code = asyncio.run(main())
+    async def main() -> tuple[int | None, str | None]:
+        app = SmithApp(opener=open_and_pick)
+        try:
+            code = await app.run_async()
+        finally:
+            if app.runtime is not None:
+                await app.runtime.aclose()
+        return code, app.startup_error
+
+    code, error = asyncio.run(main())
+    if error:
+        sys.stderr.write(f"smith: {error}\n")
+        return 2
     return int(code or 0)
+
+
+class _LiveRuntime:
+    """Stands for the app's runtime before it is open: attribute reads go to it once set.
+
+    Until then every attribute is missing, so ``getattr(x, name, default)`` gives the
+    default (the completion sources and the main screen rely on that).
+    """
+
+    def __init__(self, app: SmithApp) -> None:
+        self._app = app
+
+    def __getattr__(self, name: str) -> Any:
+        runtime = self._app.runtime
+        if runtime is None:
+            raise AttributeError(name)
+        return getattr(runtime, name)
+
+    def __bool__(self) -> bool:
+        return self._app.runtime is not None

@@ -73,6 +73,8 @@ class MainScreen(Screen):
         """Whether the content panes are mounted (shortly after the first frame)."""
         self._held: list[ev.Event] = []
         self._failed_panes: set[str] = set()
+        self._mounted = False
+        self._started = False
 
     @property
     def smith(self) -> SmithApp:
@@ -96,7 +98,7 @@ class MainScreen(Screen):
         yield Footer(show_command_palette=False)
 
     def _kitty_rain(self) -> bool:
-        if self.app.is_headless:
+        if self.app.is_headless or not self.runtime:
             return False
         setting = self.runtime.config.model.services.ui.kitty_graphics
         return use_kitty_graphics(os.environ, setting)
@@ -110,12 +112,22 @@ class MainScreen(Screen):
         self.query_one(MatrixRain).suspended = False
 
     def on_mount(self) -> None:
-        """Wire the prompt to its menu, fill the status line, then mount the panes."""
+        """Wire the prompt to its menu; the rest waits for the runtime."""
         prompt = self.query_one(PromptInput)
         prompt.menu = self.query_one(CompletionMenu)
+        self._mounted = True
+        if self.runtime:
+            self.runtime_ready()
+
+    def runtime_ready(self) -> None:
+        """The runtime is open: fill the status line, then mount the panes (once)."""
+        if self._started or not getattr(self, "_mounted", False):
+            return
+        self._started = True
         status = self.query_one(StatusLine)
         status.role = self.runtime.active_role
         status.model = self.runtime.model or self._configured_model()
+        self.query_one(MatrixRain).graphics = self._kitty_rain()
         self.refresh_title()
         # After the first frame, and a moment more: the frame reaches the terminal through
         # Textual's writer thread, which the panes' imports would otherwise hold up.

@@ -1,0 +1,61 @@
+"""The app paints its prompt before the runtime is open, queues early input, and reports
+a runtime that cannot be opened."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from smith_tui.app.app import SmithApp
+from smith_tui.config import ConfigError
+from tests.app.app_harness import SIZE, isolate_environment, open_runtime
+from tests.support.llm_server import ScriptedLLMServer, text_reply
+
+
+async def test_prompt_paints_before_the_runtime_opens(
+    tmp_path: Path, monkeypatch, llm_server: ScriptedLLMServer
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    llm_server.enqueue(text_reply("answer after opening"))
+    gate = threading.Event()
+
+    def opener():
+        gate.wait(10)  # opening is slow: the prompt must not wait for it
+        runtime = open_runtime(tmp_path, llm_server.base_url)
+        runtime.new_conversation()
+        return runtime
+
+    app = SmithApp(opener=opener, animations=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.runtime is None
+        prompt = app.query_one("#prompt")
+        assert prompt.has_focus
+        await pilot.press(*"early question")
+        await pilot.press("enter")
+        gate.set()
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if llm_server.chat_requests():
+                break
+        assert app.runtime is not None
+        user = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
+        assert user[0]["content"] == "early question"
+        await app.workers.wait_for_complete()
+    await app.runtime.aclose()
+
+
+async def test_runtime_that_cannot_open_exits_with_its_message(tmp_path: Path, monkeypatch) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+
+    def opener():
+        raise ConfigError("config.json line 3 column 5: expected ',' (fix the file)")
+
+    app = SmithApp(opener=opener, animations=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.startup_error:
+                break
+    assert app.return_code == 2
+    assert "line 3 column 5" in (app.startup_error or "")
