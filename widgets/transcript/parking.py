@@ -15,6 +15,15 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 
+def parked_height(widget: Widget) -> int:
+    """The rows a placeholder needs to stand in for ``widget``.
+
+    Placeholders have no margins, so the widget's top margin is counted in (exact
+    as long as siblings have no bottom margins, as in the transcript's styles).
+    """
+    return widget.outer_size.height + widget.styles.margin.top
+
+
 class Placeholder(Widget):
     """A blank widget of a fixed height standing in for parked content."""
 

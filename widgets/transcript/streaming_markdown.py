@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
-from smith_tui.widgets.transcript.parking import Placeholder, child_offsets, is_near
+from smith_tui.widgets.transcript.parking import (
+    Placeholder,
+    child_offsets,
+    is_near,
+    parked_height,
+)
 from smith_tui.widgets.transcript.tail_stream import TailStream
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -190,7 +195,9 @@ class StreamingMarkdown(Vertical):
             near = is_near(top, height, window)
             if isinstance(child, MarkdownPart):
                 if not near and child is not self._tail and not child.live:
-                    swaps.append((child, ParkedPart(child.text, height, follows=child.follows)))
+                    swaps.append(
+                        (child, ParkedPart(child.text, parked_height(child), follows=child.follows))
+                    )
             elif isinstance(child, ParkedPart) and near:
                 swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
         if not swaps:

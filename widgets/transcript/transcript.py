@@ -38,7 +38,12 @@ from smith_tui.widgets.transcript.entry_widgets import build_widget
 from smith_tui.widgets.transcript.event_router import route_event
 from smith_tui.widgets.transcript.history import dispatch_result_of, entries_from_messages
 from smith_tui.widgets.transcript.notice import Notice
-from smith_tui.widgets.transcript.parking import Placeholder, child_offsets, is_near
+from smith_tui.widgets.transcript.parking import (
+    Placeholder,
+    child_offsets,
+    is_near,
+    parked_height,
+)
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
@@ -427,7 +432,7 @@ class Transcript(VerticalScroll, can_focus=True):
             elif not near:
                 if child is not streaming and hasattr(child, "entry"):
                     if focused is None or not (focused is child or child in focused.ancestors):
-                        swaps.append((child, ParkedEntry(child.entry, h)))  # type: ignore[attr-defined]
+                        swaps.append((child, ParkedEntry(child.entry, parked_height(child))))  # type: ignore[attr-defined]
             elif isinstance(child, AssistantMessage):
                 await child.park_outside((window[0] - y, window[1] - y))
         if swaps:

@@ -1,0 +1,134 @@
+"""Long conversations: a bounded window of widgets, older pages on scroll-to-top, anchoring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from smith_tui.widgets.transcript import Transcript
+from smith_tui.widgets.transcript.parking import Placeholder
+
+from smith_tui.engine.persistence import message_dict
+from smith_tui.store import Store
+from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
+
+
+def conversation(count: int) -> list[dict[str, Any]]:
+    """``count`` stored messages: questions and Markdown answers, with positions."""
+    out = []
+    for position in range(count):
+        if position % 2 == 0:
+            out.append({"role": "user", "content": f"Question {position}", "position": position})
+        else:
+            answer = f"Answer {position}\n\n- a point\n- another\n\n`code` and **bold**."
+            out.append({"role": "assistant", "content": answer, "position": position})
+    return out
+
+
+def first_position(transcript: Transcript) -> int:
+    return transcript.entry_widgets[0].entry.position  # type: ignore[attr-defined]
+
+
+async def test_widget_count_stays_bounded_and_older_entries_come_back() -> None:
+    app = TranscriptApp(max_widgets=120, page_size=40)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        await transcript.load_messages(conversation(1000))
+        assert len(transcript.entry_widgets) == 40
+        assert first_position(transcript) == 960
+        assert transcript.has_older
+        for i in range(300):  # a long live session at the bottom
+            transcript.add_user(f"live {i}")
+            if i % 50 == 0:
+                await pilot.pause()
+        await transcript.settle()
+        await pilot.pause()
+        assert len(transcript.entry_widgets) <= 120
+        assert "live 299" in screen_text(app)
+        # far entries are parked: the DOM stays small whatever the history
+        await wait_until(pilot, lambda: transcript.query(Placeholder), "parked entries")
+        assert len(list(app.screen.walk_children())) < 200
+        # scrolling to the top brings the pruned entries back, newest first
+        oldest_before = transcript.entry_widgets[0].entry
+        transcript.scroll_home(animate=False)
+        await wait_until(
+            pilot, lambda: transcript.entry_widgets[0].entry is not oldest_before, "a page"
+        )
+        # the view stays on what the user was reading
+        await wait_until(pilot, lambda: transcript.scroll_y > 0, "the view kept in place")
+        assert transcript.entry_widgets[40].entry is oldest_before
+
+
+async def test_older_pages_come_from_the_loader_until_the_first_message(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "smith.db")
+    try:
+        conv = store.conversations.create("project")
+        stored = [{k: v for k, v in m.items() if k != "position"} for m in conversation(200)]
+        store.conversations.append_messages(conv, stored)
+        calls: list[tuple[int, int]] = []
+
+        def loader(before: int, limit: int) -> list[dict[str, Any]]:
+            calls.append((before, limit))
+            found = store.conversations.list_messages(conv, before_position=before, limit=limit)
+            return [message_dict(m) for m in found]
+
+        recent = [message_dict(m) for m in store.conversations.tail_messages(conv, 50)]
+        app = TranscriptApp(loader=loader, page_size=50, max_widgets=100)
+        async with app.run_test(size=SIZE) as pilot:
+            transcript = app.transcript
+            await transcript.load_messages(recent)
+            assert first_position(transcript) == 150
+            for expected in (100, 50, 0):
+                transcript.scroll_home(animate=False)
+                await wait_until(
+                    pilot,
+                    lambda e=expected: first_position(transcript) == e,
+                    f"page from {expected}",
+                )
+                await pilot.pause()
+            assert calls == [(150, 50), (100, 50), (50, 50)]
+            transcript.scroll_home(animate=False)
+            await wait_until(pilot, lambda: not transcript.has_older, "the start of the history")
+            assert calls[-1] == (0, 50)
+            await pilot.pause()
+            assert "Question 0" in screen_text(app)
+    finally:
+        store.close()
+
+
+async def test_view_follows_the_stream_until_the_user_scrolls_up() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        await transcript.load_messages(conversation(30))
+        await pilot.pause()
+        transcript.focus()
+        assert transcript.following
+        for i in range(40):
+            transcript.append_text(f"Streaming line {i}.\n\n")
+        await transcript.settle()
+        await pilot.pause()
+        assert transcript.scroll_y == transcript.max_scroll_y
+        assert "Streaming line 39." in screen_text(app)
+
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert not transcript.following
+        where = transcript.scroll_y
+        for i in range(40, 60):
+            transcript.append_text(f"Streaming line {i}.\n\n")
+        await transcript.settle()
+        await pilot.pause()
+        assert transcript.scroll_y == where  # the reader is not dragged along
+        assert "Streaming line 59." not in screen_text(app)
+
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.following
+        for i in range(60, 70):
+            transcript.append_text(f"Streaming line {i}.\n\n")
+        transcript.end_assistant()
+        await transcript.settle()
+        await pilot.pause()
+        assert transcript.scroll_y == transcript.max_scroll_y
+        assert "Streaming line 69." in screen_text(app)
