@@ -50,25 +50,8 @@ class TurnRecorder(Protocol):
         """Keep the debug snapshot of one outgoing request."""
 
 
-class NullRecorder:
+class NullRecorder(TurnRecorder):
     """A recorder that keeps nothing (used where persistence is not wanted)."""
-
-    def user_message(self, setup: TurnSetup, message: dict[str, Any]) -> None:
-        """Do nothing."""
-
-    def round(
-        self,
-        setup: TurnSetup,
-        round_no: int,
-        messages: list[dict[str, Any]],
-        usage: dict[str, int] | None,
-    ) -> None:
-        """Do nothing."""
-
-    def request_snapshot(
-        self, setup: TurnSetup, model: str, system_prompt: str, tools: list[dict[str, Any]]
-    ) -> None:
-        """Do nothing."""
 
 
 @dataclass
