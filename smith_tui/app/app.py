@@ -8,7 +8,8 @@ import importlib
 from collections.abc import Callable
 from functools import partial
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App
 from textual.screen import Screen
@@ -60,7 +61,10 @@ def smith_commands() -> type[Provider]:
 class SmithApp(App[int]):
     """Agent Smith's full-screen session."""
 
-    CSS_PATH = str(files("smith_tui.styles") / "app.tcss")
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
+        str(files("smith_tui.styles") / name)
+        for name in ("app.tcss", "transcript.tcss", "panes.tcss")
+    ]
     TITLE = "Agent Smith"
     BINDINGS = APP_BINDINGS
     COMMANDS = App.COMMANDS | {smith_commands}
@@ -184,6 +188,15 @@ class SmithApp(App[int]):
         self.main_screen.apply_events(events)
         for action in actions:
             self._command_action(action)
+
+    def on_dispatch_tree_cancel_requested(self, message: Any) -> None:
+        """Cancel the sub-agent selected in the dispatch tree (the parent turn goes on)."""
+        if self.runtime is None:
+            return
+        if self.runtime.cancel_job(message.job_id):
+            self.notify(f"Cancelling {message.job_id}…", timeout=2)
+        else:
+            self.notify("That sub-agent has already finished.", timeout=2)
 
     def _command_action(self, action: str) -> None:
         if action == "quit":
