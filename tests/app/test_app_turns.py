@@ -169,3 +169,39 @@ async def test_usage_pane_gets_prices_from_the_catalog(runtime, llm_server) -> N
     async with running(app) as pilot:
         usage = app.screen.query_one("#usage")
         await wait_for(pilot, lambda: usage.priced, what="prices from GET /models")
+
+
+async def test_dispatch_tree_cancel_key_stops_only_that_sub_agent(runtime, llm_server) -> None:
+    from smith_tui.widgets.dispatch_tree import DispatchTree
+
+    llm_server.enqueue(
+        text_reply(
+            tool_calls=[
+                tool_call(
+                    "dispatch",
+                    {
+                        "target_role": "explorer",
+                        "task": "look around slowly",
+                        "context": {"user_request_summary": "look around"},
+                    },
+                )
+            ]
+        ),
+        stall(after_events=1, hold_s=30),
+        text_reply("The explorer was stopped; done."),
+    )
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await submit(pilot, "/role orchestrator")
+        await wait_for(pilot, lambda: runtime.active_role == "orchestrator", what="the role")
+        await submit(pilot, "go explore")
+        await wait_for(pilot, lambda: bool(runtime.jobs), what="the dispatched job")
+        tree = app.screen.query_one(DispatchTree)
+        (job_id,) = list(runtime.jobs)
+        await wait_for(pilot, lambda: job_id in tree.jobs, what="the job in the tree")
+        tree.job_tree.move_cursor(tree.jobs[job_id].node)
+        tree.job_tree.focus()
+        await pilot.press("x")
+        await wait_for_text(pilot, "The explorer was stopped; done.")
+        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+    assert runtime.messages[-1]["content"] == "The explorer was stopped; done."
