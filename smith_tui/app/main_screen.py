@@ -115,6 +115,8 @@ class MainScreen(Screen):
         """Wire the prompt to its menu; the rest waits for the runtime."""
         prompt = self.query_one(PromptInput)
         prompt.menu = self.query_one(CompletionMenu)
+        if self.app.animation_level == "none":
+            prompt.cursor_blink = False  # a blinking cursor makes frames differ
         self._mounted = True
         if self.runtime:
             self.runtime_ready()
