@@ -19,13 +19,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from smith_tui.tools.files import (
+from smith_tui.tools.args import (
     max_output_chars,
     optional_positive_number,
     require_str,
     setting_number,
     tool_settings,
 )
+from smith_tui.tools.process import signal_group
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -132,21 +133,16 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 async def kill_group(pgid: int, grace: float = TERM_GRACE_S) -> None:
     """SIGTERM the process group, then SIGKILL whatever is still alive after ``grace``.
 
     Returns once no live member is left (or a short wait after SIGKILL ran out),
     so the whole call stays well under a second.
     """
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     if await _wait_group_gone(pgid, grace):
         return
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
     await _wait_group_gone(pgid, KILL_WAIT_S)
 
 
@@ -301,7 +297,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
             transport.close()
         _close_fds(unowned)
         if proc.returncode is None:
-            _signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
     elapsed = time.monotonic() - started
     exit_code = proc.returncode
 

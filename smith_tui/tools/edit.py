@@ -7,17 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smith_tui.tools.args import max_output_chars, optional_int, require_str
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import (
     TextLines,
     atomic_write,
     describe_path,
     is_sha256_hex,
-    max_output_chars,
     number_lines,
-    optional_int,
     read_text_file,
-    require_str,
     resolve_path,
     sha256_hex,
 )

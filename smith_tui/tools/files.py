@@ -1,152 +1,24 @@
-"""Shared helpers for the built-in tools.
+"""File helpers for the built-in tools.
 
-File handling (path resolution against the call's working directory, hashing,
-line splitting that keeps line endings, atomic writes that keep the file mode)
-plus the small argument, config and cancellation helpers every built-in uses.
+Path resolution (against the call's working directory, or confined to the
+project root for the code and git tools), hashing, line splitting that keeps
+line endings, and atomic writes that keep the file mode.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import math
 import os
 import re
 import tempfile
-from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
+from smith_tui.tools.args import bad_arguments
 from smith_tui.tools.spec import ToolContext, ToolError
 
-T = TypeVar("T")
-
-DEFAULT_MAX_OUTPUT_CHARS = 30_000
 BINARY_SNIFF_BYTES = 8192
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
-
-
-# ---------------------------------------------------------------------------
-# config
-
-
-def tool_settings(ctx: ToolContext, name: str) -> Mapping[str, Any]:
-    """Return ``services.tool.<name>`` from the context's config (empty when absent)."""
-    node: Any = ctx.config
-    for key in ("services", "tool", name):
-        if not isinstance(node, Mapping):
-            return {}
-        node = node.get(key, {})
-    return node if isinstance(node, Mapping) else {}
-
-
-def setting_number(settings: Mapping[str, Any], key: str, default: float, *, tool: str) -> float:
-    """Read a positive number from a tool's settings, falling back to ``default``.
-
-    A malformed value is a configuration mistake, reported as a tool error that
-    names the setting so the user can fix it.
-    """
-    value = settings.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ToolError(
-            f"config setting services.tool.{tool}.{key} must be a positive number, "
-            f"got {value!r}; fix or unset it.",
-            code="bad_config",
-        )
-    return float(value)
-
-
-def max_output_chars(ctx: ToolContext, name: str, default: int = DEFAULT_MAX_OUTPUT_CHARS) -> int:
-    """The character budget for tool ``name`` (``services.tool.<name>.max_output_chars``)."""
-    settings = tool_settings(ctx, name)
-    return int(setting_number(settings, "max_output_chars", default, tool=name))
-
-
-# ---------------------------------------------------------------------------
-# arguments
-
-
-def require_str(args: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:
-    """Return ``args[key]`` as a string or raise a :class:`ToolError` saying what is wrong."""
-    if key not in args or args[key] is None:
-        raise ToolError(f"missing required argument `{key}`.", code="bad_arguments")
-    value = args[key]
-    if not isinstance(value, str):
-        raise ToolError(
-            f"`{key}` must be a string, got {type(value).__name__} {value!r:.80}.",
-            code="bad_arguments",
-        )
-    if not allow_empty and not value.strip():
-        raise ToolError(f"`{key}` must not be empty.", code="bad_arguments")
-    return value
-
-
-def optional_int(args: Mapping[str, Any], key: str, *, minimum: int | None = None) -> int | None:
-    """Return ``args[key]`` as an int (integral numbers and digit strings accepted)."""
-    value = args.get(key)
-    if value is None:
-        return None
-    number: int | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-        number = int(value)
-    if number is None:
-        raise ToolError(f"`{key}` must be a whole number, got {value!r:.80}.", code="bad_arguments")
-    if minimum is not None and number < minimum:
-        raise ToolError(f"`{key}` must be at least {minimum}, got {number}.", code="bad_arguments")
-    return number
-
-
-def optional_positive_number(args: Mapping[str, Any], key: str) -> float | None:
-    """Return ``args[key]`` as a positive finite float (numeric strings accepted)."""
-    value = args.get(key)
-    if value is None:
-        return None
-    number: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
-    if number is None or not math.isfinite(number) or number <= 0:
-        raise ToolError(
-            f"`{key}` must be a positive number, got {value!r:.80}.", code="bad_arguments"
-        )
-    return number
-
-
-# ---------------------------------------------------------------------------
-# cancellation
-
-
-async def until_cancelled(ctx: ToolContext, awaitable: Awaitable[T]) -> T:
-    """Await ``awaitable`` unless the call is cancelled first.
-
-    On cancellation the awaitable is abandoned (its task cancelled) and
-    :class:`asyncio.CancelledError` is raised, so callers can clean up in
-    ``finally`` blocks.
-    """
-    task = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(ctx.cancel.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-        if not task.done():
-            task.cancel()
-    if not task.done() or task.cancelled():
-        raise asyncio.CancelledError(ctx.cancel.reason or "cancelled")
-    return task.result()
 
 
 # ---------------------------------------------------------------------------
@@ -173,6 +45,43 @@ def describe_path(raw: str, resolved: Path, ctx: ToolContext) -> str:
     if os.path.isabs(os.path.expanduser(raw.strip())):
         return str(resolved)
     return f"{resolved} ('{raw}' relative to the working directory {ctx.cwd})"
+
+
+def project_root(ctx: ToolContext) -> Path:
+    """The folder every code tool works in: the project root, else the working directory."""
+    root = (ctx.project_root or ctx.cwd).resolve()
+    if not root.is_dir():
+        raise ToolError(f"project root {root} is not a directory", code="no_project_root")
+    return root
+
+
+def resolve_in_project(
+    tool: str, root: Path, raw: str | None, *, key: str = "path", want: str = "any"
+) -> tuple[Path, str]:
+    """Resolve ``raw`` against ``root``; return the absolute path and its root-relative form.
+
+    ``want`` is ``"file"``, ``"dir"`` or ``"any"``. Paths that leave the root
+    (``..``, absolute paths elsewhere, symlinks pointing out) and paths inside
+    ``.git`` are refused.
+    """
+    if raw is None:
+        return root, "."
+    candidate = Path(raw)
+    full = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if full != root and root not in full.parents:
+        raise bad_arguments(tool, f"'{key}' {raw!r} is outside the project root {root}")
+    rel = full.relative_to(root).as_posix() if full != root else "."
+    if ".git" in Path(rel).parts:
+        raise bad_arguments(
+            tool, f"'{key}' {raw!r} is inside .git, which the code tools never read"
+        )
+    if not full.exists():
+        raise bad_arguments(tool, f"'{key}' {raw!r} does not exist under the project root {root}")
+    if want == "file" and not full.is_file():
+        raise bad_arguments(tool, f"'{key}' {raw!r} is not a regular file")
+    if want == "dir" and not full.is_dir():
+        raise bad_arguments(tool, f"'{key}' {raw!r} is not a directory")
+    return full, rel
 
 
 def sha256_hex(data: bytes) -> str:

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smith_tui.tools.args import max_chars
 from smith_tui.tools.budget import budget_text
-from smith_tui.tools.code.params import max_chars, project_root
-from smith_tui.tools.code.process import run_capture
+from smith_tui.tools.files import project_root
+from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "git"

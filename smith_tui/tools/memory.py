@@ -18,8 +18,8 @@ import peewee
 
 from smith_tui.store import Store, StoreError
 from smith_tui.store.notes import SCRATCHPAD_PREFIX, scratchpad_note_id
+from smith_tui.tools.args import max_output_chars
 from smith_tui.tools.budget import budget_text
-from smith_tui.tools.files import max_output_chars
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 MAX_KEY_CHARS = 200

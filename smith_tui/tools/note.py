@@ -11,8 +11,8 @@ from typing import Any
 
 from smith_tui.store import Store
 from smith_tui.store.search import to_match_expression
+from smith_tui.tools.args import max_output_chars, optional_int
 from smith_tui.tools.budget import budget_text
-from smith_tui.tools.files import max_output_chars, optional_int
 from smith_tui.tools.memory import (
     check_key,
     describe_size,

@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from smith_tui.tools.args import max_output_chars, optional_int, require_str
 from smith_tui.tools.files import (
     TextLines,
     describe_path,
-    max_output_chars,
     number_lines,
-    optional_int,
     read_text_file,
-    require_str,
     resolve_path,
     sha256_hex,
 )

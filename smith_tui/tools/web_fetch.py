@@ -21,14 +21,9 @@ import httpx
 from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
 
+from smith_tui.tools.args import max_output_chars, require_str, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
-from smith_tui.tools.files import (
-    max_output_chars,
-    require_str,
-    setting_number,
-    tool_settings,
-    until_cancelled,
-)
+from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT_S = 30.0

@@ -17,14 +17,9 @@ from typing import Any
 
 import httpx
 
+from smith_tui.tools.args import max_output_chars, require_str, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
-from smith_tui.tools.files import (
-    max_output_chars,
-    require_str,
-    setting_number,
-    tool_settings,
-    until_cancelled,
-)
+from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_ENDPOINT = "https://api.linkup.so/v1/search"

@@ -6,13 +6,8 @@ import asyncio
 import os
 from typing import Any
 
-from smith_tui.tools.files import (
-    atomic_write,
-    describe_path,
-    require_str,
-    resolve_path,
-    sha256_hex,
-)
+from smith_tui.tools.args import require_str
+from smith_tui.tools.files import atomic_write, describe_path, resolve_path, sha256_hex
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 

@@ -5,16 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from smith_tui.tools.args import check_keys, get_int, get_str, max_chars
 from smith_tui.tools.code.fuzzy import prefilter, score_path
-from smith_tui.tools.code.params import (
-    check_keys,
-    get_int,
-    get_str,
-    max_chars,
-    project_root,
-)
 from smith_tui.tools.code.render import fit_blocks
 from smith_tui.tools.code.rg import list_files
+from smith_tui.tools.files import project_root
 from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
 
 NAME = "code_files"

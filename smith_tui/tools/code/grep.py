@@ -17,18 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from smith_tui.tools.code.params import (
-    check_keys,
-    get_bool,
-    get_int,
-    get_str,
-    max_chars,
-    project_root,
-    resolve_path,
-)
-from smith_tui.tools.code.process import spawn
+from smith_tui.tools.args import check_keys, get_bool, get_int, get_str, max_chars
 from smith_tui.tools.code.render import clip_line, fit_blocks, plural
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
+from smith_tui.tools.files import project_root, resolve_in_project
+from smith_tui.tools.process import spawn
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "code_grep"
@@ -256,7 +249,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     pattern = get_str(NAME, args, "pattern", required=True)
     assert pattern is not None
     root = project_root(ctx)
-    _, rel = resolve_path(NAME, root, get_str(NAME, args, "path"))
+    _, rel = resolve_in_project(NAME, root, get_str(NAME, args, "path"))
     globs = _globs(args)
     ignore_case = get_bool(NAME, args, "case_insensitive")
     fixed = get_bool(NAME, args, "fixed_strings")

@@ -11,17 +11,11 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from smith_tui.tools.code.params import (
-    check_keys,
-    get_int,
-    get_str,
-    max_chars,
-    project_root,
-    resolve_path,
-)
+from smith_tui.tools.args import check_keys, get_int, get_str, max_chars
 from smith_tui.tools.code.render import fit_blocks, plural
 from smith_tui.tools.code.rg import list_files
 from smith_tui.tools.code.symbols import Symbol, language_for, symbols_of_file
+from smith_tui.tools.files import project_root, resolve_in_project
 from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
 
 NAME = "code_map"
@@ -123,7 +117,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     """Summarise the repository (or one folder of it)."""
     args = dict(check_keys(NAME, args, ("path", "depth", "max_files")))
     root = project_root(ctx)
-    _, rel = resolve_path(NAME, root, get_str(NAME, args, "path"), want="dir")
+    _, rel = resolve_in_project(NAME, root, get_str(NAME, args, "path"), want="dir")
     depth = get_int(NAME, args, "depth", default=2, low=1, high=6)
     how_many = get_int(NAME, args, "max_files", default=12, low=0, high=50)
     files = await list_files(root, rel, ctx.cancel)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from smith_tui.tools.code.params import check_keys, get_str, max_chars, project_root, resolve_path
+from smith_tui.tools.args import check_keys, get_str, max_chars
 from smith_tui.tools.code.render import fit_blocks, plural
 from smith_tui.tools.code.symbols import (
     LANGUAGE_BY_SUFFIX,
@@ -15,6 +15,7 @@ from smith_tui.tools.code.symbols import (
     language_for,
     read_source,
 )
+from smith_tui.tools.files import project_root, resolve_in_project
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "code_outline"
@@ -30,7 +31,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     args = dict(check_keys(NAME, args, ("path",)))
     raw = get_str(NAME, args, "path", required=True)
     root = project_root(ctx)
-    full, rel = resolve_path(NAME, root, raw, want="file")
+    full, rel = resolve_in_project(NAME, root, raw, want="file")
     language = language_for(full)
     if language is None:
         suffixes = " ".join(sorted(LANGUAGE_BY_SUFFIX))

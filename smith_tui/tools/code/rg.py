@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.code.process import run_capture
+from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolError
 
 # Flags every rg call shares: ignore the user's rg config file, honour

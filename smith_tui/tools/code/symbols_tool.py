@@ -12,17 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from smith_tui.tools.code.params import (
-    check_keys,
-    get_int,
-    get_str,
-    max_chars,
-    project_root,
-)
-from smith_tui.tools.code.process import run_capture
+from smith_tui.tools.args import check_keys, get_int, get_str, max_chars
 from smith_tui.tools.code.render import fit_blocks
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.code.symbols import KINDS, LANGUAGE_BY_SUFFIX, Symbol, symbols_of_file
+from smith_tui.tools.files import project_root
+from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "code_symbols"

@@ -1,4 +1,4 @@
-"""Run a read-only helper program (rg, git) as a cancellable asyncio subprocess.
+"""Run a helper program (rg, git) as a cancellable asyncio subprocess.
 
 Each child gets its own process group, so cancelling the turn or hitting the
 timeout kills it together with anything it spawned.
@@ -31,11 +31,16 @@ class ProcessResult:
     truncated: bool = False
 
 
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to process group ``pgid``; a group that is gone or not ours is ignored."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is not None:
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    signal_group(proc.pid, signal.SIGKILL)
 
 
 class RunningProcess:
