@@ -83,12 +83,16 @@ class AssistantMessage(Vertical):
         self.entry.text = self.body.source
         self._streaming = False
 
-    async def park_outside(self, window: tuple[int, int]) -> None:
-        """Park the parts of the answer outside ``window`` (rows of this message)."""
+    async def park_outside(self, window: tuple[int, int]) -> bool:
+        """Park the parts of the answer outside ``window`` (rows of this message).
+
+        Returns False when the answer should be looked at again after layout.
+        """
         for child, top, _ in child_offsets(self.children):
             if child is self.body:
                 start, end = window
-                await self.body.park_outside((start - top, end - top))
+                return await self.body.park_outside((start - top, end - top))
+        return True
 
     async def clear(self) -> None:
         """Discard what was streamed so far."""

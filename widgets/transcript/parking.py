@@ -75,3 +75,16 @@ def is_near(top: int, height: int, window: tuple[int, int]) -> bool:
         return True
     start, end = window
     return top < end and top + height > start
+
+
+async def swap_widgets(parent: Widget, swaps: list[tuple[Widget, Widget]]) -> None:
+    """Replace each ``old`` child of ``parent`` by ``new``, in place and in one update.
+
+    Both calls are made before awaiting, so no one ever sees both widgets live.
+    """
+    with parent.app.batch_update():
+        mounts = [parent.mount(new, before=old) for old, new in swaps]
+        removal = parent.remove_children([old for old, _ in swaps])
+        for mounted in mounts:
+            await mounted
+        await removal

@@ -18,6 +18,7 @@ from smith_tui.widgets.transcript.parking import (
     child_offsets,
     is_near,
     parked_height,
+    swap_widgets,
 )
 from smith_tui.widgets.transcript.tail_stream import TailStream
 from textual.app import ComposeResult
@@ -159,8 +160,11 @@ class StreamingMarkdown(Vertical):
 
     async def wait_rendered(self) -> None:
         """Wait until the text written so far is rendered (streaming goes on)."""
+        streams = list(self._ending_streams)
         if self._tail is not None and self._tail.stream is not None:
-            await self._tail.stream.wait_idle()
+            streams.append(self._tail.stream)
+        for stream in streams:
+            await stream.wait_idle()
 
     async def finish(self) -> None:
         """End the stream and wait until the whole document is rendered."""
@@ -188,24 +192,32 @@ class StreamingMarkdown(Vertical):
         self._tail_text = ""
         self._splitter = BlockSplitter()
 
-    async def park_outside(self, window: tuple[int, int]) -> None:
-        """Park frozen parts outside ``window`` (rows of this widget); rebuild those inside."""
+    async def park_outside(self, window: tuple[int, int]) -> bool:
+        """Park frozen parts outside ``window`` (rows of this widget); rebuild those inside.
+
+        Returns False when some part had no height yet or parts were swapped (the
+        caller should look again once they are laid out).
+        """
         swaps: list[tuple[Widget, Widget]] = []
+        settled = True
         for child, top, height in child_offsets(self.children):
+            if child._pruning:
+                continue
+            settled = settled and height > 0
             near = is_near(top, height, window)
             if isinstance(child, MarkdownPart):
-                if not near and child is not self._tail and not child.live:
+                if not near and child is not self._tail and child.live:
+                    settled = False  # still rendering its last text: park it later
+                elif not near and child is not self._tail:
                     swaps.append(
                         (child, ParkedPart(child.text, parked_height(child), follows=child.follows))
                     )
             elif isinstance(child, ParkedPart) and near:
                 swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
         if not swaps:
-            return
-        with self.app.batch_update():
-            for old, new in swaps:
-                await self.mount(new, before=old)
-            await self.remove_children([old for old, _ in swaps])
+            return settled
+        await swap_widgets(self, swaps)
+        return False
 
     def _feed_tail(self, text: str) -> None:
         tail = self._tail

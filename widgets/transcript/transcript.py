@@ -43,6 +43,7 @@ from smith_tui.widgets.transcript.parking import (
     child_offsets,
     is_near,
     parked_height,
+    swap_widgets,
 )
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
@@ -132,6 +133,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._tools: dict[str, ToolEntry] = {}
         self._loading_older = False
         self._park_timer: Timer | None = None
+        self._unsettled_parks = 0
         self.errors: list[Exception] = []
         """Errors of failed updates (logged; :meth:`settle` raises the first)."""
 
@@ -204,7 +206,7 @@ class Transcript(VerticalScroll, can_focus=True):
     @property
     def entry_widgets(self) -> list[Widget]:
         """The mounted top-level widgets, oldest first."""
-        return [child for child in self.children if hasattr(child, "entry")]
+        return [child for child in self.children if hasattr(child, "entry") and not child._pruning]
 
     # -- adding content -----------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
@@ -408,7 +410,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self._schedule_parking(0.02)
 
     # -- parking ------------------------------------------------------------------------
-    def _schedule_parking(self, delay: float = 0.2) -> None:
+    def _schedule_parking(self, delay: float = 0.2, *, recheck: bool = False) -> None:
+        if not recheck:
+            self._unsettled_parks = 0  # something changed: allow fresh re-checks
         if self._park_timer is None:
             self._park_timer = self.set_timer(delay, self._on_park_timer)
 
@@ -424,7 +428,11 @@ class Transcript(VerticalScroll, can_focus=True):
         streaming = self._stream.widget if self._stream is not None else None
         focused = self.screen.focused
         swaps: list[tuple[Widget, Widget]] = []
+        settled = True
         for child, y, h in child_offsets(self.children):
+            if child._pruning:  # being removed (pruned or swapped) already
+                continue
+            settled = settled and h > 0
             near = is_near(y, h, window)
             if isinstance(child, ParkedEntry):
                 if near:
@@ -434,17 +442,19 @@ class Transcript(VerticalScroll, can_focus=True):
                     if focused is None or not (focused is child or child in focused.ancestors):
                         swaps.append((child, ParkedEntry(child.entry, parked_height(child))))  # type: ignore[attr-defined]
             elif isinstance(child, AssistantMessage):
-                await child.park_outside((window[0] - y, window[1] - y))
+                settled = await child.park_outside((window[0] - y, window[1] - y)) and settled
         if swaps:
-            with self.app.batch_update():
-                for old, new in swaps:
-                    await self.mount(new, before=old)
-                await self.remove_children([old for old, _ in swaps])
+            settled = False
+            await swap_widgets(self, swaps)
+        # New or rebuilt widgets have no height until laid out: look again soon.
+        self._unsettled_parks = 0 if settled else self._unsettled_parks + 1
+        if not settled and self._unsettled_parks <= 5:
+            self._schedule_parking(recheck=True)
 
     def _widget_for(self, entry: Entry) -> Widget | None:
         """The live widget showing ``entry`` (searched from the bottom)."""
         for child in reversed(self.children):
-            if getattr(child, "entry", None) is entry:
+            if getattr(child, "entry", None) is entry and not child._pruning:
                 return child
         return None
 
