@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import secrets
+import string
 import types
 import typing
 from collections.abc import Callable
@@ -17,12 +18,17 @@ from typing import Any, Union
 
 from smith_tui.store.errors import StoreError
 
-_ID_BYTES = 9  # 9 random bytes -> 12 url-safe characters
+_ID_ALPHABET = string.ascii_letters + string.digits
+_ID_LENGTH = 12  # 62**12: about 71 bits
 
 
 def new_id() -> str:
-    """Return a fresh short url-safe random id (12 characters of `A-Za-z0-9_-`)."""
-    return secrets.token_urlsafe(_ID_BYTES)
+    """Return a fresh short random id: 12 letters and digits.
+
+    No `-` or `_`: an id that starts with `-` would read as an option on the command line
+    (`smith --resume -x…`), and plain alphanumerics survive copy and paste everywhere.
+    """
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(_ID_LENGTH))
 
 
 def check_structural_id(value: object, what: str) -> str:

@@ -44,7 +44,7 @@ async def test_cancelling_the_parent_cancels_every_child(
     )
     runtime, rec = open_runtime(tmp_path, llm_server.base_url)
     turn = asyncio.create_task(runtime.run_turn("go", role="orchestrator"))
-    await llm_server.wait_for_requests_async(3, timeout=10)  # the parent and both children
+    await llm_server.wait_for_chats_async(3, timeout=10)  # the parent and both children
     assert len(child_requests(llm_server)) == 2
     started = time.monotonic()
     assert runtime.cancel_turn("user pressed ctrl+c")
@@ -153,7 +153,7 @@ async def test_cancelling_one_job_leaves_the_parent_running(
     )
     runtime, rec = open_runtime(tmp_path, llm_server.base_url)
     turn = asyncio.create_task(runtime.run_turn("go", role="orchestrator"))
-    await llm_server.wait_for_requests_async(2, timeout=10)
+    await llm_server.wait_for_chats_async(2, timeout=10)
     (started,) = rec.of(ev.DispatchStarted)
     assert runtime.cancel_job(started.job_id)
     assert not runtime.cancel_job("job-unknown")

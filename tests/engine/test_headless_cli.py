@@ -92,6 +92,7 @@ def test_json_output_and_resume(tmp_path: Path, workdir: Path, llm_server) -> No
     result = smith(
         tmp_path, workdir, llm_server, "-p", "q2", "--resume", conv, "--output-format", "json"
     )
+    assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["conversation_id"] == conv
     sent = llm_server.chat_requests()[-1]["messages"]
     assert [m["content"] for m in sent if m["role"] != "system"][:3] == ["q1", "first answer", "q2"]
@@ -197,7 +198,7 @@ def test_sigkill_mid_turn_then_resume(tmp_path: Path, workdir: Path, llm_server)
         start_new_session=True,
     )
     try:
-        llm_server.wait_for_requests(3, timeout=30)
+        llm_server.wait_for_chats(3, timeout=30)
         time.sleep(0.5)  # round 3's tool is running now
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)

@@ -208,7 +208,7 @@ async def test_cancel_mid_stream_returns_quickly(
     llm_server.enqueue(stall(after_events=2, base=text_reply("hello there", chunk_chars=2)))
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     task = asyncio.create_task(runtime.run_turn("hi"))
-    await llm_server.wait_for_requests_async(1, 5)
+    await llm_server.wait_for_chats_async(1, 5)
     await asyncio.sleep(0.3)
     started = time.monotonic()
     assert runtime.cancel_turn()
@@ -321,7 +321,7 @@ async def test_second_turn_while_busy_is_refused(
     llm_server.enqueue(stall(after_events=1))
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     task = asyncio.create_task(runtime.run_turn("one"))
-    await llm_server.wait_for_requests_async(1, 5)
+    await llm_server.wait_for_chats_async(1, 5)
     try:
         await runtime.run_turn("two")
     except RuntimeError_ as exc:

@@ -41,3 +41,11 @@ def test_new_ids_are_url_safe_and_colon_free() -> None:
     ids = {codec.new_id() for _ in range(500)}
     assert len(ids) == 500
     assert all(codec.check_structural_id(i, "id") == i and len(i) == 12 for i in ids)
+
+
+def test_new_ids_are_alphanumeric_and_never_look_like_options() -> None:
+    from smith_tui.store.codec import new_id
+
+    ids = {new_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    assert all(len(i) == 12 and i.isalnum() and i.isascii() for i in ids)

@@ -253,6 +253,35 @@ class ScriptedLLMServer:
                 )
             return list(self.requests)
 
+    def _chat_count(self) -> int:
+        return sum(
+            1 for r in self.requests if r.method == "POST" and r.path.endswith("/completions")
+        )
+
+    def wait_for_chats(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Block until ``count`` chat requests arrived (``GET /models`` does not count)."""
+        with self._recorded:
+            if not self._recorded.wait_for(lambda: self._chat_count() >= count, timeout):
+                raise TimeoutError(
+                    f"expected {count} chat requests within {timeout} s, got {self._chat_count()}"
+                )
+        return self.chat_requests()
+
+    async def wait_for_chats_async(
+        self,
+        count: int,
+        timeout: float = 5.0,  # noqa: ASYNC109 - same signature as wait_for_chats
+    ) -> list[dict[str, Any]]:
+        """Like :meth:`wait_for_chats` without blocking the caller's event loop."""
+        deadline = time.monotonic() + timeout
+        while self._chat_count() < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"expected {count} chat requests within {timeout} s, got {self._chat_count()}"
+                )
+            await asyncio.sleep(0.01)
+        return self.chat_requests()
+
     async def wait_for_requests_async(
         self,
         count: int,
