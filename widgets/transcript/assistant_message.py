@@ -74,6 +74,12 @@ class AssistantMessage(Vertical):
             await self.mount(self.reasoning, before=self.body)
         self.reasoning.write(text)
 
+    async def wait_rendered(self) -> None:
+        """Wait until the text and reasoning written so far are rendered."""
+        await self.body.wait_rendered()
+        if self.reasoning is not None:
+            await self.reasoning.document.wait_rendered()
+
     async def finish(self) -> None:
         """The stream ended: freeze everything and record the text in the entry."""
         await self.body.finish()

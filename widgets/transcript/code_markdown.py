@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from smith_tui.widgets.transcript.incremental_list import GrowingBulletList, GrowingOrderedList
 from textual import events
 from textual.message import Message
 from textual.widgets import Markdown
@@ -44,10 +45,12 @@ class CopyableFence(MarkdownFence):
 
 
 class CodeMarkdown(Markdown):
-    """Markdown whose code blocks are highlighted and copy their source on click."""
+    """Markdown whose code blocks copy their source on click and whose lists grow in place."""
 
     BLOCKS: ClassVar[dict[str, type[MarkdownBlock]]] = {
         **Markdown.BLOCKS,
         "fence": CopyableFence,
         "code_block": CopyableFence,
+        "bullet_list_open": GrowingBulletList,
+        "ordered_list_open": GrowingOrderedList,
     }

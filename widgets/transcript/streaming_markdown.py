@@ -22,6 +22,7 @@ from smith_tui.widgets.transcript.parking import (
 )
 from smith_tui.widgets.transcript.tail_stream import TailStream
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.widget import Widget
 
@@ -37,6 +38,27 @@ class MarkdownPart(CodeMarkdown):
         self.text = text
         self.follows = follows
         self.stream: TailStream | None = None
+
+    def update(self, markdown: str) -> AwaitComplete:
+        """Replace the document (then tag its first block)."""
+        return self._then_mark(super().update(markdown))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        """Append to the document (the first block may have been rebuilt: tag it)."""
+        return self._then_mark(super().append(markdown))
+
+    def _then_mark(self, rendering: AwaitComplete) -> AwaitComplete:
+        async def render_then_mark() -> None:
+            await rendering
+            self.mark_first_block()
+
+        return AwaitComplete(render_then_mark())
+
+    def mark_first_block(self) -> None:
+        """Tag the first block (its top margin depends on the part before)."""
+        children = self.children
+        if children and not children[0].has_class("-first"):
+            children[0].add_class("-first")
 
     @property
     def live(self) -> bool:
@@ -71,16 +93,18 @@ class StreamingMarkdown(Vertical):
     # Margins do not collapse across parts as they do between the blocks of one
     # document: a part that follows another drops its first block's top margin
     # (every block has a bottom margin of 1), keeping one line of a heading's two.
+    # The first block is marked with a class, not ``:first-child``: order
+    # pseudo-classes make Textual restyle every block on each mount.
     DEFAULT_CSS = """
     StreamingMarkdown {
         height: auto;
         layout: stream;
     }
-    MarkdownPart.-follows > MarkdownBlock:first-child {
+    MarkdownPart.-follows > MarkdownBlock.-first {
         margin: 0 0 1 0;
     }
-    MarkdownPart.-follows > MarkdownH1:first-child,
-    MarkdownPart.-follows > MarkdownH2:first-child {
+    MarkdownPart.-follows > MarkdownH1.-first,
+    MarkdownPart.-follows > MarkdownH2.-first {
         margin: 1 0 1 0;
     }
     """

@@ -20,6 +20,7 @@ callback); the work that must wait for widgets runs in order on one queue.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,11 +253,13 @@ class Transcript(VerticalScroll, can_focus=True):
             return
 
         async def finish() -> None:
-            await self._write(stream)
             widget = stream.widget
-            await widget.finish()
-            if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
-                await widget.remove()
+            with self.app.batch_update():
+                await self._write(stream)
+                await widget.finish()
+                if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
+                    await widget.remove()
+            self._schedule_parking()
 
         self._enqueue(finish)
 
@@ -424,7 +427,8 @@ class Transcript(VerticalScroll, can_focus=True):
         """Park entries (and parts of long answers) more than a screen away from the view."""
         height = self.scrollable_content_region.height
         top = round(self.scroll_y)
-        window = (top - height // 2, top + height + height // 2)
+        margin = int(os.environ.get("BENCH_TX_MARGIN", height // 2))
+        window = (top - margin, top + height + margin)
         streaming = self._stream.widget if self._stream is not None else None
         focused = self.screen.focused
         swaps: list[tuple[Widget, Widget]] = []
@@ -500,8 +504,15 @@ class Transcript(VerticalScroll, can_focus=True):
         self._enqueue(self._flush)
 
     async def _flush(self) -> None:
-        if self._stream is not None:
-            await self._write(self._stream)
+        stream = self._stream
+        if stream is None or not (stream.text or stream.reasoning):
+            return
+        # One screen update per flush: rendering the new text (several mounts) and
+        # parking what scrolled away would otherwise each cost a layout and a paint.
+        with self.app.batch_update():
+            await self._write(stream)
+            await stream.widget.wait_rendered()
+            await self._park()
 
     async def _write(self, stream: _Stream) -> None:
         await stream.mounted
@@ -513,4 +524,3 @@ class Transcript(VerticalScroll, can_focus=True):
             text = "".join(stream.text)
             stream.text.clear()
             stream.widget.write_text(text)
-        self._schedule_parking()

@@ -1,0 +1,66 @@
+"""List blocks that grow in place while a streamed answer appends items.
+
+Textual's Markdown rebuilds the last block on every append; for a list that means
+every item again, so a long list costs more with each new line. While text only
+grows at the end, the rows before the last one cannot change: these blocks keep
+them and rebuild only the last row and the new ones.
+"""
+
+from __future__ import annotations
+
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
+
+# The list block classes are not exported by name; the public BLOCKS table has them.
+_BulletList = Markdown.BLOCKS["bullet_list_open"]
+_OrderedList = Markdown.BLOCKS["ordered_list_open"]
+
+
+def _row_symbol(row: Widget) -> str | None:
+    """The bullet symbol of a list row (mounted or just composed)."""
+    children = list(row.children) or list(getattr(row, "_pending_children", []))
+    symbol = getattr(children[0], "symbol", None) if children else None
+    return symbol if isinstance(symbol, str) else None
+
+
+async def grow_list(old: MarkdownBlock, new: MarkdownBlock) -> bool:
+    """Turn the mounted list ``old`` into ``new`` by replacing its last row and adding rows.
+
+    Returns False (nothing changed) when that is not possible: a different kind of
+    block, fewer rows, or bullets that changed (an ordered list reaching 10 items
+    widens every number).
+    """
+    if type(new) is not type(old):
+        return False
+    old_rows = list(old.children)
+    items = list(new._blocks)
+    new_rows = list(new.compose())  # (compose consumes the block's items)
+    keep = len(old_rows) - 1
+    if (
+        keep < 0
+        or len(new_rows) < len(old_rows)
+        or any(_row_symbol(a) != _row_symbol(b) for a, b in zip(old_rows, new_rows, strict=False))
+    ):
+        new._blocks = items  # give them back: the caller mounts ``new`` instead
+        return False
+    old._copy_context(new)
+    await old_rows[-1].remove()
+    await old.mount_all(new_rows[keep:])
+    return True
+
+
+class GrowingBulletList(_BulletList):  # type: ignore[misc,valid-type]
+    """A bullet list that grows in place while streaming."""
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        if not await grow_list(self, block):
+            await super()._update_from_block(block)
+
+
+class GrowingOrderedList(_OrderedList):  # type: ignore[misc,valid-type]
+    """An ordered list that grows in place while streaming."""
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        if not await grow_list(self, block):
+            await super()._update_from_block(block)
