@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.streaming_markdown import (
     MarkdownPart,
@@ -55,7 +56,9 @@ async def test_streamed_text_is_rendered_in_full() -> None:
         assert "LAST-LINE-MARKER" in screen_text(app)  # followed to the bottom
 
 
-async def test_parts_render_like_one_markdown_document() -> None:
+@pytest.mark.parametrize("piece", [5, 37, 161])
+async def test_parts_render_like_one_markdown_document(piece: int) -> None:
+    """Streamed in pieces of any size, the parts show exactly what one document shows."""
     text = sample_markdown(4)
 
     class SideBySide(App[None]):
@@ -69,8 +72,9 @@ async def test_parts_render_like_one_markdown_document() -> None:
     app = SideBySide()
     async with app.run_test(size=(160, 120)) as pilot:
         split = app.query_one(StreamingMarkdown)
-        for piece in chunks(text, 5):
-            split.write(piece)
+        for chunk in chunks(text, piece):
+            split.write(chunk)
+            await asyncio.sleep(0.001)
         await split.finish()
         assert split.part_count >= 4
         await pilot.pause()

@@ -39,6 +39,17 @@ class BlockSplitter:
         return self._buffer
 
     @property
+    def pending_boundary(self) -> int | None:
+        """Where a boundary may be confirmed once the current line is complete.
+
+        Set when the last complete line is blank (outside a fence): the text from
+        here on could start a new part, or continue the block above.
+        """
+        if self._after_blank and self._fence is None and self._scan < len(self._buffer):
+            return self._scan
+        return None
+
+    @property
     def in_fence(self) -> bool:
         """True while the scanned text ends inside a fenced code block."""
         return self._fence is not None

@@ -9,7 +9,8 @@ again from its source when the user scrolls near it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from textual.geometry import Size
 from textual.widget import Widget
@@ -77,12 +78,28 @@ def is_near(top: int, height: int, window: tuple[int, int]) -> bool:
     return top < end and top + height > start
 
 
+@contextmanager
+def one_update(widget: Widget) -> Iterator[None]:
+    """Hold screen updates (``App.batch_update``) and wake the screen afterwards.
+
+    A screen that was asked to refresh during the batch only looks again when its
+    own queue goes idle; without the nudge it may not repaint until some other
+    message reaches it.
+    """
+    with widget.app.batch_update():
+        yield
+    try:
+        widget.screen.check_idle()
+    except Exception:  # not on a screen any more: nothing to wake
+        pass
+
+
 async def swap_widgets(parent: Widget, swaps: list[tuple[Widget, Widget]]) -> None:
     """Replace each ``old`` child of ``parent`` by ``new``, in place and in one update.
 
     Both calls are made before awaiting, so no one ever sees both widgets live.
     """
-    with parent.app.batch_update():
+    with one_update(parent):
         mounts = [parent.mount(new, before=old) for old, new in swaps]
         removal = parent.remove_children([old for old, _ in swaps])
         for mounted in mounts:

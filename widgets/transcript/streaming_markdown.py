@@ -11,6 +11,7 @@ bounded however long the answer grows.
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
 from smith_tui.widgets.transcript.parking import (
@@ -24,10 +25,18 @@ from smith_tui.widgets.transcript.tail_stream import TailStream
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 
 #: A part is frozen at the first safe boundary past this many characters.
 DEFAULT_PART_CHARS = 800
+
+
+def last_block_line(markdown: str) -> int:
+    """The line where the last top-level block of ``markdown`` starts (0 when none)."""
+    for token in reversed(MarkdownIt("gfm-like").parse(markdown)):
+        if token.map is not None and token.level == 0:
+            return token.map[0]
+    return 0
 
 
 class MarkdownPart(CodeMarkdown):
@@ -41,7 +50,18 @@ class MarkdownPart(CodeMarkdown):
 
     def update(self, markdown: str) -> AwaitComplete:
         """Replace the document (then tag its first block)."""
-        return self._then_mark(super().update(markdown))
+        rendering = super().update(markdown)
+
+        async def render_then_fix() -> None:
+            await rendering
+            self.mark_first_block()
+            if self.stream is not None:
+                # ``Markdown.update`` assumes the last block is on the last line;
+                # appends re-parse from there, so a multi-line last block (an open
+                # code fence) would lose its first lines. Start from the block.
+                self._last_parsed_line = last_block_line(markdown)
+
+        return AwaitComplete(render_then_fix())
 
     def append(self, markdown: str) -> AwaitComplete:
         """Append to the document (the first block may have been rebuilt: tag it)."""
@@ -124,6 +144,7 @@ class StreamingMarkdown(Vertical):
         self._tail: MarkdownPart | None = None
         self._tail_text = ""
         self._ending_streams: list[TailStream] = []
+        self._mounts: list[AwaitMount] = []
 
     def compose(self) -> ComposeResult:
         """The parts of a document given at construction."""
@@ -132,8 +153,8 @@ class StreamingMarkdown(Vertical):
 
     @property
     def source(self) -> str:
-        """All the Markdown written so far."""
-        return "".join(self._frozen) + self._tail_text
+        """All the Markdown written so far (including a partial line held back)."""
+        return "".join(self._frozen) + self._splitter.text
 
     @property
     def part_count(self) -> int:
@@ -150,40 +171,57 @@ class StreamingMarkdown(Vertical):
         if not text:
             return
         self._splitter.feed(text)
-        fresh = text  # not handed to any widget yet
         while (head := self._splitter.cut(self._part_chars)) is not None:
             shown = self._tail_text
             tail = self._tail
             if len(head) >= len(shown):
-                # The boundary lies in fresh text: the tail (if any) takes what it
-                # lacks of ``head`` and freezes as it is.
-                extra = head[len(shown) :]
-                fresh = fresh[len(extra) :]
+                # The boundary lies in text the tail has not shown: the tail (if
+                # any) takes what it lacks of ``head`` and freezes as it is.
                 if tail is not None:
                     assert tail.stream is not None
-                    tail.stream.feed(extra)
+                    tail.stream.feed(head[len(shown) :])
                     tail.text = head
                     self._close(tail.stream)
                     self._tail = None
                 else:
-                    self.mount(MarkdownPart(head, follows=bool(self._frozen)))
+                    part = MarkdownPart(head, follows=bool(self._frozen))
+                    self._mounting(self.mount(part))
                 self._tail_text = ""
             else:
                 # The boundary was confirmed late, inside what the tail shows:
                 # freeze ``head`` as a part of its own and restart the tail.
                 assert tail is not None and tail.stream is not None
-                self.mount(MarkdownPart(head, follows=bool(self._frozen)), before=tail)
+                part = MarkdownPart(head, follows=bool(self._frozen))
+                self._mounting(self.mount(part, before=tail))
                 tail.set_class(True, "-follows")
                 tail.follows = True
                 self._tail_text = shown[len(head) :]
                 tail.text = self._tail_text
                 tail.stream.replace(self._tail_text)
             self._frozen.append(head)
-        if fresh:
-            self._feed_tail(fresh)
+        self._show(hold_back=True)
+
+    def _show(self, hold_back: bool) -> None:
+        """Hand the tail what it does not show yet.
+
+        With ``hold_back``, text after a blank line whose next line is not complete
+        waits when a cut there is likely: the tail then freezes as it is instead of
+        being rendered twice (a later cut inside shown text re-renders it).
+        """
+        buffered = self._splitter.text
+        end = len(buffered)
+        pending = self._splitter.pending_boundary
+        if hold_back and pending is not None and pending >= self._part_chars:
+            end = max(len(self._tail_text), pending)
+        unshown = buffered[len(self._tail_text) : end]
+        if unshown:
+            self._feed_tail(unshown)
 
     async def wait_rendered(self) -> None:
         """Wait until the text written so far is rendered (streaming goes on)."""
+        mounts, self._mounts = self._mounts, []
+        for mounted in mounts:
+            await mounted  # a part renders its text while it mounts
         streams = list(self._ending_streams)
         if self._tail is not None and self._tail.stream is not None:
             streams.append(self._tail.stream)
@@ -192,6 +230,7 @@ class StreamingMarkdown(Vertical):
 
     async def finish(self) -> None:
         """End the stream and wait until the whole document is rendered."""
+        self._show(hold_back=False)
         tail, self._tail = self._tail, None
         if tail is not None:
             self._frozen.append(self._tail_text)
@@ -243,12 +282,15 @@ class StreamingMarkdown(Vertical):
         await swap_widgets(self, swaps)
         return False
 
+    def _mounting(self, mounted: AwaitMount) -> None:
+        self._mounts.append(mounted)
+
     def _feed_tail(self, text: str) -> None:
         tail = self._tail
         if tail is None:
             # A new tail renders its first text on mount, then streams.
             tail = self._tail = MarkdownPart(text, follows=bool(self._frozen))
-            self.mount(tail)
+            self._mounting(self.mount(tail))
             tail.open_stream()
             self._tail_text = text
         else:

@@ -20,7 +20,6 @@ callback); the work that must wait for widgets runs in order on one queue.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +42,7 @@ from smith_tui.widgets.transcript.parking import (
     Placeholder,
     child_offsets,
     is_near,
+    one_update,
     parked_height,
     swap_widgets,
 )
@@ -130,6 +130,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._loader_before: int | None = None
         self._stream: _Stream | None = None
         self._flush_timer: Timer | None = None
+        self._flushing = False
         self._ops: asyncio.Queue[Op] = asyncio.Queue()
         self._tools: dict[str, ToolEntry] = {}
         self._loading_older = False
@@ -254,7 +255,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
         async def finish() -> None:
             widget = stream.widget
-            with self.app.batch_update():
+            with one_update(self):
                 await self._write(stream)
                 await widget.finish()
                 if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
@@ -427,7 +428,7 @@ class Transcript(VerticalScroll, can_focus=True):
         """Park entries (and parts of long answers) more than a screen away from the view."""
         height = self.scrollable_content_region.height
         top = round(self.scroll_y)
-        margin = int(os.environ.get("BENCH_TX_MARGIN", height // 2))
+        margin = height // 2
         window = (top - margin, top + height + margin)
         streaming = self._stream.widget if self._stream is not None else None
         focused = self.screen.focused
@@ -496,12 +497,24 @@ class Transcript(VerticalScroll, can_focus=True):
                 self._flush_timer = None
             self._enqueue(self._flush)
             return
-        if self._flush_timer is None:
+        # One flush at a time: the next is armed when this one is done, so the
+        # screen always gets ``flush_interval`` to paint (and keys to be handled).
+        if self._flush_timer is None and not self._flushing:
             self._flush_timer = self.set_timer(self.flush_interval, self._on_flush_timer)
 
     def _on_flush_timer(self) -> None:
         self._flush_timer = None
-        self._enqueue(self._flush)
+        self._flushing = True
+        self._enqueue(self._timed_flush)
+
+    async def _timed_flush(self) -> None:
+        try:
+            await self._flush()
+        finally:
+            self._flushing = False
+            stream = self._stream
+            if stream is not None and (stream.text or stream.reasoning):
+                self._schedule_flush()
 
     async def _flush(self) -> None:
         stream = self._stream
@@ -509,7 +522,7 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         # One screen update per flush: rendering the new text (several mounts) and
         # parking what scrolled away would otherwise each cost a layout and a paint.
-        with self.app.batch_update():
+        with one_update(self):
             await self._write(stream)
             await stream.widget.wait_rendered()
             await self._park()
