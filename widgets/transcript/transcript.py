@@ -60,6 +60,9 @@ Loader = Callable[[int, int], list[dict[str, Any]]]
 
 Op = Callable[[], Awaitable[None]]
 
+#: Older entries are mounted this many at a time (the UI answers in between).
+LOAD_CHUNK = 8
+
 
 @dataclass
 class _Stream:
@@ -368,23 +371,37 @@ class Transcript(VerticalScroll, can_focus=True):
             entries = self._take_older_page()
             if not entries:
                 return
-            widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
-            height_before = self.virtual_size.height
-            y_before = self.scroll_y
-            first = self.children[0] if self.children else None
-            if first is not None:
-                await self.mount_all(widgets, before=first)
-            else:
-                await self.mount_all(widgets)
-
-            def keep_view() -> None:
-                grown = self.virtual_size.height - height_before
-                self.scroll_to(y=y_before + grown, animate=False, immediate=True)
-
-            self.call_after_refresh(keep_view)
-            self.post_message(self.OlderLoaded(len(widgets)))
+            # A few at a time, newest first (what the reader meets first), so the
+            # screen repaints and keys are answered while a page comes in.
+            for end in range(len(entries), 0, -LOAD_CHUNK):
+                await self._mount_above(entries[max(0, end - LOAD_CHUNK) : end])
+            self.post_message(self.OlderLoaded(len(entries)))
         finally:
             self._loading_older = False
+
+    async def _mount_above(self, entries: list[Entry]) -> None:
+        """Mount ``entries`` at the top, keeping the view on what it showed."""
+        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
+        height_before = self.virtual_size.height
+        y_before = self.scroll_y
+        first = self.children[0] if self.children else None
+        if first is not None:
+            await self.mount_all(widgets, before=first)
+        else:
+            await self.mount_all(widgets)
+        await self._next_refresh()
+        grown = self.virtual_size.height - height_before
+        if grown:
+            self.scroll_to(y=y_before + grown, animate=False, immediate=True)
+
+    async def _next_refresh(self) -> None:
+        """Wait until the screen has been laid out and painted once more (at most 1 s)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.call_after_refresh(lambda: done.done() or done.set_result(None))
+        try:
+            await asyncio.wait_for(done, 1.0)
+        except TimeoutError:
+            pass
 
     def _take_older_page(self) -> list[Entry]:
         if self._older:
