@@ -1,0 +1,75 @@
+"""The transcript fed by the real runtime against the scripted Chat-Completions server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+from smith_tui.widgets.transcript.code_markdown import CopyableFence
+from smith_tui.widgets.transcript.tool_call import ToolCallEntry
+
+from tests.app.app_harness import isolate_environment, open_runtime
+from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
+from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
+
+ANSWER = "Found it:\n\n```python\nprint('matrix-42')\n```\n\nDone."
+
+
+def kinds(app: TranscriptApp) -> list[str]:
+    return [type(widget).__name__ for widget in app.transcript.entry_widgets]
+
+
+async def test_a_real_turn_and_its_stored_messages_show_the_same(
+    tmp_path: Path, monkeypatch: Any, llm_server: ScriptedLLMServer
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = open_runtime(tmp_path, api_url=llm_server.base_url)
+    llm_server.enqueue(
+        text_reply(
+            "Let me look.",
+            reasoning="The shell will tell.",
+            tool_calls=[tool_call("bash", {"command": "echo matrix-$((6*7))"})],
+        ),
+        text_reply(ANSWER, chunk_chars=3),
+    )
+    try:
+        app = TranscriptApp()
+        async with app.run_test(size=SIZE) as pilot:
+            transcript = app.transcript
+            unsubscribe = runtime.subscribe(transcript.handle_event)
+            await runtime.submit("where is the spoon?")
+            unsubscribe()
+            await transcript.settle()
+            await pilot.pause()
+            live_kinds = kinds(app)
+            assert live_kinds == [
+                "UserMessage",
+                "AssistantMessage",
+                "ToolCallEntry",
+                "AssistantMessage",
+            ]
+            first, last = transcript.query(AssistantMessage)
+            assert first.source == "Let me look."
+            assert first.entry.reasoning == "The shell will tell."
+            assert last.source == ANSWER
+            entry = transcript.query_one(ToolCallEntry)
+            assert entry.entry.finished and entry.entry.ok
+            assert "matrix-42" in entry.entry.content
+            text = screen_text(app)
+            assert "▸ bash  echo matrix-$((6*7))" in text
+            assert "print('matrix-42')" in text
+            await pilot.click(transcript.query_one(CopyableFence))
+            assert app.clipboard == "print('matrix-42')"
+
+        # the stored conversation rebuilds the same entries
+        stored = TranscriptApp()
+        async with stored.run_test(size=SIZE) as pilot:
+            await stored.transcript.load_messages(list(runtime.messages))
+            await pilot.pause()
+            assert kinds(stored) == live_kinds
+            await wait_until(pilot, lambda: "Done." in screen_text(stored), "the answer")
+            rebuilt = stored.transcript.query_one(ToolCallEntry).entry
+            assert rebuilt.ok and "matrix-42" in rebuilt.content
+    finally:
+        runtime.store.close()
