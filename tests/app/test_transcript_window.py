@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from smith_tui.widgets.transcript import Transcript
+from smith_tui.widgets.transcript.history_window import HistoryWindow
 from smith_tui.widgets.transcript.parking import Placeholder
 
 from smith_tui.engine.persistence import message_dict
@@ -136,3 +137,23 @@ async def test_view_follows_the_stream_until_the_user_scrolls_up() -> None:
         await pilot.pause()
         assert transcript.scroll_y == transcript.max_scroll_y
         assert "Streaming line 69." in screen_text(app)
+
+
+def test_history_window_pages_memory_then_loader() -> None:
+    stored = conversation(30)
+    asked: list[tuple[int, int]] = []
+
+    def loader(before: int, limit: int) -> list[dict[str, Any]]:
+        asked.append((before, limit))
+        return [m for m in stored if m["position"] < before][-limit:]
+
+    window = HistoryWindow(loader)
+    shown = window.open(stored[20:], shown=4)  # positions 20..29 were loaded
+    assert [e.position for e in shown] == [26, 27, 28, 29]
+    assert [e.position for e in window.take_page(4)] == [22, 23, 24, 25]
+    assert [e.position for e in window.take_page(4)] == [20, 21]  # memory runs out
+    assert asked == []
+    assert [e.position for e in window.take_page(8)] == list(range(12, 20))
+    window.push_pruned([])
+    assert window.take_page(100) and asked == [(20, 8), (12, 100)]
+    assert window.take_page(100) == [] and not window.has_older

@@ -1,5 +1,6 @@
 """The transcript pane: messages, streamed Markdown, tool calls and dispatch cards."""
 
-from smith_tui.widgets.transcript.transcript import Loader, Transcript
+from smith_tui.widgets.transcript.history_window import Loader
+from smith_tui.widgets.transcript.transcript import Transcript
 
 __all__ = ["Loader", "Transcript"]

@@ -20,7 +20,7 @@ callback); the work that must wait for widgets runs in order on one queue.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,8 @@ from smith_tui.widgets.transcript.entries import (
 )
 from smith_tui.widgets.transcript.entry_widgets import build_widget
 from smith_tui.widgets.transcript.event_router import route_event
-from smith_tui.widgets.transcript.history import dispatch_result_of, entries_from_messages
+from smith_tui.widgets.transcript.history import dispatch_result_of
+from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.parking import (
     Placeholder,
@@ -49,16 +50,11 @@ from smith_tui.widgets.transcript.parking import (
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
+from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
-
-#: ``loader(before_position, limit)``: up to ``limit`` stored messages just before
-#: ``before_position``, oldest first (``Store.conversations.list_messages`` order).
-Loader = Callable[[int, int], list[dict[str, Any]]]
-
-Op = Callable[[], Awaitable[None]]
 
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 8
@@ -123,61 +119,42 @@ class Transcript(VerticalScroll, can_focus=True):
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
-        self.loader = loader
+        self.history = HistoryWindow(loader, role)
         self.max_widgets = max(10, max_widgets)
         self.page_size = max(1, page_size)
         self.flush_interval = flush_interval
         self.part_chars = part_chars
         self.role = role
-        self._older: list[Entry] = []
-        self._loader_before: int | None = None
         self._stream: _Stream | None = None
         self._flush_timer: Timer | None = None
         self._flushing = False
-        self._ops: asyncio.Queue[Op] = asyncio.Queue()
+        self._work = WorkQueue(self._report_error)
         self._tools: dict[str, ToolEntry] = {}
         self._loading_older = False
         self._park_timer: Timer | None = None
         self._unsettled_parks = 0
-        self.errors: list[Exception] = []
-        """Errors of failed updates (logged; :meth:`settle` raises the first)."""
 
     # -- lifecycle ----------------------------------------------------------------------
     def on_mount(self) -> None:
         """Follow the bottom and start the queue of widget work."""
         self.anchor()
-        self.run_worker(self._run_ops(), group="transcript-ops", exit_on_error=True)
+        self.run_worker(self._work.run(), group="transcript-work", exit_on_error=True)
 
-    async def _run_ops(self) -> None:
-        while True:
-            op = await self._ops.get()
-            try:
-                await op()
-            except Exception as exc:
-                # One failed update must not stop the pane (nor the session).
-                self.errors.append(exc)
-                self.log.error(f"transcript update failed: {exc!r}")
-            finally:
-                self._ops.task_done()
+    @property
+    def loader(self) -> Loader | None:
+        """Where older stored messages come from (see :data:`Loader`)."""
+        return self.history.loader
 
-    def _enqueue(self, op: Op) -> asyncio.Future[None]:
-        """Queue ``op``; the returned future completes when it has run."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    @loader.setter
+    def loader(self, loader: Loader | None) -> None:
+        self.history.loader = loader
 
-        async def run() -> None:
-            try:
-                await op()
-            except BaseException as exc:
-                if not done.done():
-                    done.set_exception(exc)
-                    done.exception()  # retrieved: the error is reported by _run_ops
-                raise
-            else:
-                if not done.done():
-                    done.set_result(None)
+    def _report_error(self, error: Exception) -> None:
+        # One failed update must not stop the pane (nor the session).
+        self.log.error(f"transcript update failed: {error!r}")
 
-        self._ops.put_nowait(run)
-        return done
+    def _enqueue(self, job: Job) -> asyncio.Future[None]:
+        return self._work.put(job)
 
     async def settle(self) -> None:
         """Write all buffered text and wait until queued widget work is done.
@@ -185,11 +162,11 @@ class Transcript(VerticalScroll, can_focus=True):
         Raises the first error an update ran into since the last call.
         """
         self._schedule_flush(now=True)
-        await self._ops.join()
+        await self._work.join()
         if self._stream is not None:
             await self._stream.widget.body.wait_rendered()
-        if self.errors:
-            error, self.errors = self.errors[0], []
+        error = self._work.take_error()
+        if error is not None:
             raise error
 
     # -- state --------------------------------------------------------------------------
@@ -206,7 +183,7 @@ class Transcript(VerticalScroll, can_focus=True):
     @property
     def has_older(self) -> bool:
         """True when older entries can still be loaded at the top."""
-        return bool(self._older) or (self.loader is not None and self._loader_before is not None)
+        return self.history.has_older
 
     @property
     def entry_widgets(self) -> list[Widget]:
@@ -337,17 +314,14 @@ class Transcript(VerticalScroll, can_focus=True):
         Only the newest ``page_size`` entries are mounted; the rest, and then
         whatever ``loader`` returns, come back when the user scrolls to the top.
         """
-        entries = entries_from_messages(messages, role=self.role)
-        positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
+        self.history.role = self.role
+        shown = self.history.open(messages, self.page_size)
         self._stream = None
         self._tools.clear()
-        self._older = entries[: -self.page_size] if len(entries) > self.page_size else []
-        shown = entries[len(self._older) :]
-        self._loader_before = min(positions) if positions and self.loader is not None else None
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
 
         async def replace() -> None:
-            async with self.batch():
+            with one_update(self):
                 await self.remove_children()
                 if widgets:
                     await self.mount_all(widgets)
@@ -368,7 +342,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
     async def _load_older(self) -> None:
         try:
-            entries = self._take_older_page()
+            entries = self.history.take_page(self.page_size)
             if not entries:
                 return
             # A few at a time, newest first (what the reader meets first), so the
@@ -402,21 +376,6 @@ class Transcript(VerticalScroll, can_focus=True):
             await asyncio.wait_for(done, 1.0)
         except TimeoutError:
             pass
-
-    def _take_older_page(self) -> list[Entry]:
-        if self._older:
-            page = self._older[-self.page_size :]
-            del self._older[-self.page_size :]
-            return page
-        if self.loader is None or self._loader_before is None:
-            return []
-        messages = self.loader(self._loader_before, self.page_size)
-        positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
-        if not messages or not positions:
-            self._loader_before = None
-            return []
-        self._loader_before = min(positions)
-        return entries_from_messages(messages, role=self.role, drop_unanswered_calls=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         """Load older entries at the top; rebuild parked content coming into view."""
@@ -502,8 +461,7 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         streaming = self._stream.widget if self._stream is not None else None
         doomed = [w for w in widgets[:excess] if w is not streaming]
-        for widget in doomed:
-            self._older.append(widget.entry)  # type: ignore[attr-defined]
+        self.history.push_pruned([widget.entry for widget in doomed])  # type: ignore[attr-defined]
         if doomed:
             self.remove_children(doomed)
 

@@ -1,0 +1,60 @@
+"""What lies above the mounted entries: pruned entries in memory, then the store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from smith_tui.widgets.transcript.entries import Entry
+from smith_tui.widgets.transcript.history import entries_from_messages
+
+#: ``loader(before_position, limit)``: up to ``limit`` stored messages just before
+#: ``before_position``, oldest first (``Store.conversations.list_messages`` order).
+Loader = Callable[[int, int], list[dict[str, Any]]]
+
+
+class HistoryWindow:
+    """Entries older than the mounted ones, handed out a page at a time (newest first).
+
+    Entries pruned from the top go back here; when they run out, ``loader`` is
+    asked for stored messages before the oldest position seen.
+    """
+
+    def __init__(self, loader: Loader | None = None, role: str = "direct") -> None:
+        self.loader = loader
+        self.role = role
+        self._older: list[Entry] = []  # oldest first
+        self._before: int | None = None
+
+    @property
+    def has_older(self) -> bool:
+        """True when a page can still be taken."""
+        return bool(self._older) or (self.loader is not None and self._before is not None)
+
+    def open(self, messages: list[dict[str, Any]], shown: int) -> list[Entry]:
+        """Start over with a stored conversation; return the newest ``shown`` entries."""
+        entries = entries_from_messages(messages, role=self.role)
+        positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
+        self._older = entries[:-shown] if len(entries) > shown else []
+        self._before = min(positions) if positions and self.loader is not None else None
+        return entries[len(self._older) :]
+
+    def push_pruned(self, entries: list[Entry]) -> None:
+        """Keep entries pruned from the top (oldest first) for a later page."""
+        self._older.extend(entries)
+
+    def take_page(self, size: int) -> list[Entry]:
+        """The ``size`` entries just above the mounted ones (oldest first; [] when none)."""
+        if self._older:
+            page = self._older[-size:]
+            del self._older[-size:]
+            return page
+        if self.loader is None or self._before is None:
+            return []
+        messages = self.loader(self._before, size)
+        positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
+        if not messages or not positions:
+            self._before = None
+            return []
+        self._before = min(positions)
+        return entries_from_messages(messages, role=self.role, drop_unanswered_calls=True)
