@@ -14,7 +14,11 @@ in its own tmux session (160x50) and is watched from outside with ``tmux capture
   while paging up through the history, and a 20 KB answer streamed at the bottom.
 
 Apps are started as ``bench/tui.py app --kind ...`` inside tmux; they log what they
-did (with wall-clock times) to a file the bench reads afterwards.
+did (with wall-clock times) to a file the bench reads afterwards. Environment
+variables named ``BENCH_*`` reach the apps: ``BENCH_FLUSH`` (seconds between
+transcript flushes), ``BENCH_PART`` (part size in characters), ``BENCH_FRAMES=1``
+(log each layout+paint time), ``BENCH_PROFILE=file`` (cProfile the app; it quits 2 s
+after its stream).
 """
 
 from __future__ import annotations
@@ -220,28 +224,8 @@ def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: st
             await stream_deltas(url, self.deliver)
             await self.finish()
             note("received")
-            if os.environ.get("BENCH_DEBUG"):
-                self.set_timer(5.0, self._dump_state)
             if os.environ.get("BENCH_PROFILE"):
                 self.set_timer(2.0, self.exit)
-
-        def _dump_state(self) -> None:
-            import io
-
-            out = io.StringIO()
-            out.write(f"batch {self._batch_count}\n")
-            for transcript in self.query(Transcript):
-                out.write(
-                    f"following {transcript.following} released {transcript._anchor_released} "
-                    f"y {transcript.scroll_y} max {transcript.max_scroll_y} "
-                    f"ops {transcript._ops.qsize()} source {len(transcript.entry_widgets[-1].source)}\n"
-                )
-            for task in asyncio.all_tasks():
-                if "await mount" in repr(task):
-                    continue
-                out.write(repr(task)[:200] + "\n")
-                task.print_stack(limit=12, file=out)
-            Path(os.environ["BENCH_DEBUG"]).write_text(out.getvalue())
 
         def deliver(self, delta: str) -> Awaitable[None] | None:
             raise NotImplementedError
