@@ -50,6 +50,8 @@ async def test_tool_entry_is_compact_and_expands_to_the_full_result() -> None:
         await pilot.click(entry)
         await wait_until(pilot, lambda: "file_11.txt" in screen_text(app), "the full result")
         assert entry.expanded and "▾ bash" in screen_text(app)
+        await pilot.click(entry.query_one(".tool-output"))  # reading the output keeps it open
+        assert entry.expanded
         entry.focus()
         await pilot.press("enter")
         await wait_until(pilot, lambda: "file_3.txt" not in screen_text(app), "collapsed again")

@@ -8,6 +8,7 @@ from rich.text import Text
 from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
 from smith_tui.widgets.transcript.entries import ToolEntry
 from smith_tui.widgets.transcript.tool_args import key_argument
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -141,9 +142,10 @@ class ToolCallEntry(Vertical, can_focus=True):
         """Show or hide the full result."""
         self.expanded = not self.expanded
 
-    def on_click(self) -> None:
-        """A click toggles the result."""
-        self.expanded = not self.expanded
+    def on_click(self, event: events.Click) -> None:
+        """A click on the line toggles the result (clicks in the result do not)."""
+        if event.widget is self.line or event.widget is self:
+            self.expanded = not self.expanded
 
     def watch_expanded(self, expanded: bool) -> None:
         """Build the result view on demand."""
@@ -158,8 +160,7 @@ class ToolCallEntry(Vertical, can_focus=True):
         entry = self.entry
         if not entry.finished:
             return "(still running)"
-        parts = [entry.content or entry.summary or "(no output)"]
-        return "\n".join(parts)
+        return entry.content or entry.summary or "(no output)"
 
     def _show_result(self) -> None:
         entry = self.entry
