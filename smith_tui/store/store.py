@@ -1,6 +1,7 @@
 """`Store`: one SQLite file opened safely, with every repository hanging off it."""
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +39,29 @@ _PRAGMAS = (
 
 VERIFY_MAX_BYTES = 64 * 1024 * 1024
 """Largest database that gets a whole-file integrity check on every open."""
+
+
+def _connect_and_migrate(db: peewee.SqliteDatabase, target: Path) -> None:
+    """Connect and bring the schema up to date, waiting out another process doing the same.
+
+    Two processes opening one brand-new file race for the switch to WAL and the schema
+    write; SQLite reports "locked" at once (without its busy handler) when waiting could
+    deadlock, so such failures are retried with a short backoff until the busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    delay = 0.01
+    while True:
+        try:
+            db.connect()
+            bring_up_to_date(db)
+            return
+        except (peewee.DatabaseError, sqlite3.Error) as exc:
+            db.close()
+            if "locked" in str(exc) and time.monotonic() + delay < deadline:
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+                continue
+            raise StoreError(f"cannot open the database {target}: {exc}.") from None
 
 
 class Store:
@@ -97,12 +121,7 @@ class Store:
         db = peewee.SqliteDatabase(
             str(target), pragmas=_PRAGMAS, timeout=BUSY_TIMEOUT_SECONDS, lock_type="IMMEDIATE"
         )
-        try:
-            db.connect()
-            bring_up_to_date(db)
-        except (peewee.DatabaseError, sqlite3.Error) as exc:
-            db.close()
-            raise StoreError(f"cannot open the database {target}: {exc}.") from None
+        _connect_and_migrate(db, target)
         return cls(db, target, backup)
 
     def close(self) -> None:

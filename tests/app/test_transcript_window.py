@@ -90,6 +90,7 @@ async def test_older_pages_come_from_the_loader_until_the_first_message(tmp_path
                     lambda e=expected: first_position(transcript) == e,
                     f"page from {expected}",
                 )
+                await transcript.settle()  # the page is in and the view put back
                 await pilot.pause()
             assert calls == [(150, 50), (100, 50), (50, 50)]
             transcript.scroll_home(animate=False)

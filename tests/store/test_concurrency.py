@@ -1,12 +1,15 @@
 """Two real processes writing one database at once lose nothing."""
 
 import itertools
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from smith_tui.store import Store
+import pytest
+
+from smith_tui.store import Store, StoreError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,3 +106,42 @@ def test_two_processes_create_the_same_new_database(tmp_path: Path) -> None:
         assert sorted(c.title for c in conversations) == ["alpha", "beta"]  # type: ignore[type-var]
         for conversation in conversations:
             assert store.conversations.count_messages(conversation.id) == 60
+
+
+def test_open_waits_out_a_lock_reported_without_the_busy_handler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite answers "locked" at once when waiting could deadlock (two processes creating
+    # one new file); opening retries that instead of failing.
+    from smith_tui.store import store as store_module
+
+    real = store_module.bring_up_to_date
+    calls = []
+
+    def locked_twice(db: object) -> int:
+        calls.append(1)
+        if len(calls) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return real(db)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "bring_up_to_date", locked_twice)
+    with Store.open(tmp_path / "smith.db") as store:
+        store.conversations.create("proj", "after the lock")
+    assert len(calls) == 3
+
+
+def test_open_reports_other_errors_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smith_tui.store import store as store_module
+
+    calls = []
+
+    def broken(db: object) -> int:
+        calls.append(1)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store_module, "bring_up_to_date", broken)
+    with pytest.raises(StoreError, match="disk I/O error"):
+        Store.open(tmp_path / "smith.db")
+    assert calls == [1]

@@ -357,7 +357,6 @@ class Transcript(VerticalScroll, can_focus=True):
         """Mount ``entries`` at the top, keeping the view on what it showed."""
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
         height_before = self.virtual_size.height
-        y_before = self.scroll_y
         first = self.children[0] if self.children else None
         if first is not None:
             await self.mount_all(widgets, before=first)
@@ -366,7 +365,8 @@ class Transcript(VerticalScroll, can_focus=True):
         await self._next_refresh()
         grown = self.virtual_size.height - height_before
         if grown:
-            self.scroll_to(y=y_before + grown, animate=False, immediate=True)
+            # From where the view is now: the reader may have scrolled while this mounted.
+            self.scroll_to(y=self.scroll_y + grown, animate=False, immediate=True)
 
     async def _next_refresh(self) -> None:
         """Wait until the screen has been laid out and painted once more (at most 1 s)."""
