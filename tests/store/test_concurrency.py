@@ -130,9 +130,7 @@ def test_open_waits_out_a_lock_reported_without_the_busy_handler(
     assert len(calls) == 3
 
 
-def test_open_reports_other_errors_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_open_reports_other_errors_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from smith_tui.store import store as store_module
 
     calls = []
