@@ -17,7 +17,8 @@ Apps are started as ``bench/tui.py app --kind ...`` inside tmux; they log what t
 did (with wall-clock times) to a file the bench reads afterwards. Environment
 variables named ``BENCH_*`` reach the apps: ``BENCH_FLUSH`` (seconds between
 transcript flushes), ``BENCH_PART`` (part size in characters), ``BENCH_FRAMES=1``
-(log each layout+paint time), ``BENCH_PROFILE=file`` (cProfile the app; it quits 2 s
+(log each layout+paint time), ``BENCH_GC=1`` (log each garbage collection),
+``BENCH_LOGS=dir`` (keep the apps' logs there), ``BENCH_PROFILE=file`` (cProfile the app; it quits 2 s
 after its stream).
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -192,11 +194,13 @@ async def stream_deltas(url: str, on_delta: Callable[[str], Awaitable[None] | No
 def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: str | None) -> None:
     """The app measured in tmux: ``bare``, ``transcript`` or ``session``."""
     from smith_tui.widgets.transcript import Transcript
+    from textual import events
     from textual.app import App, ComposeResult
     from textual.binding import Binding
     from textual.containers import VerticalScroll
     from textual.widgets import Markdown
 
+    from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
     from smith_tui.engine import events as ev
 
     log = open(log_path, "a", buffering=1)
@@ -257,7 +261,21 @@ def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: st
     class Harness(Probe):
         """Our Transcript, driven by engine events."""
 
+        gc_policy = GcPolicy()
+
         CSS_PATH = str(files("smith_tui.styles") / "transcript.tcss")
+
+        async def on_event(self, event: events.Event) -> None:
+            if isinstance(event, (events.Key, events.MouseEvent)):
+                self.gc_policy.input_seen()
+            await super().on_event(event)
+
+        def start_gc_policy(self) -> None:
+            """The app's garbage-collection policy, as `SmithApp` runs it."""
+            if os.environ.get("BENCH_GC_POLICY", "1") == "0":
+                return
+            self.gc_policy.start()
+            self.set_interval(CHECK_EVERY_S, self.gc_policy.tick)
 
         def compose(self) -> ComposeResult:
             loader = None
@@ -293,8 +311,10 @@ def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: st
                 messages = [message_dict(m) for m in stored]
                 await transcript.load_messages(messages)
                 note(f"loaded:{len(messages)}:{time.perf_counter() - started:.3f}")
+                self.start_gc_policy()
                 note("ready")
                 return
+            self.start_gc_policy()
             note("ready")
             self.action_stream()
 
@@ -313,6 +333,7 @@ def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: st
 
         frame_profile = os.environ.get("BENCH_FRAME_PROFILE")
         profiler = None
+        frames_profiled = [0]
         if frame_profile:
             import atexit
             import cProfile
@@ -329,9 +350,25 @@ def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: st
             finally:
                 if profiler is not None:
                     profiler.disable()
+                    frames_profiled[0] += 1
+                    if frames_profiled[0] % 50 == 0:  # the app is killed, not exited
+                        profiler.dump_stats(frame_profile)
                 note(f"frame:{(time.perf_counter() - started) * 1000:.1f}")
 
         Screen._refresh_layout = timed  # type: ignore[method-assign]
+    if os.environ.get("BENCH_GC"):  # log each garbage collection: generation and ms
+        import gc
+
+        gc_started = [0.0]
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                gc_started[0] = time.perf_counter()
+            else:
+                ms = (time.perf_counter() - gc_started[0]) * 1000
+                note(f"gc:{info['generation']}:{ms:.1f}")
+
+        gc.callbacks.append(on_gc)
     profile = os.environ.get("BENCH_PROFILE")
     if profile:  # BENCH_PROFILE=file: profile the app; it quits 2 s after the stream
         import cProfile
@@ -452,6 +489,15 @@ def _latency_text(latencies: list[float], sent: int) -> str:
     )
 
 
+def _workdir() -> contextlib.AbstractContextManager[str]:
+    """Where the apps' logs go: ``BENCH_LOGS`` (kept) or a temporary folder."""
+    keep = os.environ.get("BENCH_LOGS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        return contextlib.nullcontext(keep)
+    return tempfile.TemporaryDirectory()
+
+
 # -- the benchmarks -----------------------------------------------------------------------
 @dataclass
 class StreamFigures:
@@ -511,7 +557,7 @@ def stream_figures(
         f"{CHUNK_CHARS} at {RATE:.0f}/s; terminal {COLUMNS}x{ROWS}"
     )
     results = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with _workdir() as tmp:
         for kind in kinds:
             figures = bench_stream(kind, answer, cap_s, Path(tmp))
             print(figures.line(), flush=True)
@@ -576,7 +622,7 @@ def build_conversation(db: Path, count: int) -> str:
 
 def session_figures(count: int = 20_000) -> None:
     """Open a long stored conversation, page up through it, then stream at the bottom."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with _workdir() as tmp:
         workdir = Path(tmp)
         db = workdir / "smith.db"
         conversation = build_conversation(db, count)

@@ -11,12 +11,14 @@ from importlib.resources import files
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import App
 from textual.screen import Screen
 
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.bridge import EngineEventsArrived, EventBridge
 from smith_tui.app.completion_sources import runtime_sources
+from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
 from smith_tui.app.main_screen import MainScreen
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.candidates import Completer
@@ -32,6 +34,9 @@ SCREENS: dict[str, tuple[str, str]] = {
     "config": ("smith_tui.app.screens.config_screen", "ConfigScreen"),
     "help": ("smith_tui.app.screens.help_screen", "HelpScreen"),
 }
+
+#: Seconds after the runtime is open before garbage collection is managed (start-up settles).
+GC_POLICY_DELAY_S = 1.0
 
 #: Seconds ``quit`` waits for a cancelled turn to wind down (and persist) before exiting.
 QUIT_GRACE_S = 3.0
@@ -67,6 +72,7 @@ class SmithApp(App[int]):
     ]
     TITLE = "Agent Smith"
     BINDINGS = APP_BINDINGS
+    PAUSE_GC_ON_SCROLL = True
     COMMANDS = App.COMMANDS | {smith_commands}
 
     def __init__(
@@ -95,6 +101,8 @@ class SmithApp(App[int]):
         self.completer = Completer(runtime_sources(_LiveRuntime(self)))
         self.bridge = EventBridge(self)
         self.main_screen = MainScreen(_LiveRuntime(self))
+        self.gc_policy = GcPolicy()
+        """When full garbage collections may pause the screen (see `gc_policy`)."""
         if runtime is not None:
             self._apply_keymap()
 
@@ -150,6 +158,17 @@ class SmithApp(App[int]):
         pending, self._pending = self._pending, []
         for line in pending:
             self.submit_line(line)
+        self.set_timer(GC_POLICY_DELAY_S, self._manage_gc)
+
+    def _manage_gc(self) -> None:
+        self.gc_policy.start()
+        self.set_interval(CHECK_EVERY_S, self.gc_policy.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Note input for the garbage-collection policy, then handle the event as usual."""
+        if isinstance(event, (events.Key, events.MouseEvent)):
+            self.gc_policy.input_seen()
+        await super().on_event(event)
 
     def load_prices(self) -> None:
         """Fetch the model catalog in a worker and give its prices to the usage pane.
@@ -166,8 +185,9 @@ class SmithApp(App[int]):
             self.main_screen.load_catalog(models)
 
     def on_unmount(self) -> None:
-        """Stop following the runtime."""
+        """Stop following the runtime; leave garbage collection as Python has it."""
         self.bridge.detach()
+        self.gc_policy.stop()
 
     # -- engine events --------------------------------------------------------------------
 
