@@ -192,8 +192,11 @@ async def stream_deltas(url: str, on_delta: Callable[[str], Awaitable[None] | No
 
 
 def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: str | None) -> None:
-    """The app measured in tmux: ``bare``, ``transcript`` or ``session``."""
-    from smith_tui.widgets.transcript import Transcript
+    """The app measured in tmux: ``bare``, ``transcript`` or ``session``.
+
+    The bare app imports nothing of ours: importing ``smith_tui.widgets`` installs our
+    fixes to Textual (see ``widgets/textual_fixes.py``), and the baseline is Textual as is.
+    """
     from textual import events
     from textual.app import App, ComposeResult
     from textual.binding import Binding
@@ -257,6 +260,9 @@ def run_app(kind: str, url: str, log_path: str, db: str | None, conversation: st
             await self.md_stream.stop()
 
     from importlib.resources import files
+
+    if kind != "bare":
+        from smith_tui.widgets.transcript import Transcript
 
     class Harness(Probe):
         """Our Transcript, driven by engine events."""

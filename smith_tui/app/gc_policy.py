@@ -27,9 +27,9 @@ from typing import Any
 #: Seconds without a key press or mouse event that count as "nobody is waiting".
 QUIET_S = 1.0
 #: Seconds between thorough collections when input is quiet.
-QUIET_EVERY_S = 10.0
+QUIET_EVERY_S = 20.0
 #: A thorough collection happens at least this often, even while the user is busy.
-FORCE_AFTER_S = 30.0
+FORCE_AFTER_S = 60.0
 #: Survivors of automatic full collections are frozen at most this often (seconds): objects
 #: alive at that instant but short-lived become garbage the collector no longer sees, so
 #: freezing rarely keeps that trapped garbage small.

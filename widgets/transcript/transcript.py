@@ -57,7 +57,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 #: Older entries are mounted this many at a time (the UI answers in between).
-LOAD_CHUNK = 8
+LOAD_CHUNK = 4
 
 
 @dataclass
