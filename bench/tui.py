@@ -673,6 +673,9 @@ def session_figures(count: int = 20_000) -> None:
             time.sleep(1.0)
             handled = [when for what, when in _read_log(log) if what == "key"][before:]
             latencies = [h - s for s, h in zip(sent, handled, strict=False)]
+            if seen is None:  # show what was on screen instead of the answer's end
+                print("           (screen when giving up:)")
+                print("\n".join("           | " + line for line in app.screen().splitlines()))
             visible = (seen - server.started_at) if seen else None
             ratio = f"{visible / server.send_time:.2f}x" if visible else "n/a"
             shown = f"{visible:.1f} s" if visible else "not seen"

@@ -158,3 +158,39 @@ def test_history_window_pages_memory_then_loader() -> None:
     window.push_pruned([])
     assert window.take_page(100) and asked == [(20, 8), (12, 100)]
     assert window.take_page(100) == [] and not window.has_older
+
+
+async def test_end_while_an_older_page_loads_keeps_following(tmp_path: Path) -> None:
+    # Reaching the top starts loading an older page; pressing End before it is in must
+    # leave the view at the bottom, following what streams next.
+    store = Store.open(tmp_path / "smith.db")
+    try:
+        conv = store.conversations.create("project")
+        stored = [{k: v for k, v in m.items() if k != "position"} for m in conversation(300)]
+        store.conversations.append_messages(conv, stored)
+
+        def loader(before: int, limit: int) -> list[dict[str, Any]]:
+            found = store.conversations.list_messages(conv, before_position=before, limit=limit)
+            return [message_dict(m) for m in found]
+
+        recent = [message_dict(m) for m in store.conversations.tail_messages(conv, 50)]
+        app = TranscriptApp(loader=loader, page_size=50)
+        async with app.run_test(size=SIZE) as pilot:
+            transcript = app.transcript
+            await transcript.load_messages(recent)
+            await pilot.pause()
+            transcript.focus()
+            await pilot.press("home")  # the top: a page of older entries is queued
+            assert not transcript.following
+            await pilot.press("end")  # before that page is in
+            await transcript.settle()
+            await pilot.pause()
+            assert first_position(transcript) == 200, "the older page loaded"
+            assert transcript.following
+            for i in range(30):
+                transcript.append_text(f"Streaming line {i}.\n\n")
+            transcript.append_text("THE-LAST-LINE\n")
+            await transcript.settle()
+            await wait_until(pilot, lambda: "THE-LAST-LINE" in screen_text(app), "the stream")
+    finally:
+        store.close()

@@ -364,8 +364,9 @@ class Transcript(VerticalScroll, can_focus=True):
             await self.mount_all(widgets)
         await self._next_refresh()
         grown = self.virtual_size.height - height_before
-        if grown:
+        if grown and not self.following:
             # From where the view is now: the reader may have scrolled while this mounted.
+            # (Back at the bottom, the anchor keeps the view there: moving it would let go.)
             self.scroll_to(y=self.scroll_y + grown, animate=False, immediate=True)
 
     async def _next_refresh(self) -> None:
