@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rich.text import Text
-from smith_tui.widgets.activity import format_elapsed
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -28,6 +27,7 @@ from textual.widgets.tree import TreeNode
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.widgets.activity import format_elapsed
 
 #: Seconds between two redraws of the running jobs' elapsed time.
 TICK_S = 0.25

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from smith_tui.widgets.completion.candidates import Completer
-from smith_tui.widgets.completion.menu import CompletionMenu
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+
+from smith_tui.widgets.completion.candidates import Completer
+from smith_tui.widgets.completion.menu import CompletionMenu
 
 #: Keys that insert a newline instead of submitting.
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})

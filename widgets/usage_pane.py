@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from smith_tui.widgets.dispatch_tree import format_tokens
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
@@ -22,6 +21,7 @@ from textual.widgets import ProgressBar, Sparkline, Static
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import list_roles
+from smith_tui.widgets.dispatch_tree import format_tokens
 
 #: Finished turns kept for the sparkline.
 HISTORY = 60

@@ -6,14 +6,14 @@ import asyncio
 import threading
 
 import pytest
-from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, use_kitty_graphics
-from smith_tui.widgets.status_line import StatusLine
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from smith_tui.app.bridge import EngineEventsArrived, EventBridge, coalesce
 from smith_tui.app.first_run import FirstRunScreen
 from smith_tui.engine import events as ev
+from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, use_kitty_graphics
+from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
     isolate_environment,
     make_app,

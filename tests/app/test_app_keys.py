@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from smith_tui.widgets.prompt_input import PromptInput
-from smith_tui.widgets.status_line import StatusLine
 from textual.command import CommandPalette
 
 from smith_tui.app.bindings import keymap_for, normalize_key
 from smith_tui.config.services import KeyBindings
+from smith_tui.widgets.prompt_input import PromptInput
+from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
     isolate_environment,
     make_app,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.todo_panel import TodoPanel
-
 from tests.app.app_harness import (
     isolate_environment,
     make_app,
@@ -123,9 +123,8 @@ async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen), what="/pager")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
-        from smith_tui.widgets.transcript.notice import Notice
-
         from smith_tui.app.screens.help_screen import HelpScreen
+        from smith_tui.widgets.transcript.notice import Notice
 
         notices = len(app.screen.query(Notice))
         await submit(pilot, "/help")  # a screen, not a notice with the same text

@@ -10,14 +10,14 @@ import time
 from importlib.resources import files
 from typing import Any
 
-from smith_tui.widgets.activity import ToolActivity, clean_output, key_argument
-from smith_tui.widgets.dispatch_tree import DispatchTree
-from smith_tui.widgets.todo_panel import TodoPanel
-from smith_tui.widgets.usage_pane import UsagePane
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 
 from smith_tui.engine import events as ev
+from smith_tui.widgets.activity import ToolActivity, clean_output, key_argument
+from smith_tui.widgets.dispatch_tree import DispatchTree
+from smith_tui.widgets.todo_panel import TodoPanel
+from smith_tui.widgets.usage_pane import UsagePane
 from tests.app.app_harness import screen_text
 
 SIZE = (132, 30)

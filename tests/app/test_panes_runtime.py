@@ -7,7 +7,6 @@ from pathlib import Path
 from smith_tui.widgets.activity import ToolActivity
 from smith_tui.widgets.dispatch_tree import DispatchTree
 from smith_tui.widgets.usage_pane import UsagePane
-
 from tests.app.app_harness import screen_text
 from tests.app.test_panes import SIZE, PanesHost
 from tests.support.llm_server import ScriptedLLMServer, Usage, text_reply, tool_call

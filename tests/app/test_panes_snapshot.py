@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from smith_tui.widgets.dispatch_tree import DispatchTree
-from smith_tui.widgets.usage_pane import UsagePane
 from textual.pilot import Pilot
 
 from smith_tui.engine import events as ev
+from smith_tui.widgets.dispatch_tree import DispatchTree
+from smith_tui.widgets.usage_pane import UsagePane
 from tests.app.test_panes import SIZE, PanesHost, dispatch_turn_events, usage
 
 

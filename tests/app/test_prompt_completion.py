@@ -6,11 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from smith_tui.widgets.completion.candidates import Completer, CompletionSources, rank
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.completion.project_files import ProjectFiles, list_with_walk
 from smith_tui.widgets.prompt_input import PromptInput
-
 from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_for
 
 

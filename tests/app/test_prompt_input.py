@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from textual.app import App, ComposeResult
+
 from smith_tui.widgets.completion.candidates import Completer, CompletionSources
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.prompt_input import PromptHistory, PromptInput
-from textual.app import App, ComposeResult
-
 from tests.app.app_harness import wait_for
 
 

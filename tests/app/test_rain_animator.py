@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from smith_tui.widgets.rain.animator import RainAnimator
 from smith_tui.widgets.rain.kitty import CellAnchor, KittyEncoder
 from smith_tui.widgets.rain.layout import strip_layout
-
 from tests.app.test_rain_kitty import outside_apc, parse_apc, shm_name
 
 SHM = Path("/dev/shm")

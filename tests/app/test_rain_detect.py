@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from smith_tui.widgets.rain.detect import (
     graphics_query,
     in_multiplexer,

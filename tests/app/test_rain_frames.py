@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from smith_tui.widgets.rain.frames import (
     HEAD_LEVEL,
     RainField,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from smith_tui.widgets.rain.glyphs import GLYPH_HEIGHT, GLYPH_WIDTH, GLYPHS, parse_glyph
 
 

@@ -9,6 +9,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+
 from smith_tui.widgets.rain.frames import RainField
 from smith_tui.widgets.rain.kitty import (
     CellAnchor,

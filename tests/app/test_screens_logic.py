@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from smith_tui.widgets.text_pager import TextMatch, clean_line, find_in_lines, wrap_offsets
-
 from smith_tui.app.screens.config_rows import (
     HIDDEN,
     edit_text,
@@ -15,6 +13,7 @@ from smith_tui.app.screens.message_removal import plan_removal
 from smith_tui.app.screens.transcript_text import message_preview, transcript_text
 from smith_tui.config import coerce_value
 from smith_tui.store import Message
+from smith_tui.widgets.text_pager import TextMatch, clean_line, find_in_lines, wrap_offsets
 
 
 def test_secret_names_and_redaction() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from smith_tui.widgets.text_pager import TextPager
 from textual.widgets import Input
 
 from smith_tui.app.screens.pager_screen import PagerScreen
+from smith_tui.widgets.text_pager import TextPager
 from tests.app.app_harness import screen_text
 from tests.app.test_screens_host import SIZE, ScreenHost, offline_runtime
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gc
 
-from smith_tui.widgets import textual_fixes
 from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
+
+from smith_tui.widgets import textual_fixes
 
 
 class Host(App[None]):

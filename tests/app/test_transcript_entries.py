@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from textual.color import Color
+
+from smith_tui.engine import events as ev
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.code_markdown import CopyableFence
 from smith_tui.widgets.transcript.diff_view import DiffView, change_lines, render_lines
@@ -13,9 +16,6 @@ from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.tool_args import key_argument
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
-from textual.color import Color
-
-from smith_tui.engine import events as ev
 from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
 
 

@@ -8,7 +8,6 @@ from typing import Any
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.code_markdown import CopyableFence
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
-
 from tests.app.app_harness import isolate_environment, open_runtime
 from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
-from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 
+from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 from tests.app.test_transcript_support import sample_markdown
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Collapsible, Markdown
+
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.streaming_markdown import (
     MarkdownPart,
     ParkedPart,
     StreamingMarkdown,
 )
-from textual.app import App, ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import Collapsible, Markdown
-
 from tests.app.test_transcript_support import (
     SIZE,
     TranscriptApp,

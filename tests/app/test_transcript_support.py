@@ -12,9 +12,10 @@ from importlib.resources import files
 from typing import Any
 
 from rich.console import Console
-from smith_tui.widgets.transcript import Transcript
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
+
+from smith_tui.widgets.transcript import Transcript
 
 SIZE = (100, 30)
 

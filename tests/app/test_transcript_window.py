@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from smith_tui.engine.persistence import message_dict
+from smith_tui.store import Store
 from smith_tui.widgets.transcript import Transcript
 from smith_tui.widgets.transcript.history_window import HistoryWindow
 from smith_tui.widgets.transcript.parking import Placeholder
-
-from smith_tui.engine.persistence import message_dict
-from smith_tui.store import Store
 from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rich.text import Text
-from smith_tui.widgets.completion.candidates import Candidate, Completion
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
+
+from smith_tui.widgets.completion.candidates import Candidate, Completion
 
 
 class CompletionMenu(OptionList):

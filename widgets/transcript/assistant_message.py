@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
 from smith_tui.widgets.transcript.entries import AssistantEntry
 from smith_tui.widgets.transcript.parking import child_offsets
 from smith_tui.widgets.transcript.reasoning import ReasoningBlock
@@ -11,9 +15,6 @@ from smith_tui.widgets.transcript.streaming_markdown import (
     DEFAULT_PART_CHARS,
     StreamingMarkdown,
 )
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Static
 
 
 class AssistantMessage(Vertical):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from smith_tui.widgets.transcript.incremental_list import GrowingBulletList, GrowingOrderedList
 from textual import events
 from textual.message import Message
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
+
+from smith_tui.widgets.transcript.incremental_list import GrowingBulletList, GrowingOrderedList
 
 
 class CopyableFence(MarkdownFence):

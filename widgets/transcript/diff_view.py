@@ -7,9 +7,10 @@ import re
 from typing import Any, Literal
 
 from rich.text import Text
+from textual.widgets import Static
+
 from smith_tui.widgets.transcript.entries import ToolEntry
 from smith_tui.widgets.transcript.tool_args import parse_arguments
-from textual.widgets import Static
 
 LineKind = Literal["added", "removed", "hunk", "header", "context"]
 

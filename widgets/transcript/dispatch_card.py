@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.widgets import Static
+
 from smith_tui.widgets.transcript.entries import DispatchEntry
 from smith_tui.widgets.transcript.roles import role_alias, role_tint
-from textual.widgets import Static
 
 STATUS_STYLES = {"ok": "green", "partial": "yellow", "blocked": "red"}
 #: The lists of a report, in the order the card shows them.

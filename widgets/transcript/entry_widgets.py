@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textual.widget import Widget
+
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import (
@@ -16,7 +18,6 @@ from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
-from textual.widget import Widget
 
 
 def build_widget(entry: Entry, *, part_chars: int = DEFAULT_PART_CHARS) -> Widget:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from rich.text import Text
-from smith_tui.widgets.transcript.entries import NoticeEntry
 from textual.widgets import Static
+
+from smith_tui.widgets.transcript.entries import NoticeEntry
 
 #: Styles a notice may have (unknown ones fall back to ``info``).
 NOTICE_STYLES = ("info", "warning", "error", "success")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from smith_tui.widgets.transcript.streaming_markdown import StreamingMarkdown
 from textual.widgets import Collapsible
+
+from smith_tui.widgets.transcript.streaming_markdown import StreamingMarkdown
 
 
 class ReasoningBlock(Collapsible):

@@ -12,6 +12,11 @@ bounded however long the answer grows.
 from __future__ import annotations
 
 from markdown_it import MarkdownIt
+from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
+from textual.containers import Vertical
+from textual.widget import AwaitMount, Widget
+
 from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
 from smith_tui.widgets.transcript.parking import (
@@ -22,10 +27,6 @@ from smith_tui.widgets.transcript.parking import (
     swap_widgets,
 )
 from smith_tui.widgets.transcript.tail_stream import TailStream
-from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
-from textual.containers import Vertical
-from textual.widget import AwaitMount, Widget
 
 #: A part is frozen at the first safe boundary past this many characters.
 DEFAULT_PART_CHARS = 800

@@ -5,9 +5,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
-from smith_tui.widgets.transcript.entries import ToolEntry
-from smith_tui.widgets.transcript.tool_args import key_argument
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,6 +12,10 @@ from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
+
+from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
+from smith_tui.widgets.transcript.entries import ToolEntry
+from smith_tui.widgets.transcript.tool_args import key_argument
 
 
 def format_duration(seconds: float | None) -> str:

@@ -24,6 +24,11 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widget import Widget
+
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import (
@@ -51,10 +56,6 @@ from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
-from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.timer import Timer
-from textual.widget import Widget
 
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from rich.text import Text
-from smith_tui.widgets.transcript.entries import UserEntry
 from textual.widgets import Static
+
+from smith_tui.widgets.transcript.entries import UserEntry
 
 
 class UserMessage(Static):
