@@ -7,21 +7,14 @@ from typing import Any
 
 import pytest
 
-from smith_tui.cancel import CancelToken
 from smith_tui.tools.code.files import TOOL, handler, rank_files
 from smith_tui.tools.code.fuzzy import score_path
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import project_context
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
-    return ToolContext(
-        role="orchestrator",
-        turn_id="t",
-        cwd=root,
-        cancel=CancelToken.new_root(),
-        project_root=root,
-        config=config,
-    )
+    return project_context(root, "orchestrator", **config)
 
 
 @pytest.fixture

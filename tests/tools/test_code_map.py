@@ -7,26 +7,14 @@ from typing import Any
 
 import pytest
 
-from smith_tui.cancel import CancelToken
 from smith_tui.tools.code.map import TOOL, handler
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import project_context
+from tests.support.tools import write_file as write
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
-    return ToolContext(
-        role="direct",
-        turn_id="t",
-        cwd=root,
-        cancel=CancelToken.new_root(),
-        project_root=root,
-        config=config,
-    )
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    return project_context(root, "direct", **config)
 
 
 @pytest.fixture

@@ -7,20 +7,13 @@ from typing import Any
 
 import pytest
 
-from smith_tui.cancel import CancelToken
 from smith_tui.tools.code.symbols_tool import TOOL, handler, match_tier, split_query
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import project_context
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
-    return ToolContext(
-        role="worker",
-        turn_id="t",
-        cwd=root,
-        cancel=CancelToken.new_root(),
-        project_root=root,
-        config=config,
-    )
+    return project_context(root, "worker", **config)
 
 
 SOURCES = {

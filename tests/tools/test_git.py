@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from smith_tui.cancel import Cancelled, CancelToken
+from smith_tui.cancel import Cancelled
 from smith_tui.tools.git import COMMANDS, TOOL, build_command, handler
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
+from tests.support.tools import project_context
 
 AUTHOR_ENV = {
     "GIT_AUTHOR_NAME": "Ada Author",
@@ -62,14 +63,7 @@ def make_repo(path: Path) -> Path:
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
-    return ToolContext(
-        role="orchestrator",
-        turn_id="t",
-        cwd=root,
-        cancel=CancelToken.new_root(),
-        project_root=root,
-        config=config,
-    )
+    return project_context(root, "orchestrator", **config)
 
 
 @pytest.fixture

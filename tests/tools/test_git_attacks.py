@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from smith_tui.cancel import CancelToken
 from smith_tui.tools.git import handler
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import project_context
 from tests.tools.test_git import commit_all, git
 
 SCRIPT_NAMES = (
@@ -158,13 +158,7 @@ def hostile(tmp_path: Path) -> Hostile:
 
 
 def ctx_for(root: Path) -> ToolContext:
-    return ToolContext(
-        role="orchestrator",
-        turn_id="t",
-        cwd=root,
-        cancel=CancelToken.new_root(),
-        project_root=root,
-    )
+    return project_context(root, "orchestrator")
 
 
 def plain_git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
