@@ -137,7 +137,11 @@ class MainScreen(Screen):
 
     async def _mount_panes(self) -> None:
         for pane_id, pane in make_panes().items():
+            if not self.is_attached:
+                return  # the user quit while the panes were being mounted
             await self.query_one(f"#{pane_id}-slot").mount(pane)
+        if not self.is_attached:
+            return
         self.panes_ready = True
         self.show_conversation()
         held, self._held = self._held, []
@@ -146,6 +150,8 @@ class MainScreen(Screen):
 
     def load_catalog(self, models: list[Any]) -> None:
         """Hand the model catalog (prices) to the usage pane."""
+        if not self.is_attached:
+            return
         usage = self.query_one("#usage")
         self._guarded(usage, usage.load_catalog, models)  # type: ignore[attr-defined]
 
@@ -190,6 +196,8 @@ class MainScreen(Screen):
         if not self.panes_ready:
             self._held.extend(events)
             return
+        if not self.is_attached:
+            return  # the app is closing; the panes may be gone already
         sinks = self.sinks
         for event in events:
             for pane in sinks:

@@ -89,6 +89,24 @@ async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> s
     return screen_text(pilot.app)
 
 
+async def wait_for_still_screen(
+    pilot: Pilot[Any], quiet: float = 0.2, within: float = 10.0
+) -> None:
+    """Let the app run until its screenshot (text and colours) stops changing for ``quiet``
+    seconds: a snapshot taken then does not depend on how busy the machine is."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    last = pilot.app.export_screenshot()
+    still_since = loop.time()
+    while loop.time() - still_since < quiet:
+        if loop.time() > deadline:
+            raise AssertionError(f"the screen kept changing for {within} s")
+        await pilot.pause(0.05)
+        shot = pilot.app.export_screenshot()
+        if shot != last:
+            last, still_since = shot, loop.time()
+
+
 @contextlib.asynccontextmanager
 async def running(app: App[Any], size: tuple[int, int] = SIZE) -> AsyncIterator[Pilot[Any]]:
     """``app.run_test`` at the standard size with toasts shown (they are off by default),

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, screen_text, wait_for
+from tests.app.app_harness import (
+    isolate_environment,
+    make_app,
+    open_runtime,
+    screen_text,
+    wait_for,
+    wait_for_still_screen,
+)
 
 OFFLINE_URL = "http://127.0.0.1:9/v1"
 
@@ -44,6 +51,7 @@ def test_main_screen_snapshot(snap_compare, tmp_path, monkeypatch) -> None:
         await wait_for(pilot, lambda: "Only the code" in screen_text(app), what="the transcript")
         await pilot.press(*"/mo")
         await wait_for(pilot, lambda: "/models" in screen_text(app), what="the completion menu")
+        await wait_for_still_screen(pilot)
 
     try:
         assert snap_compare(app, terminal_size=(120, 36), run_before=settle)

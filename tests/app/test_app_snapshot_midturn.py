@@ -10,7 +10,14 @@ from typing import Any
 
 from smith_tui.app import main_screen
 from smith_tui.engine import events as ev
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, screen_text, wait_for
+from tests.app.app_harness import (
+    isolate_environment,
+    make_app,
+    open_runtime,
+    screen_text,
+    wait_for,
+    wait_for_still_screen,
+)
 
 OFFLINE_URL = "http://127.0.0.1:9/v1"
 NOW = 1000.0
@@ -126,7 +133,7 @@ def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
         await wait_for(
             pilot, lambda: "collected 12 items" in screen_text(app), what="the tool tail"
         )
-        await pilot.pause(0.2)
+        await wait_for_still_screen(pilot)
 
     try:
         assert snap_compare(app, terminal_size=(130, 38), run_before=run_turn)
@@ -146,6 +153,7 @@ def test_first_run_screen(snap_compare, tmp_path, monkeypatch) -> None:
         await wait_for(
             pilot, lambda: "llm_config.api_url" in screen_text(app), what="the first-run text"
         )
+        await wait_for_still_screen(pilot)
 
     try:
         assert snap_compare(app, terminal_size=(100, 30), run_before=shown)

@@ -3,9 +3,15 @@ a runtime that cannot be opened."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
+import pytest
+from textual.widget import Widget
+from textual.widgets import Static
+
+from smith_tui.app import main_screen
 from smith_tui.app.app import SmithApp
 from smith_tui.config import ConfigError
 from tests.app.app_harness import SIZE, isolate_environment, open_runtime
@@ -59,3 +65,35 @@ async def test_runtime_that_cannot_open_exits_with_its_message(tmp_path: Path, m
                 break
     assert app.return_code == 2
     assert "line 3 column 5" in (app.startup_error or "")
+
+
+async def test_quitting_while_the_panes_mount_is_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user quits in the moment the panes are being mounted: no error, clean exit."""
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    runtime.new_conversation()
+    mounting = asyncio.Event()
+    release = asyncio.Event()
+
+    class SlowUsage(Static):
+        async def on_mount(self) -> None:
+            mounting.set()
+            await release.wait()
+
+    def panes() -> dict[str, Widget]:
+        made = real_make_panes()
+        made["usage"] = SlowUsage(id="usage")
+        return made
+
+    real_make_panes = main_screen.make_panes
+    monkeypatch.setattr(main_screen, "make_panes", panes)
+    app = SmithApp(runtime, animations=False)
+    async with app.run_test(size=SIZE):
+        await asyncio.wait_for(mounting.wait(), 10)
+        app.exit()
+        asyncio.get_running_loop().call_later(0.05, release.set)
+    runtime.store.close()
+    assert app.return_code == 0
+    assert not app.main_screen.panes_ready

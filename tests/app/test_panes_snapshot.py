@@ -9,6 +9,7 @@ from textual.pilot import Pilot
 from smith_tui.engine import events as ev
 from smith_tui.widgets.dispatch_tree import DispatchTree
 from smith_tui.widgets.usage_pane import UsagePane
+from tests.app.app_harness import wait_for_still_screen, wait_for_text
 from tests.app.test_panes import SIZE, PanesHost, dispatch_turn_events, usage
 
 
@@ -39,6 +40,7 @@ def test_panes_snapshot(snap_compare: Any) -> None:
         )
         await pilot.pause()
         app.query_one(DispatchTree).select_job("job-explore")
-        await pilot.pause()
+        await wait_for_text(pilot, "2.4k in · 300 out")
+        await wait_for_still_screen(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=feed)

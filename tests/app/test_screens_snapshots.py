@@ -17,6 +17,7 @@ from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.engine.runtime import Runtime
+from tests.app.app_harness import wait_for_still_screen
 from tests.app.test_screens_host import ScreenHost, offline_runtime, seed_conversation
 
 SNAP_SIZE = (110, 32)
@@ -57,7 +58,7 @@ def _then(*steps: Callable[[Pilot[Any]], Any]) -> Callable[[Pilot[Any]], Any]:
                 await result
             await pilot.pause()
         _steady(pilot)
-        await pilot.pause()
+        await wait_for_still_screen(pilot)
 
     return run_before
 

@@ -7,6 +7,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from smith_tui.engine import events as ev
+from tests.app.app_harness import wait_for_still_screen
 from tests.app.test_transcript_support import TranscriptApp, chunks
 
 ANSWER = """I found the problem in `config.py`:
@@ -63,6 +64,6 @@ def test_transcript_snapshot(snap_compare: Any) -> None:
         )
         transcript.finish_tool_call("c2", True, 12.5, "ok", "", {"dispatch": DISPATCH})
         await transcript.settle()
-        await pilot.pause()
+        await wait_for_still_screen(pilot)
 
     assert snap_compare(app, terminal_size=(90, 40), run_before=feed)
