@@ -135,12 +135,17 @@ class MainScreen(Screen):
         # Textual's writer thread, which the panes' imports would otherwise hold up.
         self.call_after_refresh(self.set_timer, PANES_DELAY_S, self._mount_panes)
 
+    @property
+    def _alive(self) -> bool:
+        """False once the app is closing (its widgets may already be gone)."""
+        return self.is_attached and self.app.is_running
+
     async def _mount_panes(self) -> None:
         for pane_id, pane in make_panes().items():
-            if not self.is_attached:
+            if not self._alive:
                 return  # the user quit while the panes were being mounted
             await self.query_one(f"#{pane_id}-slot").mount(pane)
-        if not self.is_attached:
+        if not self._alive:
             return
         self.panes_ready = True
         self.show_conversation()
@@ -150,7 +155,7 @@ class MainScreen(Screen):
 
     def load_catalog(self, models: list[Any]) -> None:
         """Hand the model catalog (prices) to the usage pane."""
-        if not self.is_attached:
+        if not self._alive:
             return
         usage = self.query_one("#usage")
         self._guarded(usage, usage.load_catalog, models)  # type: ignore[attr-defined]
@@ -196,7 +201,7 @@ class MainScreen(Screen):
         if not self.panes_ready:
             self._held.extend(events)
             return
-        if not self.is_attached:
+        if not self._alive:
             return  # the app is closing; the panes may be gone already
         sinks = self.sinks
         for event in events:

@@ -67,10 +67,12 @@ async def test_runtime_that_cannot_open_exits_with_its_message(tmp_path: Path, m
     assert "line 3 column 5" in (app.startup_error or "")
 
 
+@pytest.mark.parametrize("quit_by", ["exit", "shutdown"])
 async def test_quitting_while_the_panes_mount_is_clean(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quit_by: str
 ) -> None:
-    """The user quits in the moment the panes are being mounted: no error, clean exit."""
+    """The app closes in the moment the panes are being mounted (the user quits, or the
+    test harness shuts it down): no error, clean exit."""
     isolate_environment(monkeypatch, tmp_path)
     runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     runtime.new_conversation()
@@ -92,8 +94,9 @@ async def test_quitting_while_the_panes_mount_is_clean(
     app = SmithApp(runtime, animations=False)
     async with app.run_test(size=SIZE):
         await asyncio.wait_for(mounting.wait(), 10)
-        app.exit()
+        if quit_by == "exit":
+            app.exit()
         asyncio.get_running_loop().call_later(0.05, release.set)
     runtime.store.close()
-    assert app.return_code == 0
+    assert app.return_code == (0 if quit_by == "exit" else None)  # None: no error either
     assert not app.main_screen.panes_ready
