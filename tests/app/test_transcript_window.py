@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual.widget import Widget
+
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Store
 from smith_tui.widgets.transcript import Transcript
 from smith_tui.widgets.transcript.history_window import HistoryWindow
-from smith_tui.widgets.transcript.parking import Placeholder
+from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
+from smith_tui.widgets.transcript.transcript import ParkedEntry
 from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
 
 
@@ -193,3 +196,57 @@ async def test_end_while_an_older_page_loads_keeps_following(tmp_path: Path) -> 
             await wait_until(pilot, lambda: "THE-LAST-LINE" in screen_text(app), "the stream")
     finally:
         store.close()
+
+
+def wordy_conversation(count: int) -> list[dict[str, Any]]:
+    """Messages whose height depends on the width (long paragraphs that wrap)."""
+    words = " ".join(f"word{n}" for n in range(60))
+    return [
+        {
+            "role": "user" if position % 2 == 0 else "assistant",
+            "content": f"Message {position}: {words}",
+            "position": position,
+        }
+        for position in range(count)
+    ]
+
+
+def top_live_entry(transcript: Transcript) -> tuple[Widget, int]:
+    """The live entry under the view's top row and its row relative to that top."""
+    top = round(transcript.scroll_y)
+    for child, y, height in child_offsets(transcript.children):
+        if y <= top < y + height:
+            assert not isinstance(child, Placeholder), "the view's top row is a placeholder"
+            return child, y - top
+    raise AssertionError("no entry at the top of the view")
+
+
+async def test_rebuilt_entries_above_keep_the_view_in_place_after_a_resize() -> None:
+    """Entries parked at one width are rebuilt at another (taller): what the reader looks
+    at does not move."""
+    app = TranscriptApp(page_size=80, max_widgets=200)
+    async with app.run_test(size=(120, 30)) as pilot:
+        transcript = app.transcript
+        await transcript.load_messages(wordy_conversation(80))
+        await transcript.settle()
+        transcript.scroll_to(y=transcript.max_scroll_y // 2, animate=False, immediate=True)
+        await wait_until(pilot, lambda: transcript.query(ParkedEntry), "entries parked")
+        await pilot.pause(0.3)
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause(0.5)
+        parked_above = [
+            child
+            for child, y, _ in child_offsets(transcript.children)
+            if isinstance(child, ParkedEntry) and y < transcript.scroll_y
+        ]
+        assert parked_above, "the test needs entries parked above the view"
+        # scroll up a little: the placeholders just above come near and are rebuilt
+        transcript.scroll_to(y=transcript.scroll_y - 6, animate=False, immediate=True)
+        entry, offset = top_live_entry(transcript)
+        await wait_until(
+            pilot,
+            lambda: parked_above[-1]._pruning or not parked_above[-1].parent,
+            "a placeholder rebuilt",
+        )
+        await pilot.pause(0.3)
+        assert top_live_entry(transcript) == (entry, offset)

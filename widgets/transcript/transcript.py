@@ -55,6 +55,7 @@ from smith_tui.widgets.transcript.parking import (
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
+from smith_tui.widgets.transcript.view_anchor import ViewAnchor
 from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
 
 #: Older entries are mounted this many at a time (the UI answers in between).
@@ -388,7 +389,8 @@ class Transcript(VerticalScroll, can_focus=True):
             self._schedule_parking(0.02)
 
     def on_resize(self) -> None:
-        """Placeholders keep their old heights; rebuild what is near the view."""
+        """Placeholders keep their old heights; rebuild what is near the view (the view
+        stays on what it showed, see :meth:`_park`)."""
         self._schedule_parking(0.02)
 
     # -- parking ------------------------------------------------------------------------
@@ -403,7 +405,12 @@ class Transcript(VerticalScroll, can_focus=True):
         self._enqueue(self._park)
 
     async def _park(self) -> None:
-        """Park entries (and parts of long answers) more than a screen away from the view."""
+        """Park entries (and parts of long answers) more than a screen away from the view.
+
+        Away from the bottom, the view is kept on what it showed: a rebuilt entry above it
+        may not be as tall as its placeholder (the width changed since it was parked).
+        """
+        anchor = None if self.following else ViewAnchor.take(self)
         height = self.scrollable_content_region.height
         top = round(self.scroll_y)
         margin = height // 2
@@ -429,6 +436,10 @@ class Transcript(VerticalScroll, can_focus=True):
         if swaps:
             settled = False
             await swap_widgets(self, swaps)
+        if anchor is not None and not settled:
+            await self._next_refresh()
+            if not self.following:
+                anchor.restore()
         # New or rebuilt widgets have no height until laid out: look again soon.
         self._unsettled_parks = 0 if settled else self._unsettled_parks + 1
         if not settled and self._unsettled_parks <= 5:
@@ -499,10 +510,16 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         # One screen update per flush: rendering the new text (several mounts) and
         # parking what scrolled away would otherwise each cost a layout and a paint.
+        # (When the reader has scrolled away, parking may need a layout to keep their
+        # view in place, see _park, which cannot happen inside one update: it waits.)
+        following = self.following
         with one_update(self):
             await self._write(stream)
             await stream.widget.wait_rendered()
-            await self._park()
+            if following:
+                await self._park()
+        if not following:
+            self._schedule_parking(0.02)
 
     async def _write(self, stream: _Stream) -> None:
         await stream.mounted
