@@ -7,8 +7,9 @@ each, so the page cache is hot for both) and the medians are printed with
 their ratio. Raw rg is ``rg --line-number --no-heading`` with its output read
 in full by the caller; ``code_grep`` is the tool handler end to end (rg
 ``--json``, ranking, rendering, budgeting). The time of bare ``rg --json``
-is shown as well, to separate rg's own JSON cost from the tool's. Not a timed
-test: it prints figures only.
+is shown as well, to separate rg's own JSON cost from the tool's. A pattern
+whose count the tool left partial (its match cap or per-file cap) is marked
+with the count it reached. Not a timed test: it prints figures only.
 """
 
 from __future__ import annotations
@@ -52,13 +53,13 @@ def time_raw(rg: str, root: Path, pattern: str, *, json: bool = False) -> tuple[
     return elapsed, done.stdout.count(b"\n")
 
 
-def time_tool(root: Path, pattern: str) -> tuple[float, int]:
-    """Seconds for one ``code_grep`` call (fresh event loop) and the matches it counted."""
+def time_tool(root: Path, pattern: str) -> tuple[float, int, bool]:
+    """Seconds for one ``code_grep`` call (fresh event loop), its matches, whether complete."""
     ctx = ToolContext(role="explorer", turn_id="bench", cwd=root, cancel=CancelToken.new_root())
     start = time.perf_counter()
     output = asyncio.run(handler({"pattern": pattern}, ctx))
     elapsed = time.perf_counter() - start
-    return elapsed, int(output.metadata.get("matches", 0))
+    return elapsed, int(output.metadata.get("matches", 0)), bool(output.metadata["complete"])
 
 
 def main() -> None:
@@ -84,16 +85,19 @@ def main() -> None:
         time_tool(root, pattern)
         raw_times, json_times, tool_times = [], [], []
         lines = matches = 0
+        complete = True
         for _ in range(options.runs):
             elapsed, lines = time_raw(rg, root, pattern)
             raw_times.append(elapsed)
             json_times.append(time_raw(rg, root, pattern, json=True)[0])
-            elapsed, matches = time_tool(root, pattern)
+            elapsed, matches, complete = time_tool(root, pattern)
             tool_times.append(elapsed)
         raw, tool = statistics.median(raw_times), statistics.median(tool_times)
         bare_json = statistics.median(json_times)
         ratios.append(tool / raw)
         note = "" if lines == matches else f"  (tool counted {matches})"
+        if not complete:
+            note = f"  (tool counted {matches}, partial)"
         print(
             f"{pattern!r:<26} {lines:>8} {raw:>9.3f} {bare_json:>12.3f} {tool:>12.3f} "
             f"{tool / raw:>6.2f}{note}"

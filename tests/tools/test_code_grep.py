@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
+import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from smith_tui.cancel import Cancelled
-from smith_tui.tools.code.grep import TOOL, handler
+from smith_tui.tools.code import grep as grep_module
+from smith_tui.tools.code.grep import FILE_MATCH_CAP, MATCH_CAP, TOOL, handler, search
+from smith_tui.tools.process import RunningProcess
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.tools import project_context
 from tests.support.tools import write_file as write
@@ -181,6 +187,7 @@ async def test_many_files_and_matches_are_counted_exactly(tmp_path: Path) -> Non
         "matches": 200 * 41,
         "files": 200,
         "files_shown": out.metadata["files_shown"],
+        "complete": True,
     }
 
 
@@ -285,3 +292,91 @@ async def test_best_files_keep_their_lines_however_many_files_match(tmp_path: Pa
     assert "  1: def token():" in out.content
     assert "  1: token again" in out.content
     assert out.metadata["matches"] == 150 + 30 + 1
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[RunningProcess]:
+    """The rg processes code_grep starts, recorded as it starts them."""
+    started: list[RunningProcess] = []
+    real_spawn = grep_module.spawn
+
+    @contextlib.asynccontextmanager
+    async def recording_spawn(*args: Any, **kwargs: Any) -> AsyncIterator[RunningProcess]:
+        async with real_spawn(*args, **kwargs) as running:
+            started.append(running)
+            yield running
+
+    monkeypatch.setattr(grep_module, "spawn", recording_spawn)
+    return started
+
+
+def assert_gone(running: RunningProcess) -> None:
+    """The child has exited and been reaped, and nothing of its process group is left."""
+    assert running.proc.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(running.proc.pid, 0)  # a zombie would still answer
+    with pytest.raises(ProcessLookupError):
+        os.killpg(running.proc.pid, 0)
+
+
+async def test_search_stops_at_the_match_cap_and_says_so(
+    tmp_path: Path, spawned: list[RunningProcess]
+) -> None:
+    # About 2.5 MB of rg JSON: far more than a pipe holds, so rg is still
+    # writing when the cap is reached and has to be stopped.
+    for n in range(300):
+        write(tmp_path, f"d{n % 9}/f{n:03}.txt", "".join(f"needle {i}\n" for i in range(40)))
+    out = await search({"pattern": "needle"}, ctx_for(tmp_path), match_cap=500)
+    # Whole files are counted, so the search stops after the file that reached
+    # the cap: 13 files of 40 matching lines.
+    assert out.metadata == {"matches": 520, "files": 13, "files_shown": 5, "complete": False}
+    header, note = out.content.splitlines()[:2]
+    assert header.startswith("520+ matching lines for 'needle' in 13+ files under the project")
+    assert note.startswith("[Search stopped after 520 matching lines in 13 files (limit 500)")
+    assert "Narrow the pattern, or pass 'path' or 'glob'" in note
+    assert len(re.findall(r"^  \d+: needle", out.content, re.MULTILINE)) == 50
+    assert len(spawned) == 1
+    assert spawned[0].proc.returncode == -signal.SIGKILL
+    assert_gone(spawned[0])
+
+
+async def test_reaching_the_cap_with_nothing_left_is_complete(
+    tmp_path: Path, spawned: list[RunningProcess]
+) -> None:
+    for n in range(10):
+        write(tmp_path, f"f{n}.txt", "hit\n" * 5)
+    out = await search({"pattern": "hit"}, ctx_for(tmp_path), match_cap=50)
+    assert out.metadata["matches"] == 50
+    assert out.metadata["complete"] is True
+    assert "stopped" not in out.content
+    assert out.content.startswith("50 matching lines for 'hit' in 10 files")
+    assert spawned[0].proc.returncode == 0
+    assert_gone(spawned[0])
+
+
+async def test_per_file_count_stops_at_the_file_cap(tmp_path: Path) -> None:
+    write(tmp_path, "big.txt", "hit\n" * 500)
+    write(tmp_path, "small.txt", "hit\n" * 3)
+    out = await search({"pattern": "hit", "max_results": 20}, ctx_for(tmp_path), file_match_cap=100)
+    lines = out.content.splitlines()
+    assert lines[0].startswith("103+ matching lines for 'hit' in 2 files")
+    assert lines[1] == (
+        "[1 file reached 100 matching lines, where counting stops per file (shown as '100+'), "
+        "so the total is a lower bound.]"
+    )
+    assert "big.txt (100+ matching lines)" in out.content
+    assert "small.txt (3 matching lines)" in out.content
+    assert "[… at least 90 more matching lines in this file]" in out.content
+    assert out.metadata["matches"] == 103
+    assert out.metadata["complete"] is False
+
+
+def test_default_caps() -> None:
+    # A single file can always fill the largest max_results.
+    assert FILE_MATCH_CAP >= TOOL.input_schema["properties"]["max_results"]["maximum"]
+    assert 10_000 <= MATCH_CAP <= 50_000
+
+
+async def test_caps_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        await search({"pattern": "x"}, ctx_for(tmp_path), match_cap=0)

@@ -6,11 +6,18 @@ so the output is consumed block by block: the match count comes from the
 the block, and only the few lines that can be shown are decoded as JSON. That
 keeps the Python side cheap even when a pattern matches hundreds of thousands
 of lines.
+
+Nobody reads hundreds of thousands of matches, and rg's JSON for them costs
+more than the search itself, so the search is bounded twice: rg stops counting
+a file at ``FILE_MATCH_CAP`` matching lines (``--max-count``), and once
+``MATCH_CAP`` matching lines have been read and another file matches, rg's
+process group is killed and the result says that it is partial.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import heapq
 import json
 import re
@@ -34,6 +41,11 @@ _ARGS = (
     "context",
     "max_results",
 )
+MATCH_CAP = 20_000
+"""The search stops once this many matching lines have been read and more files match."""
+FILE_MATCH_CAP = 1_000
+"""rg stops counting a file at this many matching lines (at least the largest max_results)."""
+
 _DEFINITION_LINES_KEPT = 5
 _DEFINITION_SCAN_BYTES = 1 << 20  # per file: enough to rank, bounded for huge results
 _HEAD_BYTES = 256 * 1024  # per file: raw records kept for display
@@ -90,19 +102,23 @@ class _BlockReader:
     Every file is counted, but only the ``keep_files`` best-ranked files seen so
     far hold copies of their records: a file outside that set can never be
     shown, so its records are not even copied. Memory and copying stay bounded
-    however much rg finds.
+    however much rg finds. Once ``match_cap`` matching lines have been counted,
+    the next file's ``begin`` record sets ``stopped`` and nothing more is read.
     """
 
-    def __init__(self, keep_records: int, keep_files: int) -> None:
+    def __init__(self, keep_records: int, keep_files: int, match_cap: int) -> None:
         self.keep_records = keep_records
         self.keep_files = keep_files
+        self.match_cap = match_cap
         self.files: list[_FileHits] = []
+        self.matches = 0
+        self.stopped = False
         self._held: list[_Held] = []  # heap, worst held file first
         self._buffer = bytearray()
         self._resume = 0
 
-    def feed(self, chunk: bytes) -> None:
-        """Consume the next piece of rg's output."""
+    def feed(self, chunk: bytes) -> bool:
+        """Consume the next piece of rg's output; False once the match cap is reached."""
         buffer = self._buffer
         buffer.extend(chunk)
         pos = 0
@@ -113,6 +129,11 @@ class _BlockReader:
                 pos = buffer.rfind(b"\n") + 1  # keep a partial last record
                 resume = 0
                 break
+            if self.matches >= self.match_cap:
+                # Checked at a begin record, so "stopped" means more files match.
+                self.stopped = True
+                buffer.clear()
+                return False
             end = buffer.find(b'\n{"type":"end"', max(begin, resume))
             end_end = buffer.find(b"\n", end + 1) if end >= 0 else -1
             if end_end < 0:
@@ -126,6 +147,7 @@ class _BlockReader:
             resume = 0
         del buffer[:pos]
         self._resume = resume
+        return True
 
     def _block(self, buffer: bytearray, begin: int, body: int, end: int) -> None:
         """Summarise one file from offsets into ``buffer``.
@@ -136,6 +158,7 @@ class _BlockReader:
         hits = _FileHits(_begin_path(buffer[begin:body]))
         counts = _COUNTS.search(buffer, end + 1, buffer.find(b"\n", end + 1))
         hits.matches = int(counts.group(1)) if counts else 0
+        self.matches += hits.matches
         definitions: list[int] = []
         scan_end = min(end + 1, body + _DEFINITION_SCAN_BYTES)
         for found in _DEFINITION.finditer(buffer, body, scan_end):
@@ -184,8 +207,13 @@ def _rank_key(hits: _FileHits) -> tuple[int, int, int, int, str]:
     )
 
 
+def _counted(count: int, capped: bool, noun: str = "matching line") -> str:
+    """``"3 matching lines"``, or ``"1000+ matching lines"`` when counting stopped there."""
+    return f"{count}+ {noun}s" if capped else plural(count, noun)
+
+
 def _render_file(
-    hits: _FileHits, max_matches: int, context: int, keep_records: int
+    hits: _FileHits, max_matches: int, context: int, keep_records: int, file_cap: int
 ) -> tuple[str, int]:
     """One file's block: header and numbered lines; returns it and the matches shown."""
     records: dict[int, tuple[bool, str]] = {}
@@ -207,7 +235,8 @@ def _render_file(
                 continue
             shown_matches += 1
         records[number] = (is_match, clip_line(_text(data["lines"])))
-    lines = [f"{hits.path} ({plural(hits.matches, 'matching line')})"]
+    capped = hits.matches >= file_cap
+    lines = [f"{hits.path} ({_counted(hits.matches, capped)})"]
     previous = None
     for number in sorted(records):
         is_match, text = records[number]
@@ -217,7 +246,9 @@ def _render_file(
         lines.append(f"  {number}{mark} {text}")
         previous = number
     if hits.matches > shown_matches:
-        lines.append(f"  [… {hits.matches - shown_matches} more matching lines in this file]")
+        more = hits.matches - shown_matches
+        at_least = "at least " if capped else ""
+        lines.append(f"  [… {at_least}{more} more matching lines in this file]")
     return "\n".join(lines), shown_matches
 
 
@@ -245,6 +276,24 @@ def _globs(args: dict[str, Any]) -> list[str]:
 
 async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     """Search file contents and return ranked, grouped matches."""
+    return await search(args, ctx)
+
+
+async def search(
+    args: dict[str, Any],
+    ctx: ToolContext,
+    *,
+    match_cap: int = MATCH_CAP,
+    file_match_cap: int = FILE_MATCH_CAP,
+) -> ToolOutput:
+    """The ``code_grep`` handler with its caps as parameters (tests lower them).
+
+    ``match_cap``: stop reading rg's output (and kill rg) once this many
+    matching lines were read and another file matches. ``file_match_cap``: rg's
+    ``--max-count``, the matching lines counted per file.
+    """
+    if match_cap < 1 or file_match_cap < 1:
+        raise ValueError("match_cap and file_match_cap must be at least 1")
     args = dict(check_keys(NAME, args, _ARGS))
     pattern = get_str(NAME, args, "pattern", required=True)
     assert pattern is not None
@@ -256,7 +305,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     context = get_int(NAME, args, "context", default=0, low=0, high=10)
     limit = get_int(NAME, args, "max_results", default=50, low=1, high=1000)
 
-    argv = [find_rg(), *COMMON_FLAGS, "--json"]
+    argv = [find_rg(), *COMMON_FLAGS, "--json", f"--max-count={file_match_cap}"]
     argv.append("--ignore-case" if ignore_case else "--case-sensitive")
     if fixed:
         argv.append("--fixed-strings")
@@ -265,10 +314,19 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     argv += [f"--glob={g}" for g in globs]
     argv += ["--regexp", pattern, "--", rel]
 
-    reader = _BlockReader(keep_records=limit * (2 * context + 1) + 2 * context, keep_files=limit)
+    reader = _BlockReader(
+        keep_records=limit * (2 * context + 1) + 2 * context, keep_files=limit, match_cap=match_cap
+    )
     async with spawn(argv, cwd=root, cancel=ctx.cancel, env=rg_env(), time_limit=120) as rg:
-        async for chunk in rg.chunks():
-            reader.feed(chunk)
+        async with contextlib.aclosing(rg.chunks()) as chunks:
+            async for chunk in chunks:
+                if not reader.feed(chunk):
+                    break
+        if reader.stopped:
+            rg.kill()
+            # Read to EOF: the pipe must close before the exit status is reaped.
+            async for _ in rg.chunks():
+                pass
         returncode, stderr = await rg.finish()
     if returncode == 2 and not reader.files:
         message = stderr.decode("utf-8", "replace").strip() or "rg failed"
@@ -278,10 +336,11 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     if not reader.files:
         return ToolOutput(
             f"No matches for {pattern!r} in {where}.",
-            metadata={"matches": 0, "files": 0},
+            metadata={"matches": 0, "files": 0, "complete": True},
         )
     ranked = sorted(reader.files, key=_rank_key)
-    total = sum(f.matches for f in ranked)
+    total = reader.matches
+    capped_files = sum(1 for f in ranked if f.matches >= file_match_cap)
     per_file = max(10, limit // max(1, min(len(ranked), 5)))
     blocks: list[str] = []
     shown_matches = 0
@@ -289,25 +348,45 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         if shown_matches >= limit:
             break
         block, count = _render_file(
-            hits, min(per_file, limit - shown_matches), context, reader.keep_records
+            hits, min(per_file, limit - shown_matches), context, reader.keep_records, file_match_cap
         )
         blocks.append(block)
         shown_matches += count
+    partial = reader.stopped or capped_files > 0
     header = (
-        f"{plural(total, 'matching line')} for {pattern!r} in "
-        f"{plural(len(ranked), 'file')} under {where}"
+        f"{_counted(total, partial)} for {pattern!r} in "
+        f"{_counted(len(ranked), reader.stopped, 'file')} under {where}"
     )
     if len(blocks) < len(ranked) or shown_matches < total:
         header += (
             f" (showing {shown_matches} in the top {len(blocks)} files; "
             "files with definitions and more matches first)"
         )
+    if reader.stopped:
+        header += (
+            f"\n[Search stopped after {plural(total, 'matching line')} in "
+            f"{plural(len(ranked), 'file')} (limit {match_cap}): more files match, and which "
+            "files were searched first depends on rg's parallel walk, so these counts and "
+            "this ranking cover only part of the search. Narrow the pattern, or pass 'path' "
+            "or 'glob', for complete results.]"
+        )
+    if capped_files:
+        header += (
+            f"\n[{plural(capped_files, 'file')} reached {file_match_cap} matching lines, where "
+            f"counting stops per file (shown as '{file_match_cap}+'), so the total is a lower "
+            "bound.]"
+        )
     text, shown_files = fit_blocks(
         header, blocks, max_chars(ctx), unit="files", hint="narrow 'path' or 'glob'"
     )
     return ToolOutput(
         text,
-        metadata={"matches": total, "files": len(ranked), "files_shown": shown_files},
+        metadata={
+            "matches": total,
+            "files": len(ranked),
+            "files_shown": shown_files,
+            "complete": not partial,
+        },
     )
 
 
@@ -318,8 +397,11 @@ TOOL = ToolSpec(
         "Honours .gitignore and skips hidden files and .git. Results are grouped by file "
         "with line numbers ('12:' matching line, '11-' context line), ranked with files "
         "that define something matching first, then files with more matches, then shorter "
-        "paths, and cut to a character budget. Use it to find where a name is used; use "
-        "code_symbols to find where it is defined."
+        "paths, and cut to a character budget. Counting stops at "
+        f"{FILE_MATCH_CAP} matching lines per file, and the search stops after about "
+        f"{MATCH_CAP} matching lines in all (the result says so: then narrow the pattern, "
+        "path or glob). Use it to find where a name is used; use code_symbols to find where "
+        "it is defined."
     ),
     input_schema={
         "type": "object",
