@@ -1,7 +1,9 @@
 """Benchmark the store: round writes, then full-text query latency over what was written.
 
 Run with ``.venv/bin/python bench/store.py`` (1,000,000 messages) or
-``.venv/bin/python bench/store.py --messages 50000`` for a quick run. Messages are written in
+``.venv/bin/python bench/store.py --messages 50000`` for a quick run. Building the million
+takes minutes: ``--db /tmp/smith-1m.db --reuse`` builds that file once and keeps it, and
+later runs with the same options only time the searches on it. Messages are written in
 rounds of 10 (assistant tool call, tool results, assistant text), each round with its usage
 record in one transaction, as the turn engine writes them. Then a mix of searches is timed:
 common, mid-frequency and rare words, two-word queries, phrases, prefixes, with and without
@@ -198,11 +200,21 @@ def main() -> None:
         action="store_true",
         help="skip writing; time searches on an existing --db written by this script",
     )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --db: time searches on that file if it exists, else write it and keep it",
+    )
     args = parser.parse_args()
     if args.messages < ROUND_SIZE:
         parser.error(f"--messages must be at least {ROUND_SIZE}")
     if args.query_only and (args.db is None or not args.db.is_file()):
         parser.error("--query-only needs --db naming a database this script wrote")
+    if args.reuse and args.db is None:
+        parser.error("--reuse needs --db PATH (the file to build once and keep)")
+    if args.reuse and args.db.is_file() and args.db.stat().st_size > 0:
+        print(f"reusing {args.db} ({args.db.stat().st_size / 1e6:,.0f} MB); not writing")
+        args.query_only = True
 
     workdir = None
     if args.db is None:

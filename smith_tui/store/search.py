@@ -6,6 +6,8 @@ Supported: bare words (all must match), `"quoted phrases"`, a trailing `*` for p
 matching (`deploy*`), and an upper-case `OR` between two terms.
 """
 
+import re
+
 import peewee
 
 from smith_tui.store.records import MemoryHit, MessageHit
@@ -15,11 +17,19 @@ _ELLIPSIS = "…"
 _SNIPPET_TOKENS = 12
 # How many of the newest matches bm25 ranks for a very common term (see search_messages).
 RANK_WINDOW = 10_000
+# Up to this many matches in all, a project filter is checked per match (see search_messages).
+FEW_MATCHES = 2_000
+_SNIPPET_BATCH = 500
 
 
 def _has_token(text: str) -> bool:
     """Whether the unicode61 tokenizer finds any token (letters or digits) in `text`."""
     return any(char.isalnum() for char in text)
+
+
+def _has_phrase(query: str) -> bool:
+    """Whether some term of `query` is several tokens, i.e. an FTS5 phrase ("a b", a-b)."""
+    return any(len(re.findall(r"[^\W_]+", text)) > 1 for text, _ in _split(query))
 
 
 def _split(query: str) -> list[tuple[str, bool]]:
@@ -71,16 +81,97 @@ def to_match_expression(query: str) -> str | None:
     return " AND ".join(f"({term})" if " OR " in term else term for term in terms)
 
 
-def _newest_matches_bound(
-    db: peewee.SqliteDatabase, conditions: list[str], params: list[object]
-) -> int | None:
-    """Rowid just below the newest `RANK_WINDOW` matches, or `None` when there are fewer."""
-    row = db.execute_sql(
-        f"SELECT rowid FROM message_search WHERE {' AND '.join(conditions)}"
-        " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        [*params, RANK_WINDOW],
+def _snippets(
+    db: peewee.SqliteDatabase,
+    fts: list[str],
+    fts_params: list[object],
+    ids: list[int],
+    highlight: tuple[str, str],
+    *,
+    has_phrase: bool,
+) -> dict[int, str]:
+    """Snippets of the messages `ids`, all of which match the conditions `fts`, by id.
+
+    snippet() tokenises the whole message, so it only runs on the few winners. They are
+    found by walking the index once over the rowid range they span (at most the ranked
+    window), except for phrases, whose matching is costly per row: those are looked up
+    one rowid at a time instead.
+    """
+    found: dict[int, str] = {}
+    ordered = sorted(ids)
+    # In slices, to stay far below SQLite's limit on bound parameters for a huge `limit`.
+    for start in range(0, len(ordered), _SNIPPET_BATCH):
+        batch = ordered[start : start + _SNIPPET_BATCH]
+        marks = ", ".join("?" * len(batch))
+        if has_phrase:
+            lookup, bounds = f"rowid IN ({marks})", []
+        else:
+            # `+rowid` keeps the IN list from FTS5, which would restart the query per id.
+            lookup = f"rowid BETWEEN ? AND ? AND +rowid IN ({marks})"
+            bounds = [min(batch), max(batch)]
+        rows = db.execute_sql(
+            f"SELECT rowid, snippet(message_search, 0, ?, ?, '{_ELLIPSIS}', {_SNIPPET_TOKENS})"
+            f" FROM message_search WHERE {' AND '.join(fts)} AND {lookup}",
+            [highlight[0], highlight[1], *fts_params, *bounds, *batch],
+        ).fetchall()
+        found.update(rows)
+    return found
+
+
+def _has_at_most(
+    db: peewee.SqliteDatabase, fts: list[str], params: list[object], most: int
+) -> bool:
+    """Whether at most `most` messages match the conditions `fts` (reads at most most + 1)."""
+    (count,) = db.execute_sql(
+        f"SELECT count(*) FROM (SELECT 1 FROM message_search WHERE {' AND '.join(fts)} LIMIT ?)",
+        [*params, most + 1],
     ).fetchone()
-    return None if row is None else row[0]
+    return bool(count <= most)
+
+
+def _best_matches(
+    db: peewee.SqliteDatabase,
+    window_from: str,
+    window_where: list[str],
+    window_params: list[object],
+    checks: list[str],
+    check_params: list[object],
+    limit: int,
+) -> list[tuple[int, float, str, int, str]]:
+    """(id, rank, conversation id, position, role) of the best `limit` matches in the window.
+
+    The window is the newest `RANK_WINDOW` rows of `window_from` meeting `window_where`;
+    `checks` are conditions on the message (`m`) that the window did not test exactly.
+    """
+    # One pass from the newest match down, each scored as it goes. Sorting by rank outside
+    # FTS5 matters: its own ORDER BY rank runs bm25's whole-index statistics twice.
+    window = (
+        "SELECT message_search.rowid AS id, message_search.rank AS rank"
+        f" FROM {window_from} WHERE {' AND '.join(window_where)}"
+        " ORDER BY message_search.rowid DESC LIMIT ?"
+    )
+    window_params = [*window_params, RANK_WINDOW]
+    passes = " AND ".join(checks) if checks else "1"
+    # Fast path: take the best `limit` of the window, then join those few and check them.
+    fast = (
+        f"SELECT hits.id, hits.rank, m.conversation_id, m.position, m.role, {passes}"
+        f" FROM (SELECT id, rank FROM ({window}) ORDER BY rank, id LIMIT ?) AS hits"
+        " JOIN messages AS m ON m.id = hits.id ORDER BY hits.rank, hits.id"
+    )
+    # Placeholders bind in text order: the checks in the outer SELECT list come first.
+    rows = db.execute_sql(fast, [*check_params, *window_params, limit]).fetchall()
+    if all(row[-1] for row in rows):
+        # Every winner passed, so they are also the winners among the matches that pass
+        # (a subset of what was ranked).
+        return [row[:-1] for row in rows]
+    # A winner failed (a project id that tokenises like another one), so check the whole
+    # window: the best exact matches are ranked among it.
+    exact_sql = (
+        "SELECT hits.id, hits.rank, m.conversation_id, m.position, m.role"
+        f" FROM ({window}) AS hits JOIN messages AS m ON m.id = hits.id"
+        f" WHERE {passes} ORDER BY hits.rank, hits.id LIMIT ?"
+    )
+    return db.execute_sql(exact_sql, [*window_params, *check_params, limit]).fetchall()
 
 
 def search_messages(
@@ -97,16 +188,15 @@ def search_messages(
     bm25 has to score every match before it can sort, so a term found in more than
     `RANK_WINDOW` messages (a near stop-word) is ranked among its newest `RANK_WINDOW`
     matches only; that keeps such searches in tens of milliseconds on a million messages.
+    Ties in rank go to the older message.
     """
     expression = to_match_expression(query)
     if expression is None or limit <= 0:
         return []
-    match = f"content : ({expression})"
-    if project_id is not None and _has_token(project_id):
-        # Narrow by the indexed project id inside FTS5; the exact test below stays the judge.
-        match = f"project_id : {_quote(project_id)} AND {match}"
+    has_phrase = _has_phrase(query)
+    content = f"content : ({expression})"
     fts = ["message_search MATCH ?"]
-    fts_params: list[object] = [match]
+    fts_params: list[object] = [content]
     exact: list[str] = []
     exact_params: list[object] = []
     if conversation_id is not None:
@@ -120,39 +210,33 @@ def search_messages(
         fts_params += [low, high]
         exact.append("m.conversation_id = ?")
         exact_params.append(conversation_id)
+    check_each = False
     if project_id is not None:
         exact.append("m.project_id = ?")
         exact_params.append(project_id)
-    bound = _newest_matches_bound(db, fts, fts_params)
-    if bound is not None:
-        fts.append("message_search.rowid > ?")
-        fts_params.append(bound)
-    snippet = f"snippet(message_search, 0, ?, ?, '{_ELLIPSIS}', {_SNIPPET_TOKENS})"
-    head = [highlight[0], highlight[1], *fts_params]
-    passes = " AND ".join(exact) if exact else "1"
-    # Fast path: rank inside the full-text table using only its own (approximate) filters,
-    # join the few winners afterwards and check the exact filters on them. ORDER BY rank
-    # alone lets FTS5 use its own top-k sort; ties are broken outside.
-    fast = (
-        f"SELECT m.conversation_id, m.id, m.position, m.role, hits.snippet, hits.rank, {passes}"
-        f" FROM (SELECT rowid AS id, {snippet} AS snippet, rank FROM message_search"
-        f" WHERE {' AND '.join(fts)} ORDER BY rank LIMIT ?) AS hits"
-        " JOIN messages AS m ON m.id = hits.id ORDER BY hits.rank, hits.id"
+        # With few matches in all (so fewer than RANK_WINDOW), the window holds every match
+        # either way, and checking each one's project in the messages table is cheapest.
+        # Otherwise the indexed project id narrows inside FTS5 (the exact check stays the
+        # judge), at a price: bm25 then also counts every message of the project. Phrases
+        # are not counted first: that can cost as much as the search.
+        few = min(FEW_MATCHES, RANK_WINDOW)
+        check_each = not has_phrase and _has_at_most(db, fts, fts_params, few)
+        if not check_each and _has_token(project_id):
+            fts_params[0] = f"project_id : {_quote(project_id)} AND {content}"
+    if check_each:
+        joined = "message_search JOIN messages AS m ON m.id = message_search.rowid"
+        rows = _best_matches(db, joined, fts + exact, fts_params + exact_params, [], [], limit)
+    else:
+        rows = _best_matches(db, "message_search", fts, fts_params, exact, exact_params, limit)
+    snippets = _snippets(
+        db, fts, fts_params, [row[0] for row in rows], highlight, has_phrase=has_phrase
     )
-    # Placeholders bind in text order: the exact checks in the outer SELECT list come first.
-    rows = db.execute_sql(fast, [*exact_params, *head, limit]).fetchall()
-    if all(row[-1] for row in rows):
-        # Every winner passed the exact filters, so they are also the winners among the
-        # exact matches (a subset of what was ranked).
-        return [MessageHit(*row[:-1]) for row in rows]
-    exact_sql = (
-        f"SELECT m.conversation_id, m.id, m.position, m.role, {snippet}, message_search.rank"
-        " FROM message_search JOIN messages AS m ON m.id = message_search.rowid"
-        f" WHERE {' AND '.join(fts + exact)}"
-        " ORDER BY message_search.rank, m.id LIMIT ?"
-    )
-    rows = db.execute_sql(exact_sql, [*head, *exact_params, limit]).fetchall()
-    return [MessageHit(*row) for row in rows]
+    return [
+        MessageHit(conversation, message_id, position, role, snippets[message_id], rank)
+        for message_id, rank, conversation, position, role in rows
+        # A message deleted by another connection since it was ranked has no snippet.
+        if message_id in snippets
+    ]
 
 
 def search_project_memory(

@@ -1,8 +1,10 @@
 """Full-text search: ranking, snippets, filters, unsafe query text, index upkeep."""
 
+from typing import Any
+
 import pytest
 
-from smith_tui.store import Store, search
+from smith_tui.store import MessageHit, Store, search
 from smith_tui.store.search import to_match_expression
 
 
@@ -219,3 +221,107 @@ def test_conversation_filter_with_interleaved_conversations(store: Store) -> Non
     hits = store.search_messages("topic", conversation_id=first)
     assert [h.conversation_id for h in hits] == [first] * 3
     assert [h.position for h in store.search_messages("topic", conversation_id=second)] == [0, 1, 2]
+
+
+def test_ties_in_rank_go_to_the_older_message(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, *["identical words in every message"] * 5)
+    hits = store.search_messages("identical")
+    assert len({h.rank for h in hits}) == 1
+    assert [h.position for h in hits] == [0, 1, 2, 3, 4]
+    assert [h.position for h in store.search_messages("identical", limit=2)] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("query", "marked"),
+    [
+        ("deploy", "«deploy»"),
+        ('"deploy failed"', "«deploy failed»"),
+        ("deploy-failed", "«deploy failed»"),
+        ("depl*", "«deploy»"),
+        ("nothing OR failed", "«failed»"),
+    ],
+)
+def test_snippets_of_every_kind_of_query_and_filter(store: Store, query: str, marked: str) -> None:
+    mine = store.conversations.create("mine")
+    other = store.conversations.create("other")
+    words = " ".join(f"filler{i}" for i in range(40))
+    for cid in (mine, other, mine):
+        say(store, cid, f"{words} the deploy failed {words}", "unrelated text")
+    filters: list[dict[str, str]] = [{}, {"project_id": "mine"}, {"conversation_id": other}]
+    for kwargs in filters:
+        hits = store.search_messages(query, **kwargs)
+        assert hits, kwargs
+        assert all(marked in h.snippet and h.snippet.startswith("…") for h in hits)
+
+
+def test_has_phrase() -> None:
+    assert search._has_phrase('"red apple"')
+    assert search._has_phrase("red-apple")
+    assert search._has_phrase('plain "red apple" words')
+    assert not search._has_phrase("red apple")
+    assert not search._has_phrase("deploy* OR ship")
+    assert not search._has_phrase('"red"')
+
+
+@pytest.mark.parametrize("query", ["needle", '"needle here"', "need*"])
+def test_many_hits_get_their_snippets_in_batches(
+    store: Store, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    monkeypatch.setattr(search, "_SNIPPET_BATCH", 2)
+    cid = store.conversations.create("p")
+    say(store, cid, *[f"needle here number {i}" for i in range(7)])
+    hits = store.search_messages(query, limit=100)
+    assert sorted(h.position for h in hits) == list(range(7))
+    assert all("«need" in h.snippet for h in hits)
+
+
+def test_a_message_deleted_after_ranking_is_left_out(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "needle one", "needle two", "needle three")
+    ids = [m.id for m in store.conversations.list_messages(cid)]
+    original = search._snippets
+
+    def deleted_meanwhile(*args: Any, **kwargs: Any) -> dict[int, str]:
+        store.conversations.delete_message(ids[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(search, "_snippets", deleted_meanwhile)
+    assert sorted(h.message_id for h in store.search_messages("needle")) == [ids[0], ids[2]]
+
+
+def test_project_filter_gives_the_same_hits_checked_per_match_or_in_the_index(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    projects = ("proj-a", "proj-a-b", "___", "zanzibar")
+    for number, project in enumerate(projects):
+        cid = store.conversations.create(project)
+        say(
+            store,
+            cid,
+            *[f"needle {'thread ' * (i % 3)}in project {number} message {i}" for i in range(6)],
+        )
+    queries = ["needle", "needle thread", "thread", "proj*", "needle OR message", "project"]
+    cases = [(q, p, limit) for q in queries for p in projects for limit in (2, 20)]
+
+    def results() -> list[list[MessageHit]]:
+        return [store.search_messages(q, project_id=p, limit=n) for q, p, n in cases]
+
+    monkeypatch.setattr(search, "FEW_MATCHES", 1000)  # check each match's project
+    per_match = results()
+    monkeypatch.setattr(search, "FEW_MATCHES", 0)  # narrow inside FTS5
+    assert results() == per_match
+    assert all(per_match)
+    for (_, project, _), hits in zip(cases, per_match, strict=True):
+        conversations = {store.conversations.get(h.conversation_id).project_id for h in hits}
+        assert conversations <= {project}
+
+
+def test_has_at_most(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "needle one", "needle two", "needle three")
+    fts, params = ["message_search MATCH ?"], ['"needle"']
+    assert search._has_at_most(store.database, fts, params, 3)
+    assert not search._has_at_most(store.database, fts, params, 2)
