@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,12 @@ WIRE_KEYS = frozenset(
 
 #: Characters per estimated token (no tokenizer is available).
 CHARS_PER_TOKEN = 4
+
+_CALL_ID = operator.itemgetter("id")
+
+#: Elision placeholders by size, or by ``(size, recall_key)``; see :func:`_placeholder`.
+_PLACEHOLDERS: dict[int | tuple[int, str], str] = {}
+_PLACEHOLDERS_MAX = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,27 @@ def elision_placeholder(chars: int, recall_key: str | None = None) -> str:
     return f"[elided {chars} chars of tool output]"
 
 
+def _placeholder(chars: int, recall_key: Any) -> str:
+    """Return ``elision_placeholder(chars, recall_key)``, remembered in ``_PLACEHOLDERS``.
+
+    The same old outputs are elided again before every model call, so their
+    placeholders are kept (up to ``_PLACEHOLDERS_MAX`` of them) rather than
+    formatted anew each time.
+    """
+    if not recall_key:
+        slot: int | tuple[int, str] = chars
+    elif type(recall_key) is str:
+        slot = (chars, recall_key)
+    else:
+        return elision_placeholder(chars, recall_key)
+    text = _PLACEHOLDERS.get(slot)
+    if text is None:
+        if len(_PLACEHOLDERS) >= _PLACEHOLDERS_MAX:
+            _PLACEHOLDERS.clear()
+        text = _PLACEHOLDERS[slot] = elision_placeholder(chars, recall_key)
+    return text
+
+
 def _quote(text: str) -> str:
     """Quote ``text`` as a JSON string literal (cheaper than ``json.dumps`` for plain keys)."""
     if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
@@ -137,30 +165,47 @@ def apply_window(
     _check_settings(
         tool_output_keep_rounds, tool_output_elide_over_chars, trim_threshold_pct, context_window
     )
-    msgs = list(messages)
     if not enabled:
+        msgs = list(messages)
         return WindowResult(msgs, 0, 0, estimate_tokens(msgs))
-    budget = context_window * trim_threshold_pct / 100
-    return _walk(msgs, tool_output_keep_rounds, tool_output_elide_over_chars, budget)
+    msgs = messages if type(messages) is list else list(messages)  # _walk only reads it
+    # ceil(chars / 4) <= budget  <=>  chars <= 4 * floor(budget)
+    limit = CHARS_PER_TOKEN * math.floor(context_window * trim_threshold_pct / 100)
+    keep, elide_over = tool_output_keep_rounds, tool_output_elide_over_chars
+    result = _walk(msgs, keep, elide_over, limit, None)
+    if result is None:
+        result = _walk(msgs, keep, elide_over, limit, _pinned_indices(msgs))
+    return result
 
 
-def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float) -> WindowResult:
-    """Walk the transcript once from the newest message back.
+def _walk(
+    msgs: list[Message], keep_rounds: int, elide_over: int, limit: int, pinned: set[int] | None
+) -> WindowResult | None:
+    """Keep the newest units that fit in ``limit`` chars, walking back from the end.
 
     Units (a single message, or an assistant ``tool_calls`` message with its
     results) are kept while they fit next to the pinned messages; the first
     unit that does not fit ends the walk, and everything older is dropped
     except the pinned messages. Keeping the longest newest suffix that fits is
     the same as dropping the oldest units one at a time until the rest fits,
-    but it never touches the dropped part beyond a role count.
+    but it never touches the dropped part beyond a role count. ``msgs`` is only
+    read: elided copies go into a copy of it, which the kept part is sliced from.
+
+    With ``pinned=None`` transient messages are not looked for up front (that
+    is a pass over every message): the walk pins each one it meets, and looks
+    for them only in the dropped part at the end. Since the kept size only
+    grows, counting a pinned message late changes nothing as long as the total
+    still fits; when it does not, this returns ``None`` and the caller walks
+    again with every pinned index given.
     """
-    pinned = _pinned_indices(msgs)
-    # ceil(chars / 4) <= budget  <=>  chars <= 4 * floor(budget)
-    limit = CHARS_PER_TOKEN * math.floor(budget)
+    lazy = pinned is None
+    if pinned is None:
+        pinned = _fixed_pinned(msgs)
     total = sum(message_chars(msgs[i]) for i in pinned)
-    out_rev: list[Message] = []  # kept messages, newest first
-    append = out_rev.append
-    rounds_seen = elided = invalid = 0
+    work = msgs.copy()
+    invalid: list[int] = []  # indices of messages removed for broken pairing
+    placeholders = _PLACEHOLDERS
+    rounds_seen = elided = 0
     end = 0  # messages before this index are dropped (pinned ones excepted)
     j = len(msgs) - 1
     while j >= 0:
@@ -168,9 +213,13 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
         role = msg.get("role")
         if role != "tool":
             if j in pinned:
-                append(msg)
+                pass  # counted in total from the start
             elif role == "assistant" and msg.get("tool_calls"):
-                invalid += 1  # calls without any result
+                invalid.append(j)  # calls without any result
+            elif lazy and msg.get("transient") and not msg.get("tool_calls"):
+                total += message_chars(msg)  # pinned, as _pinned_indices would have it
+                if total > limit:
+                    return None
             else:
                 content = msg.get("content")
                 size = len(content) if type(content) is str else message_chars(msg)
@@ -178,66 +227,162 @@ def _walk(msgs: list[Message], keep_rounds: int, elide_over: int, budget: float)
                     end = j + 1
                     break
                 total += size
-                append(msg)
             j -= 1
             continue
 
-        # A block of tool results: find the assistant message that called them.
-        lo = j
-        while lo > 0 and msgs[lo - 1].get("role") == "tool":
-            lo -= 1
-        head = lo - 1
-        head_msg = msgs[head] if head >= 0 else None
-        calls = head_msg.get("tool_calls") if head_msg is not None else None
-        if not calls or head_msg.get("role") != "assistant":
-            invalid += j - head  # tool results with no assistant call
+        # A block of tool results msgs[head + 1 : j + 1]; msgs[head] should hold the calls.
+        head = j - 1
+        while head >= 0:
+            head_msg = msgs[head]
+            role = head_msg.get("role")
+            if role != "tool":
+                break
+            head -= 1
+        if head < 0 or role != "assistant" or not (calls := head_msg.get("tool_calls")):
+            invalid.extend(range(head + 1, j + 1))  # tool results with no assistant call
             j = head
             continue
-        if lo == j and len(calls) == 1 and _answers(calls[0], msg):
-            results: Sequence[int] | None = (j,)  # the common one-call round
-        else:
-            results = _pair_results(calls, msgs, lo, j + 1)
-        if results is None:
-            invalid += j - head + 1
-            j = head - 1
-            continue
-        invalid += j - lo + 1 - len(results)
-        elide = rounds_seen >= keep_rounds
+        eliding = rounds_seen >= keep_rounds
+        n = j - head
+        size = 0
+        k = head + 1
+
+        # Fast path for the usual round: dict calls with distinct string ids, string
+        # names and arguments, answered one by one in call order by string results. On
+        # any other shape it stops short (k <= j) and _general_round does the round.
+        if type(calls) is list and len(calls) == n:
+            try:
+                for call in calls:
+                    if type(call) is not dict:
+                        break
+                    result = msgs[k]
+                    cid = call["id"]
+                    fn = call["function"]
+                    content = result.get("content")
+                    if (
+                        type(cid) is not str
+                        or type(fn) is not dict
+                        or type(content) is not str
+                        or cid != result.get("tool_call_id")
+                    ):
+                        break
+                    name = fn["name"]
+                    args = fn["arguments"]
+                    if type(name) is not str or type(args) is not str:
+                        break
+                    chars = len(content)
+                    if eliding and chars > elide_over:
+                        key = result.get("recall_key")
+                        text = None if key else placeholders.get(chars)
+                        if text is None:
+                            text = _placeholder(chars, key)
+                        if (shorter := len(text)) < chars:
+                            work[k] = dict(result, content=text)
+                            chars = shorter
+                            elided += 1
+                    size += len(name) + len(args) + chars
+                    k += 1
+            except KeyError:
+                pass
+            if (
+                k > j
+                and n > 1
+                and (
+                    calls[0]["id"] == calls[1]["id"]
+                    if n == 2
+                    else len(set(map(_CALL_ID, calls))) != n
+                )
+            ):
+                k = head  # duplicate ids: the general path rejects the round
+        if k <= j:
+            elided -= _restore(work, msgs, head + 1, j + 1)
+            general = _general_round(calls, msgs, work, head, j, elide_over if eliding else None)
+            if general is None:
+                invalid.extend(range(head, j + 1))
+                j = head - 1
+                continue
+            size, round_elided, unpaired = general
+            elided += round_elided
+            invalid.extend(unpaired)
         rounds_seen += 1
+
         content = head_msg.get("content")
-        size = len(content) if type(content) is str else _parts_chars(content)
-        size += _calls_chars(calls)
-        mark = len(out_rev)
-        round_elided = 0
-        for idx in reversed(results):
-            result = msgs[idx]
-            content = result.get("content")
-            chars = len(content) if type(content) is str else _parts_chars(content)
-            if elide and chars > elide_over:
-                text = elision_placeholder(chars, result.get("recall_key"))
-                if len(text) < chars:
-                    result = dict(result)
-                    result["content"] = text
-                    chars = len(text)
-                    round_elided += 1
-            size += chars
-            append(result)
+        if type(content) is str:
+            size += len(content)
+        elif content is not None:
+            size += _parts_chars(content)
         if total + size > limit:
-            del out_rev[mark:]
+            elided -= _restore(work, msgs, head + 1, j + 1)  # this round is not kept
             end = j + 1
             break
         total += size
-        elided += round_elided
-        append(head_msg)
         j = head - 1
 
     dropped = 0
     if end:
-        older_pinned = sorted((i for i in pinned if i < end), reverse=True)
-        out_rev.extend(msgs[i] for i in older_pinned)
-        dropped = sum(1 for m in msgs[:end] if m.get("role") != "tool") - len(older_pinned)
-    out_rev.reverse()
-    return WindowResult(out_rev, elided, dropped, tokens_for_chars(total), invalid)
+        if lazy and (older := [i for i in _transient_indices(msgs, end) if i not in pinned]):
+            total += sum(message_chars(msgs[i]) for i in older)
+            if total > limit:
+                return None
+            pinned.update(older)
+        older_pinned = sorted(i for i in pinned if i < end)
+        roles = [m.get("role") for m in msgs[:end]]
+        dropped = len(roles) - roles.count("tool") - len(older_pinned)
+    out = work[end:] if end else work
+    if invalid:
+        gone = set(invalid)
+        out = [m for idx, m in enumerate(out, end) if idx not in gone]
+    if end:
+        out[:0] = [msgs[i] for i in older_pinned]
+    return WindowResult(out, elided, dropped, tokens_for_chars(total), len(invalid))
+
+
+def _restore(work: list[Message], msgs: list[Message], lo: int, hi: int) -> int:
+    """Put back the originals of ``work[lo:hi]`` and return how many were elided copies."""
+    restored = 0
+    for idx in range(lo, hi):
+        if work[idx] is not msgs[idx]:
+            work[idx] = msgs[idx]
+            restored += 1
+    return restored
+
+
+def _general_round(
+    calls: Any,
+    msgs: list[Message],
+    work: list[Message],
+    head: int,
+    last: int,
+    elide_over: int | None,
+) -> tuple[int, int, list[int]] | None:
+    """Pair and size the round ``msgs[head : last + 1]`` whatever its shape.
+
+    Returns the size of the calls and kept results, how many results were
+    elided (only when ``elide_over`` is not ``None``; the copies are put in
+    ``work``) and the indices of the results left out (duplicates and results
+    of no call); or ``None`` when the results cannot be paired with the calls.
+    """
+    if last == head + 1 and len(calls) == 1 and _answers(calls[0], msgs[last]):
+        results: Sequence[int] | None = (last,)
+    else:
+        results = _pair_results(calls, msgs, head + 1, last + 1)
+    if results is None:
+        return None
+    size = _calls_chars(calls)
+    elided = 0
+    for idx in results:
+        result = msgs[idx]
+        content = result.get("content")
+        chars = len(content) if type(content) is str else _parts_chars(content)
+        if elide_over is not None and chars > elide_over:
+            text = elision_placeholder(chars, result.get("recall_key"))
+            if len(text) < chars:
+                work[idx] = dict(result, content=text)
+                chars = len(text)
+                elided += 1
+        size += chars
+    kept = set(results)
+    return size, elided, [idx for idx in range(head + 1, last + 1) if idx not in kept]
 
 
 def _answers(call: Any, result: Message) -> bool:
@@ -276,13 +421,12 @@ def _pair_results(calls: Any, msgs: list[Message], lo: int, hi: int) -> Sequence
 
 def _pinned_indices(msgs: list[Message]) -> set[int]:
     """The first system message, the latest user message and any transient message."""
-    pinned = {
-        idx
-        for idx in [idx for idx, msg in enumerate(msgs) if "transient" in msg]
-        if msgs[idx].get("transient")
-        and msgs[idx].get("role") != "tool"
-        and not msgs[idx].get("tool_calls")
-    }
+    return _fixed_pinned(msgs).union(_transient_indices(msgs, len(msgs)))
+
+
+def _fixed_pinned(msgs: list[Message]) -> set[int]:
+    """The first system message and the latest user message that is not transient."""
+    pinned: set[int] = set()
     for idx, msg in enumerate(msgs):
         if msg.get("role") == "system":
             pinned.add(idx)
@@ -293,6 +437,21 @@ def _pinned_indices(msgs: list[Message]) -> set[int]:
             pinned.add(idx)
             break
     return pinned
+
+
+def _transient_indices(msgs: list[Message], stop: int) -> list[int]:
+    """Indices below ``stop`` of the transient messages that are pinned.
+
+    A transient tool result or message with tool calls is not pinned: it has
+    to stay with the rest of its round.
+    """
+    return [
+        idx
+        for idx in [idx for idx, msg in enumerate(msgs[:stop]) if "transient" in msg]
+        if msgs[idx].get("transient")
+        and msgs[idx].get("role") != "tool"
+        and not msgs[idx].get("tool_calls")
+    ]
 
 
 def _parts_chars(content: Any) -> int:

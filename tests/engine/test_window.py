@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import UserDict
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,6 +14,8 @@ from hypothesis import strategies as st
 
 from smith_tui.engine.window import (
     WIRE_KEYS,
+    _pinned_indices,
+    _walk,
     apply_window,
     elision_placeholder,
     estimate_tokens,
@@ -192,6 +196,179 @@ def test_to_wire_strips_local_keys_without_mutating() -> None:
     assert all(m.keys() <= WIRE_KEYS for m in out)
 
 
+def test_round_the_fast_path_gives_up_on_midway_is_redone_in_full() -> None:
+    # The first result is elided before the second call turns out to have non-string
+    # arguments; the round is then paired, sized and elided by the general path.
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "read", "arguments": {"p": 1}}},
+    ]
+    msgs = [
+        user("go"),
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "a", "content": "x" * 500, "recall_key": "k/a"},
+        {"role": "tool", "tool_call_id": "b", "content": "y" * 500},
+        *tool_round(["c"], ["z" * 500], [None]),
+    ]
+    before = copy.deepcopy(msgs)
+    result = apply_window(msgs, tool_output_keep_rounds=1, tool_output_elide_over_chars=100)
+    assert msgs == before
+    assert [m["content"] for m in result.messages[2:4]] == [
+        elision_placeholder(500, "k/a"),
+        elision_placeholder(500),
+    ]
+    assert result.messages[-1] is msgs[-1]
+    assert result.elided_count == 2
+    assert result.estimated_tokens == estimate_tokens(result.messages)
+
+
+def call(cid: Any, name: Any = "bash", arguments: Any = "{}") -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def result(cid: Any, text: str = "r" * 200) -> Msg:
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+# Rounds off the fast path's usual shape, with how many of their messages are invalid.
+ODD_ROUNDS: dict[str, tuple[list[Msg], int]] = {
+    "results out of call order": (
+        [{"role": "assistant", "tool_calls": [call("a"), call("b")]}, result("b"), result("a")],
+        0,
+    ),
+    "extra result": (
+        [{"role": "assistant", "tool_calls": [call("a")]}, result("a"), result("a")],
+        1,
+    ),
+    "call without function": (
+        [{"role": "assistant", "tool_calls": [{"id": "a"}, call("b")]}, result("a"), result("b")],
+        0,
+    ),
+    "arguments as an object": (
+        [{"role": "assistant", "tool_calls": [call("a", arguments={"p": 1})]}, result("a")],
+        0,
+    ),
+    "two calls, one id": (
+        [{"role": "assistant", "tool_calls": [call("a"), call("a")]}, result("a"), result("a")],
+        3,
+    ),
+    "three calls, two ids": (
+        [
+            {"role": "assistant", "tool_calls": [call("a"), call("b"), call("a")]},
+            result("a"),
+            result("b"),
+            result("a"),
+        ],
+        4,
+    ),
+    "no call id": ([{"role": "assistant", "tool_calls": [call(None)]}, result(None)], 2),
+    "call without an id": (
+        [{"role": "assistant", "tool_calls": [{"function": {"name": "x"}}]}, result("a")],
+        2,
+    ),
+    "call that is not a dict": (
+        [{"role": "assistant", "tool_calls": [UserDict(call("a"))]}, result("a")],
+        0,
+    ),
+    "call without a result": ([{"role": "assistant", "tool_calls": [call("a")]}], 1),
+    "one call with an unhashable id": (
+        [{"role": "assistant", "tool_calls": [call(["a"])]}, result(["a"])],
+        0,
+    ),
+    "two calls with unhashable ids": (
+        [
+            {"role": "assistant", "tool_calls": [call(["a"]), call(["b"])]},
+            result(["a"]),
+            result(["b"]),
+        ],
+        3,
+    ),
+    "call id that is a number": (
+        [{"role": "assistant", "tool_calls": [call(7)]}, result(7)],
+        0,
+    ),
+    "text next to the calls": (
+        [{"role": "assistant", "content": "let me look", "tool_calls": [call("a")]}, result("a")],
+        0,
+    ),
+    "text parts next to the calls": (
+        [
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "let me look"}],
+                "tool_calls": [call("a")],
+            },
+            result("a"),
+        ],
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ODD_ROUNDS)
+@pytest.mark.parametrize("context_window", [10**6, 130])
+def test_rounds_of_any_shape_match_the_general_path(name: str, context_window: int) -> None:
+    odd, invalid = ODD_ROUNDS[name]
+    msgs = [user("go"), *odd, *tool_round(["z"], ["last"], [None])]
+    opts: dict[str, Any] = dict(
+        tool_output_keep_rounds=0, tool_output_elide_over_chars=10, context_window=context_window
+    )
+    before = copy.deepcopy(msgs)
+    fast = apply_window(msgs, **opts)
+    general = apply_window(calls_as(tuple, msgs), **opts)
+    assert msgs == before
+    assert fast.messages == calls_as(list, general.messages)
+    assert fast == replace(general, messages=fast.messages)
+    assert fast.estimated_tokens == estimate_tokens(fast.messages)
+    if context_window == 10**6:
+        assert fast.dropped_invalid == invalid
+        assert len(fast.messages) == len(msgs) - invalid
+
+
+def test_round_that_does_not_fit_leaves_no_elided_count() -> None:
+    msgs = [
+        user("go"),
+        *tool_round(["a", "b"], ["x" * 500, "y" * 500], [None, None]),
+        *tool_round(["c"], ["z" * 50], [None]),
+    ]
+    result = apply_window(
+        msgs,
+        tool_output_keep_rounds=1,
+        tool_output_elide_over_chars=100,
+        context_window=30,  # 120 chars: 63 for user and newest round, 88 for the elided one
+        trim_threshold_pct=100,
+    )
+    assert result.messages == [msgs[0], *msgs[4:]]
+    assert (result.elided_count, result.dropped_rounds) == (0, 1)
+
+
+def test_old_transient_message_is_counted_before_newer_units() -> None:
+    # Found only when the walk reaches it, the old transient note no longer leaves room
+    # for the newer answer: the window is worked out again with it pinned from the start.
+    msgs = [
+        user("q"),
+        user("[note]" + "n" * 94, transient=True),
+        assistant("a" * 100),
+        assistant("b" * 100),
+    ]
+    result = apply_window(msgs, context_window=60, trim_threshold_pct=100)
+    assert result.messages == [msgs[0], msgs[1], msgs[3]]
+    assert result.dropped_rounds == 1
+
+
+def test_transient_message_in_the_dropped_part_is_kept() -> None:
+    msgs = [
+        user("old"),
+        user("[note]", transient=True),
+        assistant("a" * 400),
+        user("q"),
+        assistant("b" * 40),
+    ]
+    result = apply_window(msgs, context_window=30, trim_threshold_pct=100)
+    assert result.messages == [msgs[1], msgs[3], msgs[4]]
+    assert (result.dropped_rounds, result.estimated_tokens) == (2, math.ceil(47 / 4))
+
+
 def test_message_chars_counts_text_parts_and_tool_calls() -> None:
     msg = {
         "role": "assistant",
@@ -237,6 +414,22 @@ def transcripts(draw: st.DrawFn) -> list[Msg]:
     if draw(st.booleans()):
         msgs.append(user("[state snapshot]", transient=True))
     return msgs
+
+
+@st.composite
+def transcripts_with_transients(draw: st.DrawFn) -> list[Msg]:
+    """A transcript with transient notes inserted between its units, at any age."""
+    msgs = draw(transcripts())
+    bounds = [i for i in range(len(msgs) + 1) if i == len(msgs) or msgs[i]["role"] != "tool"]
+    for pos in sorted(draw(st.lists(st.sampled_from(bounds), max_size=3)), reverse=True):
+        role = draw(st.sampled_from(["user", "assistant"]))
+        msgs.insert(pos, {"role": role, "content": "T" * draw(sizes), "transient": True})
+    return msgs
+
+
+def calls_as(kind: type, msgs: list[Msg]) -> list[Msg]:
+    """``msgs`` with every ``tool_calls`` list turned into ``kind`` (a copy, when there are)."""
+    return [{**m, "tool_calls": kind(m["tool_calls"])} if m.get("tool_calls") else m for m in msgs]
 
 
 window_settings = st.fixed_dictionaries(
@@ -367,3 +560,30 @@ def test_generous_window_keeps_everything_recent(msgs: list[Msg]) -> None:
     )
     assert result.messages == msgs
     assert (result.elided_count, result.dropped_rounds) == (0, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(transcripts(), window_settings)
+def test_fast_round_path_matches_the_general_one(msgs: list[Msg], opts: dict[str, Any]) -> None:
+    # Calls in a tuple are never taken by the fast path for the usual round shape.
+    fast = apply_window(msgs, **opts)
+    general = apply_window(calls_as(tuple, msgs), **opts)
+    assert fast.messages == calls_as(list, general.messages)
+    assert (fast.elided_count, fast.dropped_rounds, fast.estimated_tokens) == (
+        general.elided_count,
+        general.dropped_rounds,
+        general.estimated_tokens,
+    )
+    assert fast.dropped_invalid == general.dropped_invalid
+
+
+@settings(max_examples=300, deadline=None)
+@given(transcripts_with_transients(), window_settings)
+def test_transients_met_on_the_walk_match_pinning_them_up_front(
+    msgs: list[Msg], opts: dict[str, Any]
+) -> None:
+    result = apply_window(msgs, **opts)
+    limit = 4 * math.floor(opts["context_window"] * opts["trim_threshold_pct"] / 100)
+    keep, over = opts["tool_output_keep_rounds"], opts["tool_output_elide_over_chars"]
+    assert result == _walk(list(msgs), keep, over, limit, _pinned_indices(msgs))
+    assert result.messages == reference_window(copy.deepcopy(msgs), opts)
