@@ -86,6 +86,9 @@ async def test_older_pages_come_from_the_loader_until_the_first_message(tmp_path
             await transcript.load_messages(recent)
             assert first_position(transcript) == 150
             for expected in (100, 50, 0):
+                # Laid out, with somewhere to scroll from: scrolling home from the top
+                # already would not change scroll_y, and nothing would load.
+                await wait_until(pilot, lambda: transcript.scroll_y > 0, "a laid-out view")
                 transcript.scroll_home(animate=False)
                 await wait_until(
                     pilot,
@@ -250,3 +253,35 @@ async def test_rebuilt_entries_above_keep_the_view_in_place_after_a_resize() -> 
         )
         await pilot.pause(0.3)
         assert top_live_entry(transcript) == (entry, offset)
+
+
+async def test_a_short_recent_page_loads_older_ones_until_the_view_can_scroll(
+    tmp_path: Path,
+) -> None:
+    """The newest page fits on screen: older pages come in by themselves (no scrolling
+    could ask for them), and stop once there is something to scroll."""
+    store = Store.open(tmp_path / "smith.db")
+    try:
+        conv = store.conversations.create("project")
+        stored = [{k: v for k, v in m.items() if k != "position"} for m in conversation(200)]
+        store.conversations.append_messages(conv, stored)
+        calls: list[tuple[int, int]] = []
+
+        def loader(before: int, limit: int) -> list[dict[str, Any]]:
+            calls.append((before, limit))
+            found = store.conversations.list_messages(conv, before_position=before, limit=limit)
+            return [message_dict(m) for m in found]
+
+        recent = [message_dict(m) for m in store.conversations.tail_messages(conv, 2)]
+        app = TranscriptApp(loader=loader, page_size=2, max_widgets=100)
+        async with app.run_test(size=SIZE) as pilot:
+            transcript = app.transcript
+            await transcript.load_messages(recent)
+            await wait_until(pilot, lambda: transcript.max_scroll_y > 0, "a view to scroll")
+            await transcript.settle()
+            await pilot.pause(0.2)
+            assert transcript.has_older
+            assert 0 < len(calls) < 20, calls  # enough to fill the view, not the whole history
+            assert "Question 198" in screen_text(app)
+    finally:
+        store.close()

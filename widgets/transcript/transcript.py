@@ -328,8 +328,15 @@ class Transcript(VerticalScroll, can_focus=True):
                 if widgets:
                     await self.mount_all(widgets)
             self.anchor()
+            self.call_after_refresh(self._fill_view)
 
         return self._enqueue(replace)
+
+    def _fill_view(self) -> None:
+        """Load older entries while they all fit in the view: with nothing to scroll, the
+        user could never scroll to the top to ask for them."""
+        if self.has_older and self.max_scroll_y == 0 and self.children:
+            self.load_older()
 
     def clear(self) -> asyncio.Future[None]:
         """Remove everything (a new conversation)."""
@@ -354,6 +361,7 @@ class Transcript(VerticalScroll, can_focus=True):
             self.post_message(self.OlderLoaded(len(entries)))
         finally:
             self._loading_older = False
+        self.call_after_refresh(self._fill_view)
 
     async def _mount_above(self, entries: list[Entry]) -> None:
         """Mount ``entries`` at the top, keeping the view on what it showed."""
