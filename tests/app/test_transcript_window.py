@@ -90,10 +90,11 @@ async def test_older_pages_come_from_the_loader_until_the_first_message(tmp_path
                 # already would not change scroll_y, and nothing would load.
                 await wait_until(pilot, lambda: transcript.scroll_y > 0, "a laid-out view")
                 transcript.scroll_home(animate=False)
-                await wait_until(
+                await wait_until(  # 50 Markdown entries: seconds on a loaded machine
                     pilot,
                     lambda e=expected: first_position(transcript) == e,
                     f"page from {expected}",
+                    within=40.0,
                 )
                 await transcript.settle()  # the page is in and the view put back
                 await pilot.pause()
@@ -238,18 +239,23 @@ async def test_rebuilt_entries_above_keep_the_view_in_place_after_a_resize() -> 
         await pilot.resize_terminal(60, 30)
         await pilot.pause(0.5)
         parked_above = [
-            child
-            for child, y, _ in child_offsets(transcript.children)
+            (child, y + height)
+            for child, y, height in child_offsets(transcript.children)
             if isinstance(child, ParkedEntry) and y < transcript.scroll_y
         ]
         assert parked_above, "the test needs entries parked above the view"
-        # scroll up a little: the placeholders just above come near and are rebuilt
-        transcript.scroll_to(y=transcript.scroll_y - 6, animate=False, immediate=True)
+        # scroll up until the nearest placeholder above meets the parking window (half a
+        # screen around the view): it is rebuilt at the new width, taller than it was
+        nearest, bottom = parked_above[-1]
+        margin = transcript.scrollable_content_region.height // 2
+        target = min(transcript.scroll_y - 1, bottom + margin - 2)
+        transcript.scroll_to(y=target, animate=False, immediate=True)
         entry, offset = top_live_entry(transcript)
         await wait_until(
             pilot,
-            lambda: parked_above[-1]._pruning or not parked_above[-1].parent,
+            lambda: nearest._pruning or not nearest.parent,
             "a placeholder rebuilt",
+            within=30.0,
         )
         await pilot.pause(0.3)
         assert top_live_entry(transcript) == (entry, offset)
