@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ from textual.widget import Widget
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Store
 from smith_tui.widgets.transcript import Transcript
-from smith_tui.widgets.transcript.history_window import HistoryWindow
+from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
 from smith_tui.widgets.transcript.transcript import ParkedEntry
 from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
@@ -26,6 +28,32 @@ def conversation(count: int) -> list[dict[str, Any]]:
             answer = f"Answer {position}\n\n- a point\n- another\n\n`code` and **bold**."
             out.append({"role": "assistant", "content": answer, "position": position})
     return out
+
+
+@contextlib.contextmanager
+def stored_conversation(
+    tmp_path: Path, count: int
+) -> Iterator[tuple[Callable[[int], list[dict[str, Any]]], Loader, list[tuple[int, int]]]]:
+    """A real store holding ``conversation(count)``: ``recent(n)`` gives its newest ``n``
+    messages, ``loader`` pages older ones (each call recorded in ``calls``)."""
+    store = Store.open(tmp_path / "smith.db")
+    try:
+        conv = store.conversations.create("project")
+        stored = [{k: v for k, v in m.items() if k != "position"} for m in conversation(count)]
+        store.conversations.append_messages(conv, stored)
+        calls: list[tuple[int, int]] = []
+
+        def loader(before: int, limit: int) -> list[dict[str, Any]]:
+            calls.append((before, limit))
+            found = store.conversations.list_messages(conv, before_position=before, limit=limit)
+            return [message_dict(m) for m in found]
+
+        def recent(n: int) -> list[dict[str, Any]]:
+            return [message_dict(m) for m in store.conversations.tail_messages(conv, n)]
+
+        yield recent, loader, calls
+    finally:
+        store.close()
 
 
 def first_position(transcript: Transcript) -> int:
@@ -67,19 +95,8 @@ async def test_widget_count_stays_bounded_and_older_entries_come_back() -> None:
 
 
 async def test_older_pages_come_from_the_loader_until_the_first_message(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "smith.db")
-    try:
-        conv = store.conversations.create("project")
-        stored = [{k: v for k, v in m.items() if k != "position"} for m in conversation(200)]
-        store.conversations.append_messages(conv, stored)
-        calls: list[tuple[int, int]] = []
-
-        def loader(before: int, limit: int) -> list[dict[str, Any]]:
-            calls.append((before, limit))
-            found = store.conversations.list_messages(conv, before_position=before, limit=limit)
-            return [message_dict(m) for m in found]
-
-        recent = [message_dict(m) for m in store.conversations.tail_messages(conv, 50)]
+    with stored_conversation(tmp_path, 200) as (recent_of, loader, calls):
+        recent = recent_of(50)
         app = TranscriptApp(loader=loader, page_size=50, max_widgets=100)
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
@@ -104,8 +121,6 @@ async def test_older_pages_come_from_the_loader_until_the_first_message(tmp_path
             assert calls[-1] == (0, 50)
             transcript.scroll_home(animate=False)
             await wait_until(pilot, lambda: "Question 0" in screen_text(app), "the first message")
-    finally:
-        store.close()
 
 
 async def test_view_follows_the_stream_until_the_user_scrolls_up() -> None:
@@ -266,19 +281,8 @@ async def test_a_short_recent_page_loads_older_ones_until_the_view_can_scroll(
 ) -> None:
     """The newest page fits on screen: older pages come in by themselves (no scrolling
     could ask for them), and stop once there is something to scroll."""
-    store = Store.open(tmp_path / "smith.db")
-    try:
-        conv = store.conversations.create("project")
-        stored = [{k: v for k, v in m.items() if k != "position"} for m in conversation(200)]
-        store.conversations.append_messages(conv, stored)
-        calls: list[tuple[int, int]] = []
-
-        def loader(before: int, limit: int) -> list[dict[str, Any]]:
-            calls.append((before, limit))
-            found = store.conversations.list_messages(conv, before_position=before, limit=limit)
-            return [message_dict(m) for m in found]
-
-        recent = [message_dict(m) for m in store.conversations.tail_messages(conv, 2)]
+    with stored_conversation(tmp_path, 200) as (recent_of, loader, calls):
+        recent = recent_of(2)
         app = TranscriptApp(loader=loader, page_size=2, max_widgets=100)
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
@@ -289,5 +293,3 @@ async def test_a_short_recent_page_loads_older_ones_until_the_view_can_scroll(
             assert transcript.has_older
             assert 0 < len(calls) < 20, calls  # enough to fill the view, not the whole history
             assert "Question 198" in screen_text(app)
-    finally:
-        store.close()
