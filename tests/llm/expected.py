@@ -1,4 +1,4 @@
-"""What each recorded stream in shared/streams must assemble into.
+"""What each recorded stream in tests/fixtures/streams must assemble into.
 
 Every value here was read off the recording by hand (and cross-checked with
 jq), not produced by the code under test. ``text``/``reasoning`` are either

@@ -24,9 +24,10 @@ from typing import Any, Literal
 
 STREAMS_DIR: Path = Path(
     os.environ.get("SMITH_STREAMS_DIR")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "streams"
+    or Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 )
-"""Folder of recorded provider responses (override with env ``SMITH_STREAMS_DIR``)."""
+"""Folder of recorded provider responses: ``tests/fixtures/streams`` in this repository
+(env ``SMITH_STREAMS_DIR`` points the tests at another folder)."""
 
 DONE = "data: [DONE]\n\n"
 """The OpenAI end-of-stream sentinel frame."""
