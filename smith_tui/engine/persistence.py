@@ -1,7 +1,9 @@
 """The persistence service: turns, rounds, usage and debug snapshots in the store.
 
-Each round is written in one transaction as soon as it completes (seed: Turn
-persistence), so a crash loses at most the round in flight.
+A round is written as soon as each part is known (seed: Turn persistence): the
+assistant message before any of its tools starts, the tool results when they are
+in, each part in one transaction. A crash loses at most the reply in flight; a
+call whose tool was running stays on record for orphan repair to answer.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from typing import Any
 
 from smith_tui.engine.turn import TurnSetup
 from smith_tui.store import Store
-
-ACTIVE_CONVERSATION = "active_conversation_id"
 
 
 class Persistence:
@@ -35,7 +35,7 @@ class Persistence:
         messages: list[dict[str, Any]],
         usage: dict[str, int] | None,
     ) -> None:
-        """Persist one round (assistant message, tool results, usage) in one transaction."""
+        """Persist one part of a round (messages, and usage when given) in one transaction."""
         with self.store.atomic():
             self.store.conversations.append_messages(
                 setup.conversation_id, messages, turn_id=setup.turn_id, round=round_no
@@ -91,13 +91,18 @@ class Persistence:
                 conversation_id, turn_id, {**record, "finished_at": time.time()}
             )
 
-    def set_active_conversation(self, conversation_id: str | None) -> None:
-        """Remember the conversation a restart should resume."""
-        self.store.meta.set_active_conversation_id(conversation_id)
+    def set_active_conversation(self, conversation_id: str, project_id: str) -> None:
+        """Remember the conversation a restart in project ``project_id`` should resume."""
+        self.store.meta.set_active_conversation_id(conversation_id, project_id)
 
-    def active_conversation(self) -> str | None:
-        """The conversation a restart should resume, if any."""
-        return self.store.meta.active_conversation_id()
+    def active_conversation(self, project_id: str) -> str | None:
+        """The conversation a restart in ``project_id`` should resume, if any.
+
+        Falls back to the one key older versions kept for all projects; the caller
+        checks that the conversation belongs to ``project_id``.
+        """
+        meta = self.store.meta
+        return meta.active_conversation_id(project_id) or meta.active_conversation_id()
 
     def save_scratchpad(self, conversation_id: str, key: str, content: str) -> None:
         """Write a scratchpad note ``scratchpad:<key>`` (used for dispatch results)."""

@@ -57,7 +57,7 @@ class RuntimeOptions:
     model: str | None = None
     """``--model``: the explicit model of every top-level request (selection step 1)."""
     auto_resume: bool = False
-    """Resume ``meta:active_conversation_id`` on first use (the app; not headless runs)."""
+    """Resume the project's active conversation on first use (the app; not headless runs)."""
 
 
 @dataclass
@@ -366,7 +366,7 @@ class Runtime:
         self.messages = []
         self.todo = []
         self._resume_checked = True
-        self.persistence.set_active_conversation(self.conversation_id)
+        self.persistence.set_active_conversation(self.conversation_id, self.project_id)
         self.emit(
             ev.ConversationChanged(
                 conversation_id=self.conversation_id, reason="new", role=self.active_role
@@ -394,7 +394,9 @@ class Runtime:
         self.conversation_id = conv.id
         self._resume_checked = True
         self.reload_conversation()
-        self.persistence.set_active_conversation(conv.id)
+        # Under the conversation's own project: resuming project A's conversation while in
+        # project B must not make a restart in B reopen it.
+        self.persistence.set_active_conversation(conv.id, conv.project_id)
         self.emit(
             ev.ConversationChanged(conversation_id=conv.id, reason=reason, role=self.active_role)
         )
@@ -428,9 +430,10 @@ class Runtime:
             return self.conversation_id
         if not self._resume_checked:
             self._resume_checked = True
-            active = self.persistence.active_conversation()
-            if active and self.store.conversations.get(active) is not None:
-                return self.load_conversation(active, reason="resume")
+            active = self.persistence.active_conversation(self.project_id)
+            conv = self.store.conversations.get(active) if active else None
+            if conv is not None and conv.project_id == self.project_id:
+                return self.load_conversation(conv.id, reason="resume")
         return self.new_conversation()
 
     # -- turns ----------------------------------------------------------------------------
@@ -554,6 +557,13 @@ class Runtime:
 
     def _close_turn(self, active: ActiveTurn, role: str, prompt: str, result: TurnResult) -> None:
         ctx = active.context
+        if result.stop_reason != "completed":
+            # A turn torn down while a tool ran (its task cancelled, an unexpected error)
+            # left the call on record without a result: answer it so the next request is valid.
+            try:
+                self.store.conversations.repair_orphan_tool_calls(ctx.conversation_id)
+            except Exception:
+                pass
         self.reload_conversation()
         error = result.error.to_dict() if result.error else None
         try:

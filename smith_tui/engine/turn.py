@@ -2,8 +2,10 @@
 
 build model messages → context-window policy → model call with retries →
 extract tool calls → execute them in order (budget and cancellation checked
-before each) → append results → repeat. Each completed round is handed to the
-recorder at once, so a crash loses at most the round in flight.
+before each) → append results → repeat. The assistant message is handed to the
+recorder before its tools start and the results as soon as they are in, so a
+crash loses at most the model reply in flight, and a call whose tool was
+running is on record (repair answers it on resume).
 """
 
 from __future__ import annotations
@@ -42,7 +44,12 @@ class TurnRecorder(Protocol):
         messages: list[dict[str, Any]],
         usage: dict[str, int] | None,
     ) -> None:
-        """Persist one round (assistant message and its tool results) in one transaction."""
+        """Persist one part of a round in one transaction.
+
+        A round with tool calls arrives in two parts: the assistant message (with the
+        round's ``usage``) before any tool starts, then its tool results (``usage`` None)
+        once they all finished. A round without tool calls arrives whole.
+        """
 
     def request_snapshot(
         self, setup: TurnSetup, model: str, system_prompt: str, tools: list[dict[str, Any]]
@@ -360,10 +367,13 @@ async def run_turn(
             )
         )
         last_text = content or last_text
+        # The assistant message goes on record before any of its tools starts: if the
+        # process dies while a tool runs, the stored call is an orphan that repair answers
+        # on resume (it may have had effects) instead of a call that never happened.
+        transcript.append(assistant)
+        added.append(assistant)
+        deps.recorder.round(setup, round_no, [assistant], counts)
         if not calls:
-            transcript.append(assistant)
-            added.append(assistant)
-            deps.recorder.round(setup, round_no, [assistant], counts)
             return result("completed", content)
 
         outcome = await _run_calls(setup, deps, calls, steps_left, repeat_key, repeat_count)
@@ -389,10 +399,9 @@ async def run_turn(
             if recall_key:
                 message["recall_key"] = recall_key
             tool_messages.append(message)
-        round_messages = [assistant, *tool_messages]
-        transcript.extend(round_messages)
-        added.extend(round_messages)
-        deps.recorder.round(setup, round_no, round_messages, counts)
+        transcript.extend(tool_messages)
+        added.extend(tool_messages)
+        deps.recorder.round(setup, round_no, tool_messages, None)
 
         if stop == "cancelled":
             return result("cancelled", last_text, normalize("cancelled"))

@@ -40,16 +40,28 @@ class MetaRepository(Repository):
         """The schema version of the open database."""
         return int(self.get(SCHEMA_VERSION))
 
-    def active_conversation_id(self) -> str | None:
-        """The conversation the last session was in (for auto-resume), or `None`."""
-        value = self.get(ACTIVE_CONVERSATION_ID)
+    def active_conversation_id(self, project_id: str | None = None) -> str | None:
+        """The conversation the last session of `project_id` was in (for auto-resume).
+
+        Each project has its own key, `active_conversation_id:<project_id>`, so starting in
+        one project never resumes another's conversation. Without `project_id` this reads
+        the single key older versions wrote for every project.
+        """
+        value = self.get(_active_key(project_id))
         return value if isinstance(value, str) and value else None
 
-    def set_active_conversation_id(self, conversation_id: str | None) -> None:
-        """Record the active conversation; `None` clears it."""
+    def set_active_conversation_id(
+        self, conversation_id: str | None, project_id: str | None = None
+    ) -> None:
+        """Record the active conversation of `project_id`; `None` clears it."""
+        key = _active_key(project_id)
         if conversation_id is None:
-            self._m.meta.delete().where(self._m.meta.key == ACTIVE_CONVERSATION_ID).execute()
+            self._m.meta.delete().where(self._m.meta.key == key).execute()
             return
-        self.set(
-            ACTIVE_CONVERSATION_ID, codec.check_structural_id(conversation_id, "conversation id")
-        )
+        self.set(key, codec.check_structural_id(conversation_id, "conversation id"))
+
+
+def _active_key(project_id: str | None) -> str:
+    if project_id is None:
+        return ACTIVE_CONVERSATION_ID
+    return f"{ACTIVE_CONVERSATION_ID}:{codec.check_structural_id(project_id, 'project id')}"

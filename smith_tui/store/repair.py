@@ -1,10 +1,13 @@
 """Finding tool calls that never got a result (a crash mid-turn) and planning their repair."""
 
+import json
 from typing import Any
 
 from smith_tui.store.records import Message
 
 TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
+ARGUMENTS_SHOWN = 2000
+"""How many characters of a call's arguments a synthetic result repeats."""
 
 
 def _call_name(call: dict[str, Any]) -> str:
@@ -15,12 +18,28 @@ def _call_name(call: dict[str, Any]) -> str:
     return name if isinstance(name, str) else "tool"
 
 
-def synthetic_result_text(call_id: str, name: str) -> str:
-    """The content of a synthetic tool message, starting with the sentinel."""
+def _call_arguments(call: dict[str, Any]) -> str:
+    function = call.get("function")
+    raw = function.get("arguments") if isinstance(function, dict) else call.get("arguments")
+    if raw is None:
+        return ""
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+
+
+def synthetic_result_text(call_id: str, name: str, arguments: str = "") -> str:
+    """The content of a synthetic tool message, starting with the sentinel.
+
+    It says what is known: which tool, with which arguments (cut after
+    `ARGUMENTS_SHOWN` characters), and that it may have had effects.
+    """
+    shown = arguments.strip()
+    if len(shown) > ARGUMENTS_SHOWN:
+        shown = f"{shown[:ARGUMENTS_SHOWN]}… ({len(shown) - ARGUMENTS_SHOWN} more characters)"
+    called = f"the {name} call {call_id}" + (f" with arguments {shown}" if shown else "")
     return (
-        f"{TOOL_OUTCOME_UNKNOWN}: no result was recorded for the {name} call {call_id}; "
-        "the session ended before it finished. Its effects may or may not have happened: "
-        "check the current state before relying on it or repeating it."
+        f"{TOOL_OUTCOME_UNKNOWN}: no result was recorded for {called}; "
+        "the session ended while it ran or before it started. It may have had effects "
+        "(in part or in full): check the current state before relying on it or repeating it."
     )
 
 
@@ -51,7 +70,7 @@ def plan_orphan_repair(messages: list[Message], now: float) -> list[tuple[int, l
                 conversation_id=message.conversation_id,
                 position=0,
                 role="tool",
-                content=synthetic_result_text(call["id"], _call_name(call)),
+                content=synthetic_result_text(call["id"], _call_name(call), _call_arguments(call)),
                 created_at=now,
                 tool_call_id=call["id"],
                 name=_call_name(call),
