@@ -3,7 +3,8 @@
 A user query is never handed to FTS5 as written: `to_match_expression` rewrites it into a
 safe expression, so stray quotes, brackets or operators cannot cause a syntax error.
 Supported: bare words (all must match), `"quoted phrases"`, a trailing `*` for prefix
-matching (`deploy*`), and an upper-case `OR` between two terms.
+matching (`deploy*`), and an upper-case `OR` between two terms. Control characters (NUL
+included) and lone surrogates separate words like spaces do.
 """
 
 import re
@@ -32,8 +33,15 @@ def _has_phrase(query: str) -> bool:
     return any(len(re.findall(r"[^\W_]+", text)) > 1 for text, _ in _split(query))
 
 
+# C0 and C1 control characters, DEL and lone surrogates. FTS5 reads its query as a C string
+# (a NUL cuts it: "unterminated string") and SQLite cannot encode a lone surrogate; the
+# unicode61 tokenizer separates words at all of them anyway.
+_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def _split(query: str) -> list[tuple[str, bool]]:
     """Split into (text, is_phrase) pieces; an unbalanced quote runs to the end."""
+    query = _NOT_TEXT.sub(" ", query)
     pieces: list[tuple[str, bool]] = []
     index = 0
     while index < len(query):

@@ -325,3 +325,76 @@ def test_has_at_most(store: Store) -> None:
     fts, params = ["message_search MATCH ?"], ['"needle"']
     assert search._has_at_most(store.database, fts, params, 3)
     assert not search._has_at_most(store.database, fts, params, 2)
+
+
+CONTROL_CHARS = [chr(code) for code in (*range(0x20), 0x7F)]
+
+
+@pytest.mark.parametrize("char", CONTROL_CHARS, ids=lambda char: f"U+{ord(char):04X}")
+def test_control_characters_separate_words(store: Store, char: str) -> None:
+    # A NUL used to end FTS5's view of the query ("unterminated string"); every control
+    # character now splits words the way a space does, in messages and in project memory.
+    cid = store.conversations.create("p")
+    say(store, cid, "the needle in the haystack", "say hi to everyone")
+    store.project_memory.put("p", "found", "a needle in the haystack")
+    for query in (
+        char,
+        f"needle{char}",
+        f"{char}needle",
+        f"needle{char}haystack",
+        f'"needle{char}in"',
+        f"{char}need*{char}",
+        f"hi{char}OR{char}needle",
+        f"{char}({char}needle{char})",
+    ):
+        expected = [] if query == char else [0]
+        if "OR" in query:
+            expected = [0, 1]
+        assert sorted(h.position for h in store.search_messages(query)) == expected, repr(query)
+        assert sorted(h.position for h in store.search_messages(query, project_id="p")) == (
+            expected
+        )
+        notes = store.search_project_memory(query, "p")
+        assert [h.note_id for h in notes] == ([] if query == char else ["found"]), repr(query)
+    assert to_match_expression(f"needle{char}haystack") == '"needle" AND "haystack"'
+
+
+@pytest.mark.parametrize(
+    ("query", "finds"),
+    [
+        ("'", False),
+        ("''", False),
+        ('"', False),
+        ('"""', False),
+        ("needle'", True),
+        ("(", False),
+        ("((needle", True),
+        ("needle))", True),
+        ("NEAR(needle", False),  # one term: the phrase "near needle"
+        ("needle ( ) NEAR", False),  # NEAR is a word here, not an operator
+        ("needle AND OR NOT", False),  # AND and NOT are words, only OR is an operator
+        ("needle OR NOT", True),
+        ("{needle", True),
+        ("needle^", True),
+        ("needle:", True),
+        ("needle\\", True),
+        ("needle\ud800", True),
+        ("needle\x85\x9f", True),
+        ("\x00\x00", False),
+    ],
+)
+def test_stray_operators_quotes_and_brackets_are_harmless(
+    store: Store, query: str, finds: bool
+) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "needle in a haystack")
+    store.project_memory.put("p", "n", "needle")
+    assert [h.position for h in store.search_messages(query)] == ([0] if finds else [])
+    assert [h.note_id for h in store.search_project_memory(query, "p")] == (["n"] if finds else [])
+
+
+def test_a_nul_inside_stored_text_is_a_word_break(store: Store) -> None:
+    cid = store.conversations.create("p")
+    say(store, cid, "before\x00after")
+    assert [h.position for h in store.search_messages("after")] == [0]
+    assert [h.position for h in store.search_messages("before\x00after")] == [0]

@@ -143,6 +143,18 @@ async def test_search_follows_updates_and_deletes(store: Store) -> None:
     assert either.metadata["ids"] == ["cache"]
 
 
+async def test_search_query_with_control_characters(store: Store) -> None:
+    await note(store, action="upsert", id="db", content="We use PostgreSQL for storage.")
+    for char in (*map(chr, range(0x20)), "\x7f"):
+        hits = await note(store, action="search", query=f"{char}postgresql{char}storage{char}")
+        assert hits.metadata["ids"] == ["db"], repr(char)
+        only = await note_error(store, action="search", query=f"{char}({char}'{char}")
+        assert "`query` must contain at least one word" in only.message
+    for query in ('"postgresql', "postgresql)", "(postgresql OR", "postgresql' AND"):
+        hits = await note(store, action="search", query=query)
+        assert hits.metadata["ids"] == ([] if "AND" in query else ["db"]), query
+
+
 async def test_search_limit(store: Store) -> None:
     for n in range(5):
         await note(store, action="upsert", id=f"n{n}", content=f"shared word number {n}")
