@@ -6,9 +6,10 @@ options take a free-form table; the known options below are typed and documented
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import os
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from smith_tui.config.fields import EnvVarName, HttpUrl, NonEmptyStr, PositiveInt, PositiveNumber
 from smith_tui.config.section import Section
@@ -93,10 +94,29 @@ class BashOptions(Section):
         return self
 
 
+def _absolute_folder(value: str) -> str:
+    if not os.path.isabs(os.path.expanduser(value)):
+        raise ValueError("must be an absolute folder path, e.g. /home/me/shared or ~/shared")
+    return value
+
+
+AbsoluteFolder = Annotated[NonEmptyStr, AfterValidator(_absolute_folder)]
+"""An absolute folder path (``~`` allowed)."""
+
+
 class ToolOptions(Section):
     """Options of the tool service. Other tools may take a free-form table under their name."""
 
     model_config = ConfigDict(extra="allow")
+
+    extra_roots: list[AbsoluteFolder] = Field(
+        default_factory=list,
+        description=(
+            "Folders outside the project root that read, edit and write may also use "
+            "(absolute paths; symlinks are resolved before the check). Empty: the project "
+            "root only."
+        ),
+    )
 
     web_search: WebSearchOptions = Field(
         default_factory=WebSearchOptions, description="The web_search tool."
@@ -105,8 +125,9 @@ class ToolOptions(Section):
 
     def options_for(self, tool: str) -> dict[str, Any]:
         """The options table of ``tool``: typed defaults filled in when modelled, else free-form."""
-        if tool in type(self).model_fields:
-            return getattr(self, tool).model_dump()
+        value = getattr(self, tool) if tool in type(self).model_fields else None
+        if isinstance(value, Section):
+            return value.model_dump()
         return dict((self.model_extra or {}).get(tool, {}))
 
     @model_validator(mode="after")
