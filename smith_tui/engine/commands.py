@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smith_tui.config import ConfigError, OverrideError, get_value, list_overridable_paths
+from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import UnknownRoleError, list_roles
 
@@ -281,6 +282,8 @@ class CommandService:
             text = json.dumps(runtime.messages, indent=2, default=str)
         else:
             text = _as_markdown(runtime.messages)
+        # A key the user typed or pasted into the conversation must not reach the file.
+        text = redact(text, secret_values(runtime.config.effective))
         try:
             target.write_text(text, encoding="utf-8")
         except OSError as exc:

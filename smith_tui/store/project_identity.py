@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.store.errors import StoreError
 
 _GIT_TIMEOUT_SECONDS = 10
@@ -117,6 +118,7 @@ def _git(cwd: Path, *args: str) -> str | None:
             text=True,
             timeout=_GIT_TIMEOUT_SECONDS,
             check=False,
+            env=scrubbed_environ(),
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -5,6 +5,8 @@ The command runs as ``bash -c`` with stdin from /dev/null and its own session
 SIGTERM first, SIGKILL after a short grace. Output streams to
 ``ctx.on_output`` as it arrives; stdout and stderr are captured separately and
 only their heads and tails are kept once they outgrow the budget.
+
+The shell's environment has no API-key variables (``smith_tui.config.secrets``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
 from smith_tui.tools.args import (
     max_output_chars,
     optional_positive_number,
@@ -40,9 +43,13 @@ READ_CHUNK = 65536
 
 
 class StreamCapture:
-    """Collects one output stream, keeping at most ``keep`` characters of head and tail."""
+    """Collects one output stream, keeping at most ``keep`` characters of head and tail.
 
-    def __init__(self, keep: int) -> None:
+    The values in ``secrets`` are redacted as the text arrives, before it is kept or
+    returned, so neither the live output nor a head/tail cut can show one.
+    """
+
+    def __init__(self, keep: int, secrets: tuple[str, ...] = ()) -> None:
         self.keep = max(keep, 1)
         self.head = ""
         self.tail: deque[str] = deque()
@@ -53,11 +60,17 @@ class StreamCapture:
         self.dropped_chars = 0
         self.dropped_newlines = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._fresh: list[str] = []
+        self._redactor = StreamRedactor(secrets, self._fresh.append)
 
     def feed(self, data: bytes, *, final: bool = False) -> str:
-        """Add raw bytes; return the newly decoded text."""
+        """Add raw bytes; return the newly decoded (and redacted) text."""
         self.total_bytes += len(data)
-        text = self._decoder.decode(data, final)
+        self._redactor.feed(self._decoder.decode(data, final))
+        if final:
+            self._redactor.flush()
+        text = "".join(self._fresh)
+        self._fresh.clear()
         if not text:
             return text
         self.total_chars += len(text)
@@ -196,7 +209,7 @@ def _close_fds(fds: list[int]) -> None:
 
 
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = scrubbed_environ()
     # A non-interactive run: never block on a pager or a credential prompt.
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
@@ -208,6 +221,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     timeout, timeout_note = _timeouts(args, ctx)
     budget = max_output_chars(ctx, "bash")
     cwd = _working_dir(ctx)
+    secrets = secret_values(ctx.config)  # also makes _child_env hide the configured names
     if ctx.is_cancelled():
         raise ToolError("the call was cancelled before the command started.", code="cancelled")
     # Our own pipes (not asyncio's PIPE) so we can close the read ends ourselves even
@@ -244,7 +258,9 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     finally:
         _close_fds([out_w, err_w])
     pgid = proc.pid  # start_new_session makes the shell its group (and session) leader
-    captures = {"stdout": StreamCapture(budget), "stderr": StreamCapture(budget)}
+    # One capture (and redactor) per stream: a key split across two reads of stdout is
+    # still caught when a piece of stderr arrives in between.
+    captures = {name: StreamCapture(budget, secrets) for name in ("stdout", "stderr")}
     transports: list[asyncio.BaseTransport] = []
 
     def emit(text: str) -> None:
@@ -254,9 +270,11 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
     async def pump(name: str, reader: asyncio.StreamReader) -> None:
         capture = captures[name]
-        while chunk := await reader.read(READ_CHUNK):
-            emit(capture.feed(chunk))
-        emit(capture.finish())
+        try:
+            while chunk := await reader.read(READ_CHUNK):
+                emit(capture.feed(chunk))
+        finally:
+            emit(capture.finish())
 
     started = time.monotonic()
     readers: list[asyncio.Future[None]] = []

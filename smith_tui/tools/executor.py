@@ -1,4 +1,9 @@
-"""Run one tool call and normalise its outcome (seed: Executor, six steps)."""
+"""Run one tool call and normalise its outcome (seed: Executor, six steps).
+
+This is also the one place where API-key values are redacted from what a tool
+produced (its result, error and live output), for every tool, before anything
+is stored, sent to the model or shown.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from smith_tui.cancel import Cancelled
+from smith_tui.config.secrets import StreamRedactor, redact, redact_data, secret_values
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolResult
 
@@ -52,6 +58,17 @@ def _cancelled_result(call_id: str, name: str, started: float, mutation: str) ->
     )
 
 
+def _redacted(result: ToolResult, secrets: tuple[str, ...]) -> ToolResult:
+    if not secrets:
+        return result
+    return replace(
+        result,
+        content=redact(result.content, secrets),
+        error=redact(result.error, secrets) if result.error is not None else None,
+        metadata=redact_data(result.metadata, secrets),
+    )
+
+
 async def execute_tool_call(
     registry: ToolRegistry,
     call_id: str,
@@ -62,8 +79,30 @@ async def execute_tool_call(
     """Decode, resolve, check cancellation, run, check again and normalise one call.
 
     Never raises for tool-level problems: bad JSON, unknown or denied tools and
-    handler failures all become error results the model can read.
+    handler failures all become error results the model can read. The values of
+    the API-key variables (``smith_tui.config.secrets``) never appear in the
+    result or in the output passed to ``ctx.on_output``: they read ``***``.
     """
+    secrets = secret_values(ctx.config)
+    stream = None
+    if secrets and ctx.on_output is not None:
+        stream = StreamRedactor(secrets, ctx.on_output)
+        ctx = replace(ctx, on_output=stream.feed)
+    try:
+        result = await _execute(registry, call_id, name, arguments, ctx)
+    finally:
+        if stream is not None:
+            stream.flush()
+    return _redacted(result, secrets)
+
+
+async def _execute(
+    registry: ToolRegistry,
+    call_id: str,
+    name: str,
+    arguments: Any,
+    ctx: ToolContext,
+) -> ToolResult:
     started = time.monotonic()
 
     def error(message: str, code: str, mutation: str = "none") -> ToolResult:

@@ -18,7 +18,6 @@ not point outside the project.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shutil
 import tempfile
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.tools.args import max_chars
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import project_root
@@ -515,7 +515,7 @@ def git_env(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
     """
     env = {
         key: value
-        for key, value in os.environ.items()
+        for key, value in scrubbed_environ().items()
         if not key.startswith("GIT_") and key not in {"PAGER", "LESS", "SSH_ASKPASS", "EDITOR"}
     }
     env.update(

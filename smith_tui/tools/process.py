@@ -1,7 +1,8 @@
 """Run a helper program (rg, git) as a cancellable asyncio subprocess.
 
 Each child gets its own process group, so cancelling the turn or hitting the
-timeout kills it together with anything it spawned.
+timeout kills it together with anything it spawned. Without an explicit ``env``
+it inherits our environment minus the API keys (``smith_tui.config.secrets``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smith_tui.cancel import Cancelled, CancelToken
+from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.tools.spec import ToolError
 
 _READ_CHUNK = 1 << 20
@@ -96,7 +98,7 @@ async def spawn(
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(cwd),
-            env=dict(env) if env is not None else None,
+            env=dict(env) if env is not None else scrubbed_environ(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from smith_tui.config.secrets import scrubbed_environ
+
 #: Most files listed (huge trees stay responsive).
 MAX_FILES = 20_000
 #: Seconds a listing is reused before it is taken again.
@@ -40,6 +42,7 @@ async def list_with_ripgrep(root: Path, rg: str, limit: int = MAX_FILES) -> list
         "--color",
         "never",
         cwd=root,
+        env=scrubbed_environ(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolError
 
@@ -36,8 +37,8 @@ def find_rg() -> str:
 
 
 def rg_env() -> dict[str, str]:
-    """The environment for rg: ours, minus a user config file that could change flags."""
-    env = dict(os.environ)
+    """The environment for rg: ours minus the API keys and a config file that could change flags."""
+    env = scrubbed_environ()
     env.pop("RIPGREP_CONFIG_PATH", None)
     return env
 
