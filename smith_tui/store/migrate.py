@@ -8,6 +8,7 @@ import peewee
 
 from smith_tui.store import codec
 from smith_tui.store.errors import StoreError
+from smith_tui.store.permissions import create_private_file
 from smith_tui.store.schema import BASELINE_VERSION, MIGRATIONS, create_baseline
 
 
@@ -41,6 +42,7 @@ def backup_database(path: Path, version: int) -> Path:
     try:
         source = sqlite3.connect(str(path), timeout=10)
         try:
+            create_private_file(target)  # the copy is as private as the database
             destination = sqlite3.connect(str(target))
             try:
                 source.backup(destination)
@@ -48,7 +50,7 @@ def backup_database(path: Path, version: int) -> Path:
                 destination.close()
         finally:
             source.close()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         raise StoreError(
             f"cannot back up {path} to {target} before upgrading it: {exc}. "
             "Nothing was changed; free some disk space or check permissions and try again."

@@ -18,6 +18,7 @@ from smith_tui.store.migrate import backup_database, bring_up_to_date
 from smith_tui.store.models import bind_models
 from smith_tui.store.notes import NoteRepository
 from smith_tui.store.paths import default_db_path
+from smith_tui.store.permissions import prepare_private_database, prepare_private_folder
 from smith_tui.store.probe import probe_database
 from smith_tui.store.project_memory import ProjectMemoryRepository
 from smith_tui.store.records import MemoryHit, MessageHit
@@ -92,6 +93,7 @@ class Store:
     def open(cls, path: str | Path | None = None, *, verify: bool | None = None) -> "Store":
         """Open (creating if needed) the database at `path`, default `default_db_path()`.
 
+        The folder is created 0700 and the file 0600 (``store/permissions.py``).
         An existing file is first inspected read-only; a file that is not a Smith database,
         is damaged, or comes from a newer Smith raises `StoreError` and is left untouched.
         An older schema is backed up to `<db>.bak-v<old>-<time>` and migrated in order.
@@ -107,14 +109,23 @@ class Store:
             except OSError:
                 verify = True
         version = probe_database(target, verify=verify)
-        if version is None and not target.exists():
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot create the folder {target.parent} for the database: "
-                    f"{exc.strerror or exc}. Choose another path with --db PATH."
-                ) from None
+        # Private from the start: folder 0700, file (and so its -wal/-shm) 0600.
+        default_folder = default_db_path().expanduser().absolute().parent
+        try:
+            prepare_private_folder(target.parent, narrow_existing=target.parent == default_folder)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the folder {target.parent} for the database: "
+                f"{exc.strerror or exc}. Choose another path with --db PATH."
+            ) from None
+        try:
+            prepare_private_database(target)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the database {target} or make it private (mode 0600): "
+                f"{exc.strerror or exc}. Check its permissions or choose another path with "
+                "--db PATH."
+            ) from None
         backup = None
         if version is not None and version < LATEST_VERSION:
             backup = backup_database(target, version)
