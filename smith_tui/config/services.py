@@ -77,6 +77,27 @@ class WebSearchOptions(Section):
     timeout: PositiveNumber = Field(30.0, description="Seconds before a search request fails.")
 
 
+class WebFetchOptions(Section):
+    """Options of the ``web_fetch`` tool."""
+
+    timeout: PositiveNumber = Field(
+        30.0, description="Seconds each network step may take (the whole fetch gets twice that)."
+    )
+    max_bytes: PositiveInt = Field(
+        2 * 1024 * 1024, description="Most bytes of a response read; the rest is cut (noted)."
+    )
+    max_output_chars: PositiveInt = Field(
+        30_000, description="Most characters of the result shown to the model."
+    )
+    allow_private: bool = Field(
+        False,
+        description=(
+            "Also fetch from loopback, private (RFC 1918, fc00::/7), link-local and other "
+            "non-public addresses, on every redirect too. Off: only public internet addresses."
+        ),
+    )
+
+
 class BashOptions(Section):
     """Options of the ``bash`` tool."""
 
@@ -120,6 +141,9 @@ class ToolOptions(Section):
 
     web_search: WebSearchOptions = Field(
         default_factory=WebSearchOptions, description="The web_search tool."
+    )
+    web_fetch: WebFetchOptions = Field(
+        default_factory=WebFetchOptions, description="The web_fetch tool."
     )
     bash: BashOptions = Field(default_factory=BashOptions, description="The bash tool.")
 
