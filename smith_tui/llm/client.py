@@ -27,6 +27,7 @@ from smith_tui.llm.errors import (
     cancelled_error,
     error_from_http,
     error_from_payload,
+    truncated_error,
 )
 from smith_tui.llm.guard import DEADLINE, STALLED, Watchdog
 from smith_tui.llm.request import (
@@ -290,6 +291,8 @@ class LLMClient:
             if "event-stream" in resp.headers.get("content-type", ""):
                 parser = SSEParser()
                 error = asm.feed_events(parser.feed(raw) + parser.close())
+                if error is None and not asm.complete:
+                    error = truncated_error(asm.chunks)
                 if error is not None:
                     raise error
             else:
@@ -412,7 +415,10 @@ class LLMClient:
                     if asm.done:
                         break
                 else:
+                    # the body ended by itself: an answer without an end marker is cut short
                     error = feed_events(parser.close())
+                    if error is None and not asm.complete:
+                        error = truncated_error(asm.chunks)
                     if error is not None:
                         for kind, value in out:
                             await _call(table[kind], value)

@@ -129,6 +129,21 @@ def cancelled_error(origin: str = "client") -> LLMError:
     return LLMError(CANCELLED, "cancelled", "the request was cancelled", origin=origin)
 
 
+def truncated_error(chunks: int) -> LLMError:
+    """The body ended cleanly but early: no choice finished and no ``[DONE]`` came.
+
+    Retryable like a dropped connection: the answer is incomplete, whatever it says.
+    """
+    return LLMError(
+        TRANSPORT,
+        "stream_truncated",
+        "the stream ended before the answer was complete "
+        f"(no finish_reason and no [DONE] after {chunks} chunk{'s' if chunks != 1 else ''})",
+        origin="stream",
+        data={"chunks": chunks},
+    )
+
+
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date)."""
     if not value:

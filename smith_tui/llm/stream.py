@@ -16,7 +16,9 @@ docs/LLM.md; in short:
 * tool-call fragments are merged by :class:`~smith_tui.llm.tool.ToolCallState`;
 * a chunk with a top-level ``error`` (or ``object: "error"``) and an SSE
   ``event: error`` raise ``LLMError(code="stream_error")``;
-* ``[DONE]`` marks the end, but its absence is fine.
+* ``[DONE]`` marks the end; without it, a ``finish_reason`` on any choice does.
+  A body that ends with neither is incomplete (:attr:`StreamAssembler.complete`
+  is false) and the client raises ``stream_truncated``.
 
 After each :meth:`StreamAssembler.feed` the new pieces wait in ``out`` as
 ``(kind, value)`` pairs with kind ``text``, ``reasoning``, ``tool`` or
@@ -67,6 +69,8 @@ class StreamAssembler:
     def __init__(self, *, keep_raw: bool = True) -> None:
         self.out: list[tuple[str, Any]] = []
         self.done = False
+        self.finished = False
+        """Some choice (not only choice 0) carried a ``finish_reason``."""
         self.finish_reason: str | None = None
         self.model: str | None = None
         self.usage: Usage | None = None
@@ -179,10 +183,13 @@ class StreamAssembler:
             choices = chunk.get("choices")
             if choices:
                 for choice in choices:
+                    reason = choice.get("finish_reason")
+                    if reason:
+                        self.finished = True
                     if choice.get("index") or 0:
                         continue  # n > 1: only choice 0 is assembled
-                    if choice.get("finish_reason"):
-                        self.finish_reason = choice["finish_reason"]
+                    if reason:
+                        self.finish_reason = reason
                     delta = choice.get("delta")
                     if not delta:
                         continue
@@ -293,6 +300,16 @@ class StreamAssembler:
                     merged[name] = (previous if isinstance(previous, str) else "") + value
                 elif value not in (None, "") or name not in merged:
                     merged[name] = value
+
+    @property
+    def complete(self) -> bool:
+        """Whether the stream said it was over: ``[DONE]`` or a ``finish_reason``.
+
+        Two real providers never send a finish reason but do send ``[DONE]``;
+        JSON-lines bodies carry a finish reason but no ``[DONE]``. Either one is
+        enough; a stream with neither was cut short.
+        """
+        return self.done or self.finished
 
     # ------------------------------------------------------------------ output
 

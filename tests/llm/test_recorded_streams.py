@@ -95,6 +95,7 @@ def test_assembler_on_file_bytes(name: str) -> None:
         _check_error(err, exp)
         return
     assert exp.error is None, "expected an error"
+    assert asm.complete, "a recorded answer ends with [DONE] or a finish_reason"
     _check_response(resp, exp)
 
 

@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import random
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,8 @@ DEFAULT_MODEL = "scripted-model"
 
 Ending = Literal["close", "abort", "reset", "stall"]
 """How a response ends: clean close, FIN mid-body, RST mid-body, or silence until stop."""
+
+_FINISHED = re.compile(rb'"finish_reason"\s*:\s*"')
 
 _call_ids = itertools.count(1)
 _completion_ids = itertools.count(1)
@@ -517,6 +520,41 @@ def disconnect_after(n_events: int, base: Reply | None = None, *, reset: bool = 
     )
 
 
+def first_end_frame(reply: Reply) -> int | None:
+    """Index of the first frame of ``reply`` that ends the answer (a non-null
+    ``finish_reason`` or ``[DONE]``), or ``None`` if no frame does."""
+    for index, frame in enumerate(reply.events):
+        if _FINISHED.search(frame) or b"[DONE]" in frame:
+            return index
+    return None
+
+
+def truncate_after(
+    n_events: int, base: Reply | None = None, *, transfer: Literal["chunked", "close"] = "chunked"
+) -> Reply:
+    """The first ``n_events`` frames of ``base`` (default: a long text reply), then a *clean*
+    end of the body: the HTTP response is complete, but no chunk carried a ``finish_reason``
+    and no ``[DONE]`` came (a proxy or provider that gave up quietly). ``transfer="close"``
+    sends raw bytes ended by closing the connection instead of chunked framing.
+    Non-streaming requests get the same truncated stream."""
+    if n_events < 0:
+        raise ValueError(f"n_events must be >= 0, got {n_events}")
+    base = base if base is not None else _long_text_reply()
+    end = first_end_frame(base)
+    if end is not None and end < n_events:
+        raise ValueError(
+            f"truncate_after({n_events}) keeps a finish or [DONE] frame of {base.label}; "
+            "cut earlier so the stream is really truncated"
+        )
+    return base.copy(
+        events=base.events[:n_events],
+        ending="close",
+        transfer=transfer,
+        completion=None,
+        label=f"truncate_after({n_events}, {base.label})",
+    )
+
+
 def stall(
     after_events: int = 0,
     base: Reply | None = None,
@@ -633,3 +671,25 @@ def reply_from_spec(spec: str | Mapping[str, Any]) -> Reply:
     if kind == "error":
         return http_error(int(spec["error"]), **args)
     return raw_sse(list(spec["raw"]), **args)
+
+
+def heartbeats_only(count: int = 100_000, every_s: float = 0.05) -> Reply:
+    """A 200 stream that sends nothing but ``: keep-alive`` comments, one every ``every_s``
+    seconds, ``count`` times (a server whose model never starts answering)."""
+    if count < 1 or every_s <= 0:
+        raise ValueError(f"heartbeats_only needs count >= 1 and every_s > 0, got {count}, {every_s}")
+    return Reply(
+        events=[KEEP_ALIVE.encode()] * count,
+        event_delay_s=every_s,
+        ending="stall",
+        label=f"heartbeats_only({count}, {every_s})",
+    )
+
+
+def huge_reply(size: int, *, chunk_chars: int = 64 * 1024) -> Reply:
+    """A streamed text answer of ``size`` characters (ASCII, so also bytes of content) in
+    deltas of ``chunk_chars``; ends normally with a finish chunk and ``[DONE]``."""
+    line = "The quick brown fox jumps over the lazy dog, again and again. 0123456789\n"
+    text = (line * (size // len(line) + 1))[:size]
+    reply = text_reply(text, chunk_chars=chunk_chars)
+    return reply.copy(completion=None, label=f"huge_reply({size})")

@@ -45,6 +45,7 @@ from tests.support.llm_script import (
     disconnect_after,
     error_body,
     event_error,
+    first_end_frame,
     http_error,
     in_stream_error,
     malformed_json_event,
@@ -56,6 +57,7 @@ from tests.support.llm_script import (
     stream_file,
     text_reply,
     tool_call,
+    truncate_after,
 )
 
 __all__ = [
@@ -70,6 +72,7 @@ __all__ = [
     "disconnect_after",
     "error_body",
     "event_error",
+    "first_end_frame",
     "http_error",
     "in_stream_error",
     "malformed_json_event",
@@ -82,6 +85,7 @@ __all__ = [
     "stream_file",
     "text_reply",
     "tool_call",
+    "truncate_after",
 ]
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
