@@ -7,6 +7,7 @@ command service; everything else runs a turn of the active role.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import time
@@ -457,14 +458,22 @@ class Runtime:
         job.cancel.cancel(reason)
         return True
 
-    def begin_turn(self, role: str | None = None) -> ActiveTurn:
-        """Mint a turn id and cancel token and freeze the execution context."""
+    def compute_scope(self) -> TurnScope:
+        """Discover the project and read its index file (blocking: git runs, a file is read)."""
+        return compute_scope(self.options.cwd, self._index_file(), discover_project)
+
+    def begin_turn(self, role: str | None = None, *, scope: TurnScope | None = None) -> ActiveTurn:
+        """Mint a turn id and cancel token and freeze the execution context.
+
+        ``scope`` is the turn's scope when the caller computed it already (off
+        the event loop); otherwise it is computed here.
+        """
         if self.current_turn is not None:
             raise RuntimeError_("a turn is already running; wait for it or cancel it (ctrl+c)")
         if self.session.status != "running":
             self.start_session()
         conversation_id = self.ensure_conversation()
-        self.scope = compute_scope(self.options.cwd, self._index_file(), discover_project)
+        self.scope = scope if scope is not None else self.compute_scope()
         turn_id = f"{self.session_id[8:]}-t{self.next_turn_id}-{secrets.token_hex(2)}"
         self.next_turn_id += 1
         context = ExecutionContext(
@@ -503,7 +512,9 @@ class Runtime:
             role_spec = resolve_role(role_name)
         except UnknownRoleError as exc:
             raise RuntimeError_(str(exc)) from None
-        active = self.begin_turn(role_spec.name)
+        # git discovery and the index file read stay off the event loop
+        scope = await asyncio.to_thread(self.compute_scope)
+        active = self.begin_turn(role_spec.name, scope=scope)
         ctx = active.context
         self.emit(
             ev.TurnStarted(

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from smith_tui.tools.files import NotRegularFileError, open_regular_file, read_capped
+
 #: Largest part of the index file placed in the system prompt (about 16k tokens).
 MAX_INDEX_BYTES = 64 * 1024
 
@@ -89,18 +91,36 @@ def compute_scope(
 
 
 def _read_index(base: Path, name: str, limit: int, warnings: list[str]) -> str | None:
-    """Read ``base / name`` safely; see :func:`compute_scope`."""
+    """Read ``base / name`` safely; see :func:`compute_scope`.
+
+    The path is resolved (symlinks included) and must stay inside ``base``;
+    only a regular file is opened, without blocking, and at most ``limit + 1``
+    bytes are read.
+    """
     if not _is_safe_relative(name):
         warnings.append(
             f"index_file {name!r} must be a relative path inside the project; it was ignored"
         )
         return None
     path = base / name
+    real = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(base))
+    if real != root and root not in real.parents:
+        warnings.append(
+            f"index_file {name!r} resolves to {real}, outside the project {root}; it was ignored"
+        )
+        return None
     try:
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            data = handle.read(limit + 1)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = open_regular_file(real)
+        try:
+            size = os.fstat(fd).st_size
+            data = read_capped(fd, limit + 1)
+        finally:
+            os.close(fd)
+    except NotRegularFileError as exc:
+        warnings.append(f"index_file {path} is {exc.kind}, not a regular file; it was ignored")
+        return None
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         warnings.append(f"could not read {path}: {exc.strerror or exc}")

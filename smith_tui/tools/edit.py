@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from smith_tui.tools.args import max_output_chars, optional_int, require_str
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import (
+    NotRegularFileError,
     TextLines,
+    ToolPath,
     atomic_write,
-    describe_path,
     is_sha256_hex,
+    max_file_bytes,
     number_lines,
     read_text_file,
-    resolve_path,
+    resolve_for_tool,
     sha256_hex,
 )
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
@@ -29,8 +30,7 @@ CONTEXT_LINES = 3
 class EditRequest:
     """Validated arguments of one edit call."""
 
-    raw_path: str
-    path: Path
+    target: ToolPath
     expected_hash: str
     operation: str
     start: int
@@ -72,7 +72,8 @@ def _parse(args: dict[str, Any], ctx: ToolContext) -> EditRequest:
         raise _bad("replace needs `text` (use operation=delete to remove lines).")
     if operation == "delete" and text:
         raise _bad("delete takes no `text`; use operation=replace to put new text in the range.")
-    return EditRequest(raw, resolve_path(raw, ctx), expected, operation, start, end, text)
+    target = resolve_for_tool(raw, ctx, tool="edit", writing=True)
+    return EditRequest(target, expected, operation, start, end, text)
 
 
 def _new_lines(text: str, crlf: bool) -> list[str]:
@@ -127,8 +128,9 @@ def _check_range(req: EditRequest, total: int, where: str) -> int:
 
 def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     req = _parse(args, ctx)
-    where = describe_path(req.raw_path, req.path, ctx)
-    data, _ = read_text_file(req.path, req.raw_path, ctx, tool="edit")
+    where = req.target.where
+    limit = max_file_bytes(ctx, "edit")
+    data = read_text_file(req.target, ctx, tool="edit", limit=limit).data
     current = sha256_hex(data)
     if current != req.expected_hash:
         raise ToolError(
@@ -158,8 +160,15 @@ def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     doc.lines[start_index:end] = new
     delta = len(new) - removed
     out_bytes = doc.render().encode("utf-8")
+    ctx.cancel.check()  # a cancel that came while reading leaves the file untouched
     try:
-        atomic_write(req.path, out_bytes)
+        atomic_write(req.target.real, out_bytes)
+    except NotRegularFileError as exc:
+        raise ToolError(
+            f"{where} is now {exc.kind}, not a regular file; edit never replaces a special "
+            f"file. Nothing was written.",
+            code="not_regular_file",
+        ) from None
     except OSError as exc:
         raise ToolError(
             f"could not write {where}: {exc.strerror or exc}.", code="os_error"
@@ -185,7 +194,7 @@ def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     else:
         now = f"the lines after the deletion now start at line {req.start}"
     header = (
-        f"Edited {req.path}: {what}; {now}; line delta {delta:+d}; {new_total} lines now.\n"
+        f"Edited {req.target.shown}: {what}; {now}; line delta {delta:+d}; {new_total} lines now.\n"
         f"new hash: {new_hash}\n"
         f"context (lines {lo}-{hi}):\n"
     )
@@ -194,7 +203,7 @@ def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(
         content=content,
         metadata={
-            "path": str(req.path),
+            "path": str(req.target.shown),
             "operation": req.operation,
             "old_hash": current,
             "new_hash": new_hash,
@@ -226,7 +235,8 @@ TOOL = ToolSpec(
         "numbers are those shown by `read`. The file's line endings (LF/CRLF) and final newline "
         "are kept. Returns the new hash (use it for the next edit of the same file), the "
         "affected range, the line delta and numbered context. After an edit that adds or "
-        "removes lines, later line numbers shift by the delta."
+        "removes lines, later line numbers shift by the delta. Works on regular text files "
+        "up to 8 MiB inside the project (and configured extra roots), never inside .git."
     ),
     input_schema={
         "type": "object",

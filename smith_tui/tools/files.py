@@ -1,24 +1,47 @@
 """File helpers for the built-in tools.
 
 Path resolution (against the call's working directory, or confined to the
-project root for the code and git tools), hashing, line splitting that keeps
-line endings, and atomic writes that keep the file mode.
+project root for the code and git tools), the path policy of ``read`` /
+``edit`` / ``write`` (project root plus ``services.tool.extra_roots``),
+opening regular files only (never a FIFO, device or socket) and reading them in
+bounded chunks, hashing, line splitting that keeps line endings, and atomic
+writes that keep the file mode and never replace a special file.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from smith_tui.tools.args import bad_arguments
+from smith_tui.tools.args import bad_arguments, setting_number, tool_settings
 from smith_tui.tools.spec import ToolContext, ToolError
 
 BINARY_SNIFF_BYTES = 8192
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+
+DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+"""Most bytes ``read`` loads from one file (and the largest file ``edit`` accepts)."""
+
+READ_CHUNK_BYTES = 1024 * 1024
+"""Bytes read per system call; cancellation is checked between chunks."""
+
+# Opening never waits (a FIFO without writer, a terminal) and never makes a
+# terminal ours; the path is already resolved, so a final symlink swapped in
+# after the check makes the open fail instead of being followed.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 # ---------------------------------------------------------------------------
@@ -82,6 +105,181 @@ def resolve_in_project(
     if want == "dir" and not full.is_dir():
         raise bad_arguments(tool, f"'{key}' {raw!r} is not a directory")
     return full, rel
+
+
+# ---------------------------------------------------------------------------
+# regular files only
+
+
+class NotRegularFileError(OSError):
+    """The path exists but is not a regular file (FIFO, device, socket, directory…)."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(errno.EINVAL, f"it is {kind}, not a regular file", os.fspath(path))
+        self.kind = kind
+
+
+def file_kind(mode: int) -> str:
+    """Describe the file type in ``mode`` for messages ("a FIFO (named pipe)", …)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link that could not be resolved"
+    return "a special file"
+
+
+def open_regular_file(path: str | os.PathLike[str]) -> int:
+    """Open an already resolved ``path`` read-only and return the descriptor.
+
+    The type is checked with ``lstat`` before opening (opening a device or FIFO
+    can block or have side effects) and again with ``fstat`` on the open
+    descriptor, so a file swapped in between is caught too. Anything but a
+    regular file raises :class:`NotRegularFileError`; other failures raise the
+    usual :class:`OSError` subclasses.
+    """
+    before = os.lstat(path)
+    if not stat.S_ISREG(before.st_mode):
+        raise NotRegularFileError(path, file_kind(before.st_mode))
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        after = os.fstat(fd)
+        if not stat.S_ISREG(after.st_mode):
+            raise NotRegularFileError(path, file_kind(after.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_capped(fd: int, limit: int, check: Callable[[], None] | None = None) -> bytes:
+    """Read at most ``limit`` bytes from ``fd`` in bounded chunks.
+
+    ``check`` runs before every chunk and stops the read by raising (e.g.
+    :meth:`CancelToken.check`).
+    """
+    data = bytearray()
+    while len(data) < limit:
+        if check is not None:
+            check()
+        block = os.read(fd, min(READ_CHUNK_BYTES, limit - len(data)))
+        if not block:
+            break
+        data += block
+    return bytes(data)
+
+
+# ---------------------------------------------------------------------------
+# the path policy of read, edit and write
+
+
+@dataclass(frozen=True)
+class ToolPath:
+    """A model-supplied path that passed the policy of ``read`` / ``edit`` / ``write``.
+
+    ``shown`` keeps symlinks (messages show what the model asked for); every
+    file operation uses ``real``, the fully resolved path inside ``root``.
+    """
+
+    shown: Path
+    real: Path
+    root: Path
+    where: str
+
+
+def extra_roots(ctx: ToolContext) -> list[Path]:
+    """The folders of ``services.tool.extra_roots``, ``~`` expanded and symlinks resolved."""
+    node: object = ctx.config
+    for key in ("services", "tool"):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    value = node.get("extra_roots") if isinstance(node, Mapping) else None
+    if value is None:
+        return []
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise ToolError(
+            f"config setting services.tool.extra_roots must be a list of absolute folder "
+            f"paths, got {value!r:.80}; fix or unset it.",
+            code="bad_config",
+        )
+    roots: list[Path] = []
+    for item in value:
+        expanded = os.path.expanduser(item) if isinstance(item, str) else ""
+        if not os.path.isabs(expanded):
+            raise ToolError(
+                f"config setting services.tool.extra_roots holds {item!r:.80}, which is not "
+                f"an absolute folder path; fix or remove it.",
+                code="bad_config",
+            )
+        roots.append(Path(os.path.realpath(expanded)))
+    return roots
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _touches_git_dir(paths: Sequence[Path], roots: Sequence[Path]) -> bool:
+    """``True`` when any of ``paths`` has a ``.git`` component below one of ``roots``."""
+    for path in paths:
+        for root in roots:
+            if _inside(path, root) and any(
+                part.lower() == ".git" for part in path.relative_to(root).parts
+            ):
+                return True
+    return False
+
+
+def resolve_for_tool(raw: str, ctx: ToolContext, *, tool: str, writing: bool = False) -> ToolPath:
+    """Resolve a path for ``read`` / ``edit`` / ``write`` and apply their path policy.
+
+    The path (symlinks included) must resolve inside the project root or one of
+    ``services.tool.extra_roots``; with ``writing`` it must also not lie in a
+    ``.git`` folder (checked on the path as given and as resolved).
+    """
+    shown = resolve_path(raw, ctx)
+    where = describe_path(raw, shown, ctx)
+    real = Path(os.path.realpath(shown))
+    project = project_root(ctx)
+    roots = [project, *(root for root in extra_roots(ctx) if root != project)]
+    root = next((root for root in roots if _inside(real, root)), None)
+    if root is None:
+        via = f" (it resolves to {real})" if real != shown else ""
+        allowed = f"the project root {project}"
+        if len(roots) > 1:
+            allowed += " and the extra roots " + ", ".join(str(extra) for extra in roots[1:])
+        folder = real.parent if real.name else real
+        raise ToolError(
+            f"{where}{via} is outside {allowed}; {tool} only works on files there. To allow "
+            f"a folder outside the project, add its absolute path to services.tool.extra_roots "
+            f'in the config file, e.g. {{"services": {{"tool": {{"extra_roots": ["{folder}"]}}}}}}.',
+            code="outside_project",
+        )
+    given_roots = [*roots, Path(os.path.abspath(ctx.project_root or ctx.cwd))]
+    if writing and _touches_git_dir([shown, real], given_roots):
+        raise ToolError(
+            f"{where} is inside a .git folder; {tool} never changes git's own files (its "
+            f"config and hooks can run commands). Use the git tool or bash for git operations.",
+            code="git_internal",
+        )
+    return ToolPath(shown, real, root, where)
+
+
+def max_file_bytes(ctx: ToolContext, tool: str) -> int:
+    """The largest number of bytes ``tool`` loads from one file.
+
+    ``services.tool.<tool>.max_file_bytes``, default :data:`DEFAULT_MAX_FILE_BYTES`.
+    """
+    settings = tool_settings(ctx, tool)
+    return int(setting_number(settings, "max_file_bytes", DEFAULT_MAX_FILE_BYTES, tool=tool))
 
 
 def sha256_hex(data: bytes) -> str:
@@ -155,23 +353,56 @@ def number_lines(lines: list[str], first_number: int, *, max_line_chars: int = 2
     return "\n".join(out)
 
 
-def read_text_file(path: Path, raw: str, ctx: ToolContext, *, tool: str) -> tuple[bytes, str]:
+@dataclass
+class FileText:
+    """What :func:`read_text_file` read.
+
+    ``data`` is the whole file unless ``cut``: then it is the first part of
+    it, ending on a whole line where one fits, and ``size`` tells how big the
+    file is.
+    """
+
+    data: bytes
+    text: str
+    size: int
+    cut: bool
+
+
+def read_text_file(
+    target: ToolPath, ctx: ToolContext, *, tool: str, limit: int, allow_cut: bool = False
+) -> FileText:
     """Read a UTF-8 text file for ``read`` / ``edit``; every failure is a clear ToolError.
 
-    Returns the raw bytes (for hashing) and the decoded text; bytes that are
-    not valid UTF-8 are replaced with U+FFFD.
+    Only a regular file is opened (never a FIFO, device or socket). At most
+    ``limit`` bytes are loaded, in chunks, checking for cancellation between
+    them: a bigger file is cut when ``allow_cut`` and refused otherwise. Bytes
+    that are not valid UTF-8 are replaced with U+FFFD in ``text``.
     """
-    where = describe_path(raw, path, ctx)
-    if path.is_dir():
-        raise ToolError(
-            f"{where} is a directory, not a file. List it with code_files or bash `ls`, "
-            f"then {tool} a file inside it.",
-            code="is_directory",
-        )
+    where = target.where
+    via = f" (through a symlink to {target.real})" if target.real != target.shown else ""
     try:
-        data = path.read_bytes()
+        fd = open_regular_file(target.real)
+        try:
+            size = os.fstat(fd).st_size
+            if size > limit and not allow_cut:
+                raise _too_large(where, size, limit, tool)
+            data = read_capped(fd, limit + 1, ctx.cancel.check)
+        finally:
+            os.close(fd)
+    except NotRegularFileError as exc:
+        if exc.kind == "a directory":
+            raise ToolError(
+                f"{where} is a directory, not a file. List it with code_files or bash `ls`, "
+                f"then {tool} a file inside it.",
+                code="is_directory",
+            ) from None
+        raise ToolError(
+            f"{where}{via} is {exc.kind}, not a regular file; {tool} only opens regular files "
+            f"(reading a FIFO, device or socket can block or never end). Nothing was read.",
+            code="not_regular_file",
+        ) from None
     except FileNotFoundError:
-        parent = path.parent
+        parent = target.shown.parent
         hint = (
             "the directory exists, so check the file name"
             if parent.is_dir()
@@ -185,13 +416,58 @@ def read_text_file(path: Path, raw: str, ctx: ToolContext, *, tool: str) -> tupl
         raise ToolError(f"permission denied reading {where}.", code="permission_denied") from None
     except OSError as exc:
         raise ToolError(f"cannot read {where}: {exc.strerror or exc}.", code="os_error") from None
+    size = max(size, len(data))  # a file can grow after fstat
+    cut = len(data) > limit
+    if cut:
+        if not allow_cut:
+            raise _too_large(where, size, limit, tool)
+        data = data[:limit]
+        end = data.rfind(b"\n")
+        if end >= 0:
+            data = data[: end + 1]  # end on a whole line
     if looks_binary(data):
         raise ToolError(
-            f"{where} looks like a binary file ({len(data):,} bytes, NUL byte in the first "
+            f"{where} looks like a binary file ({size:,} bytes, NUL byte in the first "
             f"8 KB); {tool} only handles text. Inspect it with bash (e.g. `file`, `xxd | head`).",
             code="binary_file",
         )
-    return data, data.decode("utf-8", errors="replace")
+    return FileText(data, data.decode("utf-8", errors="replace"), size, cut)
+
+
+def _too_large(where: str, size: int, limit: int, tool: str) -> ToolError:
+    return ToolError(
+        f"{where} is {size:,} bytes, over the {tool} limit of {limit:,} bytes "
+        f"(services.tool.{tool}.max_file_bytes); {tool} works on the whole file in memory, so "
+        f"nothing was changed. Use bash (e.g. `sed -i`, or a small script) for a file this big.",
+        code="file_too_large",
+    )
+
+
+def refuse_special_target(target: ToolPath, tool: str) -> bool:
+    """Refuse to replace anything but a regular file at ``target``; return whether it exists.
+
+    A directory gets ``is_directory``, a FIFO, device or socket ``not_regular_file``.
+    """
+    try:
+        mode = os.lstat(target.real).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise ToolError(
+            f"cannot check {target.where}: {exc.strerror or exc}.", code="os_error"
+        ) from None
+    if stat.S_ISDIR(mode):
+        raise ToolError(
+            f"{target.where} is a directory; give the path of a file to {tool}.",
+            code="is_directory",
+        )
+    if not stat.S_ISREG(mode):
+        raise ToolError(
+            f"{target.where} is {file_kind(mode)}, not a regular file; {tool} never replaces "
+            f"a special file. Nothing was written.",
+            code="not_regular_file",
+        )
+    return True
 
 
 def current_umask() -> int:
@@ -213,14 +489,19 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
 
     A symlink is followed so the link keeps pointing at the updated target.
     ``mode`` defaults to the existing file's permissions, or 0o666 minus the
-    umask for a new file (a bare temp file would otherwise be 0o600).
+    umask for a new file (a bare temp file would otherwise be 0o600). Anything
+    but a regular file at the target (FIFO, device, socket, directory) raises
+    :class:`NotRegularFileError` instead of being replaced.
     """
     target = Path(os.path.realpath(path))
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise NotRegularFileError(target, file_kind(info.st_mode))
     if mode is None:
-        try:
-            mode = target.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~current_umask()
+        mode = info.st_mode & 0o7777 if info is not None else 0o666 & ~current_umask()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

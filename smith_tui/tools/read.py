@@ -6,12 +6,14 @@ import asyncio
 from typing import Any
 
 from smith_tui.tools.args import max_output_chars, optional_int, require_str
+from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.files import (
+    FileText,
     TextLines,
-    describe_path,
+    max_file_bytes,
     number_lines,
     read_text_file,
-    resolve_path,
+    resolve_for_tool,
     sha256_hex,
 )
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
@@ -19,18 +21,27 @@ from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 DEFAULT_LIMIT = 2000
 
 
+def _header(shown_path: str, total: int, digest: str | None, read: FileText) -> str:
+    if digest is not None:
+        return f"{shown_path}: {total} lines, sha256 {digest}\n"
+    return (
+        f"{shown_path}: {read.size:,} bytes, only the first {len(read.data):,} read "
+        f"({total} lines); no sha256 for a file this big\n"
+    )
+
+
 def _render(
-    shown_path: str, lines: list[str], first: int, total: int, digest: str, budget: int
+    header: str, lines: list[str], first: int, total: int, budget: int, rest: str
 ) -> tuple[str, int]:
     """Build the output, stopping at whole lines once ``budget`` characters are used.
 
+    ``rest`` is the note for a file that was cut after line ``total``.
     Returns the text and the number of the last line included.
     """
-    header = f"{shown_path}: {total} lines, sha256 {digest}\n"
     if not lines:
         return header + "(empty file)" if total == 0 else header, first - 1
     body: list[str] = []
-    used = len(header) + 80  # room for the window line and a truncation note
+    used = len(header) + 80 + len(rest)  # room for the window line and the notes
     last = first - 1
     for offset, line in enumerate(lines):
         numbered = number_lines([line], first + offset)
@@ -49,6 +60,8 @@ def _render(
         )
     elif last < total:
         note = f"\n[{total - last} more lines; continue with offset={last + 1}.]"
+    elif rest:
+        note = "\n" + rest
     return header + window + "\n" + "\n".join(body) + note, last
 
 
@@ -56,37 +69,53 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     raw = require_str(args, "path")
     offset = optional_int(args, "offset", minimum=1) or 1
     limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
-    path = resolve_path(raw, ctx)
-    data, text = read_text_file(path, raw, ctx, tool="read")
-    digest = sha256_hex(data)
-    parsed = TextLines.parse(text)
+    target = resolve_for_tool(raw, ctx, tool="read")
+    cap = max_file_bytes(ctx, "read")
+    read = read_text_file(target, ctx, tool="read", limit=cap, allow_cut=True)
+    digest = None if read.cut else sha256_hex(read.data)
+    parsed = TextLines.parse(read.text)
     total = len(parsed.lines)
+    rest = ""
+    if read.cut:
+        rest = (
+            f"[file cut: it is {read.size:,} bytes and read loads at most {cap:,} "
+            f"(services.tool.read.max_file_bytes), so only lines 1-{total} from its first "
+            f"{len(read.data):,} bytes can be shown. Use bash (e.g. `tail`, `sed -n`, `grep -n`) "
+            f"for the rest; edit refuses a file this big.]"
+        )
     if offset > max(total, 1):
+        part = f"the first {len(read.data):,} bytes read hold" if read.cut else "the file has"
         raise ToolError(
-            f"offset {offset} is past the end of {describe_path(raw, path, ctx)}: "
-            f"the file has {total} lines. Use an offset between 1 and {max(total, 1)}.",
+            f"offset {offset} is past the end of {target.where}: {part} {total} lines. "
+            f"Use an offset between 1 and {max(total, 1)}." + (f" {rest}" if rest else ""),
             code="bad_range",
         )
     window = parsed.lines[offset - 1 : offset - 1 + limit]
     budget = max_output_chars(ctx, "read")
-    content, last = _render(str(path), window, offset, total, digest, budget)
+    header = _header(str(target.shown), total, digest, read)
+    content, last = _render(header, window, offset, total, budget, rest)
     return ToolOutput(
         content=content,
         metadata={
-            "path": str(path),
+            "path": str(target.shown),
             "sha256": digest,
             "total_lines": total,
             "start_line": offset,
             "end_line": last,
-            "size_bytes": len(data),
+            "size_bytes": read.size,
             "truncated": last < min(total, offset - 1 + limit),
+            "file_cut": read.cut,
         },
     )
 
 
 async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    """Read a window of a text file (runs the file I/O off the event loop)."""
-    return await asyncio.to_thread(_read, args, ctx)
+    """Read a window of a text file.
+
+    The file I/O runs off the event loop; a cancel returns at once and stops
+    the reading thread at its next chunk.
+    """
+    return await until_cancelled(ctx, asyncio.to_thread(_read, args, ctx))
 
 
 TOOL = ToolSpec(
@@ -95,8 +124,10 @@ TOOL = ToolSpec(
         "Read a text file. Returns numbered lines (`<line number>\\t<text>`), the total line "
         "count and the SHA-256 hash of the whole file. Pass that hash as `expected_hash` to "
         "`edit`. Reads the first 2000 lines unless you pass `offset`/`limit`; long outputs "
-        "stop at a character budget and tell you which offset to continue from. Binary files "
-        "and directories are refused."
+        "stop at a character budget and tell you which offset to continue from. Works inside "
+        "the project (and configured extra roots) on regular text files; binary files, "
+        "directories, FIFOs, devices and sockets are refused. Of a file over 8 MiB only the "
+        "first 8 MiB are read (the result says so)."
     ),
     input_schema={
         "type": "object",

@@ -7,19 +7,22 @@ import os
 from typing import Any
 
 from smith_tui.tools.args import require_str
-from smith_tui.tools.files import atomic_write, describe_path, resolve_path, sha256_hex
+from smith_tui.tools.files import (
+    NotRegularFileError,
+    atomic_write,
+    refuse_special_target,
+    resolve_for_tool,
+    sha256_hex,
+)
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 
 
 def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     raw = require_str(args, "path")
     content = require_str(args, "content", allow_empty=True)
-    path = resolve_path(raw, ctx)
-    where = describe_path(raw, path, ctx)
-    if path.is_dir():
-        raise ToolError(
-            f"{where} is a directory; give the path of a file to write.", code="is_directory"
-        )
+    target = resolve_for_tool(raw, ctx, tool="write", writing=True)
+    path, where = target.real, target.where
+    is_new = not refuse_special_target(target, "write")
     # Walk up to the first existing ancestor: it must be a directory we can create in.
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
@@ -29,11 +32,17 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
             f"cannot create {where}: {ancestor} exists and is not a directory.",
             code="bad_path",
         )
-    is_new = not path.exists()
     data = content.encode("utf-8")
+    ctx.cancel.check()
     try:
         os.makedirs(path.parent, exist_ok=True)
         atomic_write(path, data)
+    except NotRegularFileError as exc:
+        raise ToolError(
+            f"{where} is now {exc.kind}, not a regular file; write never replaces a special "
+            f"file. Nothing was written.",
+            code="not_regular_file",
+        ) from None
     except PermissionError:
         raise ToolError(f"permission denied writing {where}.", code="permission_denied") from None
     except OSError as exc:
@@ -45,11 +54,11 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     verb = "Created" if is_new else "Overwrote"
     return ToolOutput(
         content=(
-            f"{verb} {path} ({len(data):,} bytes, {lines} lines).\n"
+            f"{verb} {target.shown} ({len(data):,} bytes, {lines} lines).\n"
             f"sha256 {digest} (pass this as expected_hash to edit this file)"
         ),
         metadata={
-            "path": str(path),
+            "path": str(target.shown),
             "sha256": digest,
             "is_new": is_new,
             "size_bytes": len(data),
@@ -69,7 +78,9 @@ TOOL = ToolSpec(
     description=(
         "Create a file or replace its whole content, atomically; missing parent directories "
         "are created and an existing file keeps its permissions. Returns the new SHA-256 hash "
-        "and whether the file is new. For changing part of an existing file prefer `edit`."
+        "and whether the file is new. For changing part of an existing file prefer `edit`. "
+        "Works inside the project (and configured extra roots), never inside .git, and never "
+        "replaces a directory, FIFO, device or socket."
     ),
     input_schema={
         "type": "object",

@@ -16,8 +16,10 @@ from smith_tui.tools.read import handler as read_handler
 from smith_tui.tools.spec import ToolContext, ToolError
 
 
-def make_ctx(cwd: Path) -> ToolContext:
-    return ToolContext(role="worker", turn_id="turn1", cwd=cwd, cancel=CancelToken.new_root())
+def make_ctx(cwd: Path, config: dict[str, Any] | None = None) -> ToolContext:
+    return ToolContext(
+        role="worker", turn_id="turn1", cwd=cwd, cancel=CancelToken.new_root(), config=config or {}
+    )
 
 
 def sha(data: bytes) -> str:
@@ -308,7 +310,8 @@ async def test_write_failure_is_reported(tmp_path: Path) -> None:
                 "start_line": 1,
                 "text": "renamed",
             },
-            make_ctx(tmp_path),
+            # /proc is outside the project: allow it so the write itself is attempted.
+            make_ctx(tmp_path, {"services": {"tool": {"extra_roots": ["/proc"]}}}),
         )
     assert err.value.code == "os_error"
     assert "could not write /proc/self/comm" in err.value.message

@@ -13,13 +13,17 @@ from smith_tui.tools.read import TOOL, handler
 from smith_tui.tools.spec import ToolContext, ToolError
 
 
-def make_ctx(cwd: Path, config: dict[str, Any] | None = None) -> ToolContext:
+def make_ctx(
+    cwd: Path, config: dict[str, Any] | None = None, root: Path | None = None
+) -> ToolContext:
+    """A context in ``cwd``; the project root is ``root`` (``cwd`` when not given)."""
     return ToolContext(
         role="explorer",
         turn_id="turn1",
         cwd=cwd,
         cancel=CancelToken.new_root(),
         config=config or {},
+        project_root=root,
     )
 
 
@@ -70,9 +74,12 @@ async def test_default_limit_is_2000_lines(tmp_path: Path) -> None:
 async def test_absolute_path_and_tilde_free_relative_parent(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     write_lines(tmp_path / "top.txt", 1)
-    out = await handler({"path": "../top.txt"}, make_ctx(tmp_path / "sub"))
+    # The working directory is a subfolder of the project: `..` climbs back to its root.
+    out = await handler({"path": "../top.txt"}, make_ctx(tmp_path / "sub", root=tmp_path))
     assert out.metadata["path"] == str(tmp_path / "top.txt")
-    out = await handler({"path": str(tmp_path / "top.txt")}, make_ctx(Path("/")))
+    (tmp_path / "other").mkdir()
+    ctx = make_ctx(tmp_path / "other", root=tmp_path)
+    out = await handler({"path": str(tmp_path / "top.txt")}, ctx)
     assert "line 1" in out.content
 
 

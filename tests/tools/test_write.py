@@ -14,8 +14,18 @@ from smith_tui.tools.spec import ToolContext, ToolError
 from smith_tui.tools.write import TOOL, handler
 
 
-def make_ctx(cwd: Path) -> ToolContext:
-    return ToolContext(role="worker", turn_id="turn1", cwd=cwd, cancel=CancelToken.new_root())
+def make_ctx(
+    cwd: Path, config: dict[str, Any] | None = None, root: Path | None = None
+) -> ToolContext:
+    """A context in ``cwd``; the project root is ``root`` (``cwd`` when not given)."""
+    return ToolContext(
+        role="worker",
+        turn_id="turn1",
+        cwd=cwd,
+        cancel=CancelToken.new_root(),
+        config=config or {},
+        project_root=root,
+    )
 
 
 def test_spec_shape() -> None:
@@ -47,15 +57,19 @@ async def test_new_file_gets_umask_mode_not_temp_file_mode(tmp_path: Path) -> No
 
 
 async def test_overwrite_keeps_mode(tmp_path: Path) -> None:
+    # An absolute path, from a working directory elsewhere inside the project.
+    (tmp_path / "sub").mkdir()
     target = tmp_path / "tool.sh"
     target.write_text("old\n")
     target.chmod(0o750)
-    out = await handler({"path": str(target), "content": "new\n"}, make_ctx(Path("/")))
+    out = await handler(
+        {"path": str(target), "content": "new\n"}, make_ctx(tmp_path / "sub", root=tmp_path)
+    )
     assert target.read_text() == "new\n"
     assert target.stat().st_mode & 0o7777 == 0o750
     assert out.metadata["is_new"] is False
     assert out.content.startswith("Overwrote")
-    assert sorted(os.listdir(tmp_path)) == ["tool.sh"]
+    assert sorted(os.listdir(tmp_path)) == ["sub", "tool.sh"]
 
 
 async def test_empty_content_and_unicode(tmp_path: Path) -> None:
@@ -82,9 +96,11 @@ async def test_parent_that_is_a_file_is_refused(tmp_path: Path) -> None:
 
 
 async def test_os_failure_is_reported(tmp_path: Path) -> None:
-    # /proc refuses new files even for root.
+    # /proc refuses new files even for root; it is outside the project, so allow it
+    # as an extra root for the write to be attempted at all.
+    ctx = make_ctx(tmp_path, {"services": {"tool": {"extra_roots": ["/proc"]}}})
     with pytest.raises(ToolError, match=r"could not write /proc/self/new\.txt"):
-        await handler({"path": "/proc/self/new.txt", "content": "x"}, make_ctx(tmp_path))
+        await handler({"path": "/proc/self/new.txt", "content": "x"}, ctx)
 
 
 @pytest.mark.parametrize(

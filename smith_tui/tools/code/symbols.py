@@ -8,11 +8,13 @@ answer "where is X defined" and "what is in this file".
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import PurePath
 
 from smith_tui.tools.code import symbols_braces, symbols_lua, symbols_python
 from smith_tui.tools.code.symbol import KINDS, Symbol, signature_of
+from smith_tui.tools.files import open_regular_file, read_capped
 
 LANGUAGE_BY_SUFFIX: dict[str, str] = {
     ".py": "python",
@@ -82,10 +84,18 @@ def extract_symbols(text: str, language: str) -> list[Symbol]:
 
 
 def read_source(path: str | PurePath) -> str | None:
-    """Read a text file for symbol extraction; ``None`` if too big, binary or unreadable."""
+    """Read a text file for symbol extraction; ``None`` if too big, binary or unreadable.
+
+    Only a regular file is opened (never a FIFO, device or socket, nor a
+    symlink: callers pass resolved paths or paths rg listed without following
+    links), and at most ``MAX_FILE_BYTES + 1`` bytes are read.
+    """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        fd = open_regular_file(os.fspath(path))
+        try:
+            data = read_capped(fd, MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     if len(data) > MAX_FILE_BYTES or b"\x00" in data[:8192]:
