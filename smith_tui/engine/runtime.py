@@ -636,7 +636,7 @@ class Runtime:
             cancel=job.cancel if job is not None else active.cancel,
             cwd=ctx.scope.cwd,
             context_window=selection.context_window,
-            max_output_tokens=None,
+            max_output_tokens=selection.max_output_tokens,
             job_id=job.job_id if job is not None else None,
             project_id=ctx.scope.project_id,
             project_root=ctx.scope.project_root,
