@@ -185,18 +185,23 @@ class ToolCallState:
         return len(entries) - 1 if entries else None
 
     def finish(self) -> list[ToolCall]:
-        """The merged calls in arrival order; ids are minted (``call_<n>``) only where none came."""
+        """The merged calls in arrival order; ids are minted (``call_<n>``) where none came,
+        and an id the reply gives to two calls becomes ``<id>_<n>`` on the later one: each
+        call needs its own result, and a transcript with a repeated id is refused."""
         used = {e.id for e in self._entries if e.id}
+        taken: set[str] = set()
         calls = []
         for pos, entry in enumerate(self._entries):
             call_id = entry.id
-            if not call_id:
-                call_id = f"call_{pos}"
+            if not call_id or call_id in taken:
+                base = call_id or f"call_{pos}"
+                call_id = base
                 suffix = 0
                 while call_id in used:
                     suffix += 1
-                    call_id = f"call_{pos}_{suffix}"
+                    call_id = f"{base}_{suffix}"
                 used.add(call_id)
+            taken.add(call_id)
             calls.append(ToolCall(id=call_id, name=entry.name, arguments="".join(entry.args)))
         return calls
 

@@ -132,6 +132,16 @@ def test_same_index_new_id_starts_a_new_call() -> None:
     assert [(c.id, c.name) for c in state.finish()] == [("a", "x"), ("b", "y")]
 
 
+def test_an_id_repeated_in_one_reply_becomes_unique() -> None:
+    state = ToolCallState()
+    state.merge([frag(0, "dup", "x", "{}"), frag(1, "dup", "y", "{}"), frag(2, "dup_1", "z", "{}")])
+    assert [(c.id, c.name) for c in state.finish()] == [
+        ("dup", "x"),
+        ("dup_2", "y"),
+        ("dup_1", "z"),
+    ]
+
+
 def test_missing_index_matches_by_id_or_continues() -> None:
     state = ToolCallState()
     state.merge([frag(None, "a", "x", '{"q":')])
