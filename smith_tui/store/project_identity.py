@@ -129,13 +129,21 @@ def _git(cwd: Path, *args: str) -> str | None:
 def discover_project(cwd: str | Path) -> ProjectInfo:
     """Find the project of `cwd` with `git rev-parse --show-toplevel` and the origin URL.
 
-    Outside a git repository (or without git installed) the project root is `cwd` itself.
+    Outside a git repository (or without git installed) the project root is `cwd` itself,
+    and so it is when git names a work tree other than the folder holding the `.git`
+    found from `cwd` (a repository's `core.worktree` cannot move the project root).
     An origin that cannot be normalised falls back to identifying the project by its root.
     """
     start = Path(cwd).expanduser().resolve()
     if not start.is_dir():
         raise StoreError(f"cannot discover the project of {start}: it is not a directory")
     toplevel = _git(start, "rev-parse", "--show-toplevel")
+    # core.worktree (or a .git file whose repository sets it) can name any folder as
+    # the work tree, e.g. a parent of `cwd`: the root must be the folder holding the
+    # `.git` found from `cwd`, as git's own discovery would give without that setting.
+    holder = next((d for d in (start, *start.parents) if os.path.lexists(d / ".git")), None)
+    if toplevel and Path(toplevel).resolve() != holder:
+        toplevel = None
     root = Path(toplevel).resolve() if toplevel else start
     origin = _git(root, "config", "--get", "remote.origin.url") if toplevel else None
     normalized = None

@@ -8,16 +8,21 @@ Safety rests on three layers:
   make git run a program (pager, external diff, textconv, fsmonitor, hooks,
   filter drivers, gpg, transports) and keeps ``status`` from writing the index;
 * a scrubbed environment: no inherited ``GIT_*`` variables, no system or
-  global config, and a private copy of the index (``GIT_INDEX_FILE``) so that
-  no command can rewrite the repository's own.
+  global config, no transport of any kind (so a partial clone never fetches a
+  missing object: that object is an error instead), and a private copy of the
+  index (``GIT_INDEX_FILE``) so that no command can rewrite the repository's own;
+* a pinned location: the work tree is the folder holding the ``.git`` found
+  from the project root (``GIT_WORK_TREE``, so ``core.worktree`` cannot move
+  it), and the repository (``GIT_DIR``) must belong to that folder.
 
-Positional arguments (revisions and paths) can never start with ``-`` and may
-not point outside the project.
+Positional arguments (revisions and paths, ``~`` and ``:`` forms included) can
+never start with ``-`` and may not point outside the project.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import tempfile
@@ -42,10 +47,13 @@ _OUTPUT_CAP = 16 * 1024 * 1024
 _TIME_LIMIT = 60.0
 _NO_PROGRAM = "/nonexistent/smith-git-tool-runs-no-programs"
 
+# Every value must mean "off" on old and new git alike: "cat" is the pager git
+# never starts, and core.fsmonitor takes the empty value because git before
+# 2.36 reads "false" as the name of a hook program.
 SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.pager", "cat"),
     ("diff.external", ""),
-    ("core.fsmonitor", "false"),
+    ("core.fsmonitor", ""),
     ("core.hooksPath", "/dev/null"),
     ("protocol.allow", "never"),
     ("core.sshCommand", _NO_PROGRAM),
@@ -61,6 +69,8 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("status.submoduleSummary", "false"),
     ("submodule.recurse", "false"),
     ("color.ui", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
 )
 """``-c`` overrides on every call: each neutralises a config key that could run a program."""
 
@@ -341,18 +351,92 @@ def _bad(message: str) -> ToolError:
     return ToolError(f"{NAME}: {message}", code="invalid_arguments")
 
 
-def _check_path(value: str, root: Path) -> None:
-    """Refuse a path (or path-like revision) that leads outside the project."""
+_MAGIC_WORDS = ("top", "literal", "glob", "icase", "exclude")
+_SHORT_MAGIC = "/!^"
+
+
+def _outside(text: str, base: Path, root: Path, *, follow: bool = True) -> bool:
+    """Whether ``text`` (relative to ``base``) names something outside ``root``.
+
+    The check is lexical, as git normalises paths; with ``follow`` a path that
+    is absolute or has ``..`` parts must also stay inside once symlinks are
+    followed.
+    """
+    raw = text.replace("\\", "/")
+    joined = raw if raw.startswith("/") else f"{base}/{raw}"
+    candidates = [Path(os.path.normpath(joined))]
+    if follow and (raw.startswith("/") or ".." in raw.split("/")):
+        candidates.append(Path(joined).resolve())
+    return any(full != root and root not in full.parents for full in candidates)
+
+
+def _check_tree_paths(value: str, root: Path, top: Path) -> None:
+    """Refuse ``rev:path`` (and ``:stage:path``) lookups whose path climbs out of the project.
+
+    Every text after a ``:`` is checked, since a revision such as
+    ``main@{10:00}:path`` can hold colons of its own. Such a path is relative to
+    the repository top, or to the project root when it starts with ``./`` or ``../``.
+    """
+    for index, char in enumerate(value):
+        if char != ":":
+            continue
+        path = value[index + 1 :]
+        relative = path in (".", "..") or path.startswith(("./", "../"))
+        base = root if relative else top
+        if _outside(path.lstrip("/"), base, root, follow=False):
+            raise _bad(
+                f"{value!r} names the path {path!r}, which is outside the project root {root}"
+            )
+
+
+def _check_magic(value: str, root: Path, top: Path) -> None:
+    """Check a ``:``-pathspec (``:/x``, ``:!x``, ``:(top,icase)x``) or ``:path`` lookup."""
+    body = value[1:]
+    if body.startswith("("):
+        close = body.find(")")
+        if close < 0:
+            raise _bad(f"pathspec {value!r} has no ')' closing its magic words")
+        words = [word.strip() for word in body[1:close].split(",") if word.strip()]
+        for word in words:
+            if word not in _MAGIC_WORDS:
+                raise _bad(
+                    f"pathspec magic {word!r} in {value!r} is not supported; use "
+                    f"{', '.join(_MAGIC_WORDS)}"
+                )
+        rest, from_top = body[close + 1 :], "top" in words
+    else:
+        count = len(body) - len(body.lstrip(_SHORT_MAGIC))
+        signs, rest = body[:count], body[count:]
+        if count and rest.startswith(":"):
+            rest = rest[1:]
+        from_top = "/" in signs
+    if _outside(rest, top if from_top else root, root):
+        raise _bad(f"pathspec {value!r} is outside the project root {root}")
+    _check_tree_paths(value, root, top)
+
+
+def _check_path(value: str, root: Path, top: Path | None = None) -> str:
+    """Refuse a path, pathspec or path-like revision that leads outside the project.
+
+    ``top`` is the top of the work tree (``root`` when not given), which ``:/``
+    and ``:(top)`` pathspecs and ``rev:path`` lookups are relative to. Returns
+    the argument to pass on: ``~`` and ``~user`` are expanded to the home
+    folder the model most likely meant (git itself would not expand them).
+    """
+    top = root if top is None else top
     if value.startswith(":"):
-        return  # pathspec magic (":/", ":(icase)…") or index path: confined by git
-    parts = value.replace("\\", "/").split("/")
-    if not value.startswith("/") and ".." not in parts:
-        return
+        _check_magic(value, root, top)
+        return value
     if value.startswith("~"):
-        return
-    full = (root / value).resolve() if not value.startswith("/") else Path(value).resolve()
-    if full != root and root not in full.parents:
+        expanded = os.path.expanduser(value)
+        if expanded != value:
+            if _outside(expanded, root, root):
+                raise _bad(f"path {value!r} ({expanded}) is outside the project root {root}")
+            return expanded
+    if _outside(value, root, root):
         raise _bad(f"path {value!r} is outside the project root {root}")
+    _check_tree_paths(value, root, top)
+    return value
 
 
 def _check_text(value: Any, where: str) -> str:
@@ -436,10 +520,11 @@ def _parse_option(
     return [name + _value(command, name, opt, following, root)], True
 
 
-def build_command(command: Any, args: Any, root: Path) -> list[str]:
+def build_command(command: Any, args: Any, root: Path, top: Path | None = None) -> list[str]:
     """Validate the model's request and return the git arguments after the global options.
 
-    Raises :class:`ToolError` with a precise message for anything not allowed.
+    ``top`` is the top of the work tree when the project root is a folder inside
+    it. Raises :class:`ToolError` with a precise message for anything not allowed.
     """
     if not isinstance(command, str) or not command:
         raise _bad(f"'command' must be one of {', '.join(COMMANDS)}")
@@ -480,7 +565,8 @@ def build_command(command: Any, args: Any, root: Path) -> list[str]:
     for value in positionals + paths:
         if not value.strip():
             raise _bad("empty revision or path in 'args'")
-        _check_path(value, root)
+    positionals = [_check_path(value, root, top) for value in positionals]
+    paths = [_check_path(value, root, top) for value in paths]
     forced = list(_FORCED_FLAGS[command])
     if command == "blame":
         files = paths or positionals[-1:]
@@ -526,6 +612,15 @@ def git_env(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
         PAGER="cat",
         GIT_TERMINAL_PROMPT="0",
         GIT_OPTIONAL_LOCKS="0",
+        # No transport at all: an empty allow-list refuses every protocol and
+        # wins over any protocol.<name>.allow in the repository's config (git
+        # 2.6.1 on), so a partial clone's lazy fetch dies before it connects.
+        GIT_ALLOW_PROTOCOL="",
+        GIT_PROTOCOL_FROM_USER="0",
+        GIT_NO_LAZY_FETCH="1",  # git 2.45 on: no lazy fetch attempt at all
+        # Set-but-empty beats core.gitProxy and core.askPass from any config.
+        GIT_PROXY_COMMAND="",
+        GIT_ASKPASS="",
     )
     if extra:
         env["GIT_CONFIG_COUNT"] = str(len(extra))
@@ -535,10 +630,15 @@ def git_env(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
     return env
 
 
-def base_argv(git: str) -> list[str]:
-    """git with the global options every call uses."""
+def base_argv(git: str, extra: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """git with the global options every call uses.
+
+    ``extra`` config pairs (also given to :func:`git_env`) are repeated as
+    ``-c`` options for git before 2.31, which ignores GIT_CONFIG_COUNT; a key
+    holding ``=`` cannot be written that way and relies on the environment.
+    """
     argv = [git, "--no-pager"]
-    for key, value in SAFE_CONFIG:
+    for key, value in (*SAFE_CONFIG, *(pair for pair in extra if "=" not in pair[0])):
         argv += ["-c", f"{key}={value}"]
     argv.append("--no-optional-locks")
     return argv
@@ -558,26 +658,147 @@ async def _run(
     )
 
 
-async def _filter_overrides(git: str, root: Path, ctx: ToolContext) -> list[tuple[str, str]]:
-    """Config pairs that switch off every filter driver the repository defines.
+@dataclass(frozen=True)
+class _Repository:
+    """Where the tool's git runs: the pinned work tree, its repository and index."""
+
+    work_tree: Path
+    git_dir: Path
+    index: Path
+
+    def env(self, extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
+        """:func:`git_env` pinned to this repository and work tree."""
+        env = git_env(extra)
+        env.update(GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.work_tree))
+        return env
+
+
+def _not_a_repository(message: str) -> ToolError:
+    return ToolError(f"{NAME}: {message}", code="not_a_repository")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _linked_back(git_dir: Path, work_tree: Path) -> bool:
+    """Whether a linked worktree's repository (``.git/worktrees/<name>``) names ``work_tree``."""
+    try:
+        text = (git_dir / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return False
+    return bool(text) and (git_dir / text).resolve() == (work_tree / ".git").resolve()
+
+
+async def _submodule_of(git: str, git_dir: Path, work_tree: Path, ctx: ToolContext) -> bool:
+    """Whether a submodule's repository (``.git/modules/<name>``) names ``work_tree``."""
+    argv = [*base_argv(git), "config", "--file", str(git_dir / "config"), "core.worktree"]
+    code, out, _, _ = await _run(argv, work_tree, ctx, git_env())
+    value = out.strip()
+    return code == 0 and bool(value) and (git_dir / value).resolve() == work_tree
+
+
+def _work_tree_of(root: Path) -> Path | None:
+    """The nearest folder, ``root`` or a parent, that holds a ``.git``."""
+    return next((d for d in (root, *root.parents) if os.path.lexists(d / ".git")), None)
+
+
+def _resolved(base: Path, *texts: str) -> list[Path]:
+    return [(base / text.strip()).resolve() for text in texts]
+
+
+async def _locate(git: str, root: Path, ctx: ToolContext) -> _Repository:
+    """Find the repository of ``root`` and pin where git may look.
+
+    The work tree is the nearest folder (``root`` or a parent) holding a
+    ``.git``; ``core.worktree`` cannot move it. The repository must be the one
+    git's own discovery finds (which also applies ``safe.directory``) and must
+    lie inside that folder, or name it back as a linked worktree or submodule
+    does: a ``.git`` file pointing at some other repository is refused.
+    """
+    work_tree = _work_tree_of(root)
+    code, out, err, _ = await _run(
+        [*base_argv(git), "rev-parse", "--absolute-git-dir"], root, ctx, git_env()
+    )
+    if code != 0 or work_tree is None:
+        raise _not_a_repository(
+            f"{root} is not inside a git work tree ({err or out.strip() or 'no repository'})"
+        )
+    found = out
+    pinned = git_env()
+    pinned.update(GIT_DIR=str(work_tree / ".git"), GIT_WORK_TREE=str(work_tree))
+    query = ["--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--git-path"]
+    code, out, err, _ = await _run(
+        [*base_argv(git), "rev-parse", *query, "index"], root, ctx, pinned
+    )
+    lines = out.splitlines()
+    if code != 0 or len(lines) < 4 or lines[0].strip() != "true":
+        raise _not_a_repository(
+            f"{root} is not inside a git work tree ({err or out.strip() or 'no repository'})"
+        )
+    found_dir, git_dir, common, index = _resolved(root, found, *lines[1:4])
+    if git_dir != found_dir:
+        raise _not_a_repository(
+            f"git finds the repository {found_dir} from {root}, not the one named by "
+            f"{work_tree / '.git'}; the git tool only reads the project's own repository"
+        )
+    linked = not _inside(git_dir, work_tree) and _linked_back(git_dir, work_tree)
+    own = _inside(git_dir, work_tree) or linked
+    if not own:
+        own = await _submodule_of(git, git_dir, work_tree, ctx)
+    shared = common == git_dir or _inside(common, work_tree)
+    if linked and git_dir.parent == common / "worktrees":
+        shared = True
+    if not own or not shared:
+        where = git_dir if not own else common
+        raise _not_a_repository(
+            f"{work_tree / '.git'} leads to the repository {where}, which is outside the "
+            f"project and does not name {work_tree} as its work tree; the git tool only "
+            "reads the project's own repository"
+        )
+    return _Repository(work_tree, git_dir, index)
+
+
+@dataclass(frozen=True)
+class _Overrides:
+    """Config pairs that neutralise what the repository's config defines by name."""
+
+    pairs: list[tuple[str, str]]
+    partial_clone: bool
+
+
+async def _repository_overrides(git: str, repo: _Repository, ctx: ToolContext) -> _Overrides:
+    """Switch off every filter driver and every per-protocol permission in the config.
 
     Filter drivers (``filter.<name>.clean``/``smudge``/``process``) run programs
-    when git reads work-tree files; their names are only known from the config.
+    when git reads work-tree files, and ``protocol.<name>.allow=always`` beats
+    the generic ``protocol.allow=never``; their names are only known from the
+    config. A partial clone (promisor remote) is noted so that a missing object
+    can be explained.
     """
-    argv = [*base_argv(git), "config", "-z", "--name-only", "--get-regexp", r"^filter\."]
-    code, out, _, _ = await _run(argv, root, ctx, git_env())
+    pattern = r"^(filter|protocol|remote|extensions)\."
+    argv = [*base_argv(git), "config", "-z", "--name-only", "--get-regexp", pattern]
+    code, out, _, _ = await _run(argv, repo.work_tree, ctx, repo.env())
     if code not in (0, 1):
-        return []
-    drivers = set()
+        return _Overrides([], False)
+    drivers, protocols = set(), set()
+    partial = False
     for key in out.split("\x00"):
-        if key.startswith("filter.") and key.count(".") >= 2:
-            drivers.add(key[len("filter.") : key.rindex(".")])
+        section, _, rest = key.partition(".")
+        name, dot, _field = rest.rpartition(".")
+        if section == "filter" and dot:
+            drivers.add(name)
+        elif section == "protocol" and dot:
+            protocols.add(name)
+        elif key == "extensions.partialclone" or (section == "remote" and _field == "promisor"):
+            partial = True
     pairs: list[tuple[str, str]] = []
     for driver in sorted(drivers):
         for field in ("clean", "smudge", "process"):
             pairs.append((f"filter.{driver}.{field}", ""))
         pairs.append((f"filter.{driver}.required", "false"))
-    return pairs
+    pairs += [(f"protocol.{name}.allow", "never") for name in sorted(protocols)]
+    return _Overrides(pairs, partial)
 
 
 async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -588,35 +809,30 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     if unknown:
         raise _bad(f"unknown argument(s) {', '.join(map(repr, unknown))}; accepted: command, args")
     root = project_root(ctx)
-    tail = build_command(args.get("command"), args.get("args"), root)
     git = find_git()
-    code, out, err, _ = await _run(
-        [*base_argv(git), "rev-parse", "--is-inside-work-tree", "--git-path", "index"],
-        root,
-        ctx,
-        git_env(),
-    )
-    lines = out.splitlines()
-    if code != 0 or not lines or lines[0].strip() != "true":
-        raise ToolError(
-            f"{NAME}: {root} is not inside a git work tree ({err or out.strip() or 'no repository'})",
-            code="not_a_repository",
-        )
-    index = root / lines[1] if len(lines) > 1 else None
-    overrides = await _filter_overrides(git, root, ctx)
+    repo = await _locate(git, root, ctx)
+    tail = build_command(args.get("command"), args.get("args"), root, repo.work_tree)
+    overrides = await _repository_overrides(git, repo, ctx)
     with tempfile.TemporaryDirectory(prefix="smith-git-") as scratch:
-        env = git_env(overrides)
+        env = repo.env(overrides.pairs)
         # Work on a copy of the index: some read commands (git diff) refresh and
         # rewrite it even with optional locks off; the copy takes those writes.
         private_index = Path(scratch) / "index"
-        if index is not None and index.is_file():
-            await asyncio.to_thread(shutil.copy2, index, private_index)
+        if repo.index.is_file():
+            await asyncio.to_thread(shutil.copy2, repo.index, private_index)
         env["GIT_INDEX_FILE"] = str(private_index)
-        code, out, err, truncated = await _run([*base_argv(git), *tail], root, ctx, env)
+        argv = [*base_argv(git, overrides.pairs), *tail]
+        code, out, err, truncated = await _run(argv, root, ctx, env)
     shown = " ".join([args["command"], *(args.get("args") or [])])
     if code != 0 and not truncated:  # a truncated run was stopped by us
+        note = ""
+        if overrides.partial_clone:
+            note = (
+                " (this repository is a partial clone: the git tool never fetches objects "
+                "that are missing locally, so commands that need them fail)"
+            )
         raise ToolError(
-            f"{NAME}: `git {shown}` failed (exit {code}): {budget_text(err or out, 2000)}",
+            f"{NAME}: `git {shown}` failed (exit {code}){note}: {budget_text(err or out, 2000)}",
             code="git_failed",
             data={"exit_code": code},
         )
