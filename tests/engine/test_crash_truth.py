@@ -8,6 +8,7 @@ the turn is cancelled, what was shown is saved, and the exit status is non-zero.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -19,11 +20,12 @@ from typing import Any
 
 import pytest
 
+from smith_tui.engine import events as ev
 from smith_tui.llm import sanitize_messages
 from smith_tui.store import TOOL_OUTCOME_UNKNOWN, Store
 from tests.engine.test_headless_cli import SMITH, _config, _env, smith
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
-from tests.support.runtime import make_git_repo
+from tests.support.runtime import make_git_repo, open_runtime
 
 WAIT_S = 30.0
 """Upper bound for things that happen in well under a second (a loaded machine is slow)."""
@@ -188,3 +190,32 @@ def test_sigterm_while_a_tool_runs_records_the_cancelled_call(
         assert not result.metadata.get("synthetic")  # a real result, not a repair
         assert [t.status for t in store.turns.list_for_conversation(conv_id)] == ["cancelled"]
     assert len(llm_server.chat_requests()) == 1  # the cancelled turn asked for no second round
+
+
+async def test_a_turn_task_cancelled_while_a_tool_runs_leaves_a_valid_transcript(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """The front end tears the turn down (its task cancelled, as on quit) mid-tool."""
+    call = tool_call("bash", {"command": "sleep 30"}, id="call_torn")
+    llm_server.enqueue(text_reply("Sleeping.", tool_calls=[call]), text_reply("Fine."))
+    runtime, recorder = open_runtime(tmp_path, llm_server.base_url)
+    try:
+        task = asyncio.create_task(runtime.run_turn("sleep please"))
+        deadline = time.monotonic() + WAIT_S
+        while not recorder.of(ev.ToolCallStarted):
+            assert not task.done() and time.monotonic() < deadline, "the tool never started"
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not runtime.busy
+        stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+        assert [m.role for m in stored] == ["user", "assistant", "tool"]
+        assert stored[2].tool_call_id == "call_torn"
+        assert stored[2].content.startswith(TOOL_OUTCOME_UNKNOWN)
+
+        result = await runtime.run_turn("still there?")
+        assert result.stop_reason == "completed" and result.text == "Fine."
+        sanitize_messages(llm_server.chat_requests()[-1]["messages"])
+    finally:
+        await runtime.aclose()
