@@ -42,6 +42,18 @@ DEFAULT_TINT = "#00FF41"
 _OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.AssistantMessage, ev.ToolCallStarted)
 
 
+def _ends_wait(event: ev.Event) -> bool:
+    """Whether ``event`` means its role stopped waiting for the model.
+
+    Besides the output events, the engine's ``streaming`` status arrives with the first
+    delta of any kind - a streamed tool call included, which has no delta event of its own
+    and would otherwise keep the rain up until the whole call was in.
+    """
+    if isinstance(event, ev.StatusChanged):
+        return event.status != "thinking"
+    return isinstance(event, (*_OUTPUT, ev.StreamReset))
+
+
 def use_kitty_graphics(env: Mapping[str, str], setting: str | bool | None = "auto") -> bool:
     """Whether to draw the rain with Kitty graphics: ``setting`` (auto/on/off) first, then
     the environment (kitty, WezTerm, Ghostty; never inside tmux or screen)."""
@@ -120,7 +132,7 @@ class MatrixRain(Widget):
             tint = role_tint(event.role)
             if tint is not None:
                 self._waiting[key] = tint
-        elif isinstance(event, (*_OUTPUT, ev.StreamReset)):
+        elif _ends_wait(event):
             self._waiting.pop(key, None)
         elif isinstance(event, ev.DispatchFinished | ev.TurnFinished):
             if event.job_id is None and isinstance(event, ev.TurnFinished):
