@@ -77,3 +77,24 @@ def test_orphan_at_the_very_end(store: Store) -> None:
     last = store.conversations.list_messages(cid)[-1]
     assert (last.position, last.role, last.tool_call_id) == (1, "tool", "z")
     assert store.search_messages("TOOL_OUTCOME_UNKNOWN")[0].message_id == last.id
+
+
+def test_synthetic_result_names_the_arguments_and_cuts_long_ones(store: Store) -> None:
+    from smith_tui.store.repair import ARGUMENTS_SHOWN
+
+    cid = store.conversations.create("p")
+    short = {
+        "id": "s",
+        "type": "function",
+        "function": {"name": "bash", "arguments": '{"command": "make"}'},
+    }
+    long_text = "x" * (ARGUMENTS_SHOWN + 500)
+    long = {"id": "l", "type": "function", "function": {"name": "write", "arguments": long_text}}
+    store.conversations.append_messages(
+        cid, [{"role": "assistant", "content": None, "tool_calls": [short, long]}]
+    )
+    store.conversations.repair_orphan_tool_calls(cid)
+    first, second = store.conversations.list_messages(cid)[1:]
+    assert 'the bash call s with arguments {"command": "make"};' in first.content
+    assert "x" * ARGUMENTS_SHOWN + "… (500 more characters)" in second.content
+    assert long_text not in second.content
