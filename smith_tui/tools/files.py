@@ -402,6 +402,13 @@ def read_text_file(
             code="not_regular_file",
         ) from None
     except FileNotFoundError:
+        kind = _kind_behind_links(target)
+        if kind is not None:
+            raise ToolError(
+                f"{where} is {kind}, not a regular file; {tool} only opens regular files "
+                f"(reading a FIFO, device or socket can block or never end). Nothing was read.",
+                code="not_regular_file",
+            ) from None
         parent = target.shown.parent
         hint = (
             "the directory exists, so check the file name"
@@ -434,6 +441,20 @@ def read_text_file(
     return FileText(data, data.decode("utf-8", errors="replace"), size, cut)
 
 
+def _kind_behind_links(target: ToolPath) -> str | None:
+    """What ``target.shown`` leads to when its resolved path does not exist, if special.
+
+    ``/proc/<pid>/fd`` links (``/dev/stdin`` and friends) to pipes and sockets
+    resolve to names like ``pipe:[123]`` that cannot be looked up; ``stat``
+    through the link still tells what is behind it, without opening it.
+    """
+    try:
+        mode = os.stat(target.shown).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else file_kind(mode)
+
+
 def _too_large(where: str, size: int, limit: int, tool: str) -> ToolError:
     return ToolError(
         f"{where} is {size:,} bytes, over the {tool} limit of {limit:,} bytes "
@@ -451,7 +472,14 @@ def refuse_special_target(target: ToolPath, tool: str) -> bool:
     try:
         mode = os.lstat(target.real).st_mode
     except (FileNotFoundError, NotADirectoryError):
-        return False
+        kind = _kind_behind_links(target)
+        if kind is None:
+            return False
+        raise ToolError(
+            f"{target.where} is {kind}, not a regular file; {tool} never replaces a special "
+            f"file. Nothing was written.",
+            code="not_regular_file",
+        ) from None
     except OSError as exc:
         raise ToolError(
             f"cannot check {target.where}: {exc.strerror or exc}.", code="os_error"

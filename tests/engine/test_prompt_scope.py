@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from smith_tui.engine import runtime as runtime_module
 from smith_tui.engine.prompt import build_system_prompt
 from smith_tui.engine.roles import resolve_role
 from smith_tui.engine.scope import TurnScope, compute_scope
+from tests.support.llm_server import ScriptedLLMServer, text_reply
+from tests.support.runtime import make_git_repo, open_runtime
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -121,3 +130,124 @@ def test_nonexistent_cwd_is_a_warning_not_a_crash(tmp_path: Path) -> None:
     scope = compute_scope(tmp_path / "gone", "INDEX.md")
     assert scope.root is None and scope.index_content is None
     assert "could not identify the project" in scope.warnings[0]
+
+
+# ---------------------------------------------------------------------------
+# hostile index files: special files and symlinks
+
+
+def scope_within(seconds: float, cwd: Path, index_file: str) -> TurnScope:
+    """``compute_scope`` in a worker thread; a hang fails the test instead of stalling it."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(compute_scope, cwd, index_file)
+        try:
+            return future.result(timeout=seconds)
+        except FutureTimeout:
+            # Unblock a FIFO open/read so the worker thread can end.
+            fifo = cwd / index_file
+            with open(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+                pass
+            pytest.fail("reading the index file hung")
+
+
+def test_index_file_that_is_a_fifo_is_ignored_with_a_warning(repo: Path) -> None:
+    (repo / "INDEX.md").unlink()
+    os.mkfifo(repo / "INDEX.md")
+    scope = scope_within(30, repo, "INDEX.md")
+    assert scope.index_content is None
+    assert scope.warnings == (
+        f"index_file {repo / 'INDEX.md'} is a FIFO (named pipe), not a regular file; "
+        "it was ignored",
+    )
+
+
+def test_index_symlink_out_of_the_project_is_ignored_with_a_warning(
+    repo: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("private notes", encoding="utf-8")
+    (repo / "INDEX.md").unlink()
+    (repo / "INDEX.md").symlink_to(secret)
+    scope = compute_scope(repo, "INDEX.md")
+    assert scope.index_content is None
+    assert scope.warnings == (
+        f"index_file 'INDEX.md' resolves to {secret.resolve()}, outside the project {repo}; "
+        "it was ignored",
+    )
+
+
+def test_index_symlink_to_a_device_is_ignored(repo: Path) -> None:
+    (repo / "INDEX.md").unlink()
+    (repo / "INDEX.md").symlink_to("/dev/zero")
+    scope = compute_scope(repo, "INDEX.md")
+    assert scope.index_content is None
+    assert "outside the project" in scope.warnings[0]
+
+
+def test_index_symlink_inside_the_project_is_read(repo: Path) -> None:
+    (repo / "docs").mkdir()
+    (repo / "docs" / "guide.md").write_text("the guide", encoding="utf-8")
+    (repo / "INDEX.md").unlink()
+    (repo / "INDEX.md").symlink_to(repo / "docs" / "guide.md")
+    scope = compute_scope(repo, "INDEX.md")
+    assert scope.index_content == "the guide"
+    assert scope.warnings == ()
+
+
+def test_huge_sparse_index_reads_only_its_limit(repo: Path) -> None:
+    with open(repo / "INDEX.md", "wb") as handle:
+        handle.write(b"".join(b"rule %03d\n" % n for n in range(200)))  # 9 bytes a line
+        handle.truncate(2 * 1024**3)  # then a 2 GiB hole
+    scope = compute_scope(repo, "INDEX.md", max_index_bytes=1000)
+    assert scope.index_content is not None
+    body, note = scope.index_content.split("\n\n")
+    assert body.split("\n") == [f"rule {n:03d}" for n in range(111)]  # 999 bytes
+    assert note == "[INDEX.md truncated: showing the first 999 of 2147483648 bytes]"
+
+
+# ---------------------------------------------------------------------------
+# the runtime computes the scope (git discovery, index file) off the event loop
+
+
+async def test_a_turn_reads_the_index_file_off_the_event_loop(
+    tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    (repo / "INDEX.md").write_text("Run `make check` before committing.\n", encoding="utf-8")
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url, cwd=repo)
+    threads: list[threading.Thread] = []
+    real_compute = runtime_module.compute_scope
+
+    def recording_compute(*args: Any, **kwargs: Any) -> TurnScope:
+        threads.append(threading.current_thread())
+        return real_compute(*args, **kwargs)
+
+    monkeypatch.setattr(runtime_module, "compute_scope", recording_compute)
+    llm_server.enqueue(text_reply("noted"))
+    try:
+        result = await runtime.run_turn("hello")
+    finally:
+        await runtime.aclose()
+    assert result.stop_reason == "completed"
+    assert threads and threading.current_thread() not in threads
+    system = llm_server.chat_requests()[0]["messages"][0]["content"]
+    assert system.endswith("## Project context\nRun `make check` before committing.")
+
+
+async def test_a_fifo_index_file_does_not_stall_a_turn(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    os.mkfifo(repo / "INDEX.md")
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url, cwd=repo)
+    llm_server.enqueue(text_reply("fine"))
+    try:
+        result = await asyncio.wait_for(runtime.run_turn("hello"), 60)
+    finally:
+        await runtime.aclose()
+    assert result.stop_reason == "completed"
+    assert "## Project context" not in llm_server.chat_requests()[0]["messages"][0]["content"]
+    assert runtime.scope.warnings == (
+        f"index_file {repo.resolve() / 'INDEX.md'} is a FIFO (named pipe), not a regular "
+        "file; it was ignored",
+    )
