@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,8 +18,9 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.tools import web_fetch
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.web_fetch import TOOL, handler, html_to_markdown
+from smith_tui.tools.web_fetch import TOOL, address_problem, handler, html_to_markdown
 
 Reply = tuple[int, dict[str, str], bytes]
 
@@ -37,6 +41,8 @@ class LocalServer:
 
     routes: dict[str, Callable[[Recorded], Reply]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
+    host: str = "127.0.0.1"
+    tls: ssl.SSLContext | None = None
 
     def start(self) -> LocalServer:
         server = self
@@ -70,7 +76,9 @@ class LocalServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((self.host, 0), Handler)
+        if self.tls is not None:
+            self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
@@ -78,8 +86,11 @@ class LocalServer:
 
     @property
     def base(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
 
     def stop(self) -> None:
         self._httpd.shutdown()
@@ -96,17 +107,19 @@ def server() -> Iterator[LocalServer]:
 
 
 def make_ctx(config: dict[str, Any] | None = None) -> ToolContext:
+    """A context whose config allows the loopback test server unless ``config`` is given."""
     return ToolContext(
         role="explorer",
         turn_id="turn1",
         cwd=Path("/"),
         cancel=CancelToken.new_root(),
-        config=config or {},
+        config=fetch_config() if config is None else config,
     )
 
 
 def fetch_config(**settings: Any) -> dict[str, Any]:
-    return {"services": {"tool": {"web_fetch": settings}}}
+    """``services.tool.web_fetch`` set to ``settings``; ``allow_private`` is true unless given."""
+    return {"services": {"tool": {"web_fetch": {"allow_private": True, **settings}}}}
 
 
 PAGE = b"""<!doctype html>
@@ -148,9 +161,9 @@ async def test_html_becomes_markdown(server: LocalServer) -> None:
 
 def test_html_to_markdown_detects_meta_charset() -> None:
     html = '<html><head><meta charset="latin-1"></head><body><p>caf\xe9</p></body></html>'
-    title, text = html_to_markdown(html.encode("latin-1"), "http://h/")
-    assert title == ""
-    assert text == "café"
+    converted = html_to_markdown(html.encode("latin-1"), "http://h/")
+    assert converted.title == ""
+    assert converted.markdown == "café"
 
 
 async def test_unclosed_head_keeps_body(server: LocalServer) -> None:
@@ -164,7 +177,7 @@ async def test_unclosed_head_keeps_body(server: LocalServer) -> None:
 
 def test_code_identifiers_are_not_escaped() -> None:
     html = b"<p>call my_func(*args)</p><pre><code>def snake_case():\n    pass</code></pre>"
-    _, text = html_to_markdown(html, "http://h/")
+    text = html_to_markdown(html, "http://h/").markdown
     assert "my_func(*args)" in text
     assert "```\ndef snake_case():\n    pass\n```" in text
 
@@ -354,3 +367,369 @@ async def test_bad_urls_are_rejected(url: str, message: str) -> None:
 async def test_missing_url_argument() -> None:
     with pytest.raises(ToolError, match="missing required argument `url`"):
         await handler({}, make_ctx())
+
+
+# --- HTML conversion: off the event loop, bounded in size and depth ---------------------
+
+
+async def test_a_page_of_100000_nested_divs_is_flattened(server: LocalServer) -> None:
+    # Before the depth cap, markdownify recursed once per level and raised RecursionError
+    # from about 330 levels on.
+    depth = 100_000
+    page = b"<html><body>" + b"<div>" * depth + b"deep text" + b"</div>" * depth
+    server.routes["/deep"] = lambda _: (200, {"Content-Type": "text/html"}, page)
+    out = await handler({"url": f"{server.base}/deep"}, make_ctx())
+    assert out.content.endswith("\n\ndeep text")
+    assert "[parts nested more than 128 elements deep are shown as plain text]" in out.content
+    # 1.1 MB of tags: the end is beyond the conversion cap.
+    assert "[only the first 1,048,576 bytes of the HTML were converted;" in out.content
+    assert out.metadata["html_flattened"] is True
+
+
+@pytest.mark.parametrize(
+    ("opening", "closing"),
+    [
+        ("<div>", "</div>"),
+        ("<blockquote>", "</blockquote>"),
+        ("<ul><li>", "</li></ul>"),
+        ("<table><tr><td>", "</td></tr></table>"),
+        ("<b>", "</b>"),
+        ("<a href='/x'>", "</a>"),
+        ("<pre>", "</pre>"),
+        ("<span><em>", "</em></span>"),
+    ],
+)
+def test_any_deep_nesting_converts(opening: str, closing: str) -> None:
+    html = opening * 5_000 + "deep text" + closing * 5_000
+    converted = html_to_markdown(html, "http://h/")
+    assert "deep text" in converted.markdown
+    assert converted.flattened
+
+
+def test_nesting_within_the_cap_keeps_its_markup() -> None:
+    html = "<div>" * 100 + "<h2>Title</h2><p><a href='/a'>link</a></p>" + "</div>" * 100
+    converted = html_to_markdown(html, "http://h/")
+    assert converted.markdown == "## Title\n\n[link](http://h/a)"
+    assert not converted.flattened
+    flat = html_to_markdown(html, "http://h/", max_depth=50)
+    assert flat.flattened
+    assert flat.markdown == "Title link"
+
+
+def test_only_the_first_max_bytes_are_converted() -> None:
+    html = b"<p>" + b"word " * 1000 + b"</p><p>AFTER-THE-CAP</p>"
+    converted = html_to_markdown(html, "http://h/", max_bytes=2000)
+    assert converted.cut_at == 2000
+    assert "word" in converted.markdown and "AFTER-THE-CAP" not in converted.markdown
+    whole = html_to_markdown(html, "http://h/", max_bytes=len(html))
+    assert whole.cut_at is None and whole.markdown.endswith("AFTER-THE-CAP")
+    # A tag cut in half at the cap is left out rather than shown as text.
+    half = html_to_markdown(b"<p>one</p><p>two</p><p>three</p>", "http://h/", max_bytes=22)
+    assert half.markdown == "one\n\ntwo"
+
+
+async def test_a_long_page_is_converted_up_to_the_cap_with_a_note(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_fetch, "MAX_HTML_BYTES", 5_000)
+    page = b"<html><body>" + b"<p>para</p>" * 1000 + b"<p>LAST-PARAGRAPH</p></body></html>"
+    server.routes["/long"] = lambda _: (200, {"Content-Type": "text/html"}, page)
+    out = await handler({"url": f"{server.base}/long"}, make_ctx())
+    assert "[only the first 5,000 bytes of the HTML were converted;" in out.content
+    assert "para" in out.content and "LAST-PARAGRAPH" not in out.content
+    assert out.metadata["html_cut_at"] == 5_000
+
+
+async def test_html_is_converted_in_a_worker_thread(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[int] = []
+    convert = web_fetch.html_to_markdown
+
+    def spy(*args: Any, **kwargs: Any) -> web_fetch.Converted:
+        threads.append(threading.get_ident())
+        return convert(*args, **kwargs)
+
+    monkeypatch.setattr(web_fetch, "html_to_markdown", spy)
+    server.routes["/page"] = lambda _: (200, {"Content-Type": "text/html"}, PAGE)
+    server.routes["/gone"] = lambda _: (404, {"Content-Type": "text/html"}, b"<h1>Missing</h1>")
+    out = await handler({"url": f"{server.base}/page"}, make_ctx())
+    assert "# Version 2.0" in out.content
+    with pytest.raises(ToolError, match="Page says: # Missing"):
+        await handler({"url": f"{server.base}/gone"}, make_ctx())
+    assert len(threads) == 2
+    assert threading.get_ident() not in threads
+
+
+# --- private addresses and the pinned connection ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.8.9.10", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.1.1", "private"),
+        ("fc00::1", "private"),
+        ("fd12:3456::1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("fe80::1", "link-local"),
+        ("fe80::1%eth0", "link-local"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("224.0.0.1", "multicast"),
+        ("ff02::1", "multicast"),
+        ("240.0.0.1", "reserved"),
+        ("100.64.0.1", "non-public"),
+        ("fec0::1", "site-local"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:10.0.0.1", "private"),
+        ("::ffff:169.254.1.1", "link-local"),
+        ("64:ff9b::7f00:1", "loopback"),
+        ("8.8.8.8", None),
+        ("93.184.215.14", None),
+        ("2606:4700:4700::1111", None),
+        ("::ffff:8.8.8.8", None),
+        ("64:ff9b::808:808", None),
+    ],
+)
+def test_address_classification(address: str, kind: str | None) -> None:
+    assert address_problem(address) == kind
+
+
+async def test_loopback_is_refused_by_default(server: LocalServer) -> None:
+    server.routes["/page"] = lambda _: (200, {"Content-Type": "text/plain"}, b"secret")
+    with pytest.raises(ToolError) as err:
+        await handler({"url": f"{server.base}/page"}, make_ctx({}))
+    assert err.value.code == "private_address"
+    assert err.value.message == (
+        f"refused to fetch {server.base}/page: 127.0.0.1 is a loopback address, and web_fetch "
+        "only fetches public internet addresses. To reach local or private servers, set "
+        "services.tool.web_fetch.allow_private = true in the config."
+    )
+    assert err.value.data == {
+        "url": f"{server.base}/page",
+        "address": "127.0.0.1",
+        "kind": "loopback",
+    }
+    with pytest.raises(ToolError, match=r"localhost resolves to 127\.0\.0\.1, which is a loopback"):
+        await handler(
+            {"url": f"http://localhost:{server.port}/page"},
+            make_ctx(fetch_config(allow_private=False)),
+        )
+    assert server.requests == []
+
+
+async def test_allow_private_must_be_a_boolean(server: LocalServer) -> None:
+    with pytest.raises(ToolError) as err:
+        await handler({"url": f"{server.base}/"}, make_ctx(fetch_config(allow_private="yes")))
+    assert err.value.code == "bad_config"
+    assert "services.tool.web_fetch.allow_private must be true or false" in err.value.message
+
+
+PRETEND_PUBLIC = "127.0.0.2"
+"""A loopback address the tests below let pass as public; the other checks stay real."""
+
+
+@dataclass
+class FakeDns:
+    """Answers for made-up host names, in turn; other names go to the real resolver."""
+
+    answers: dict[str, list[list[str]]]
+    asked: list[str] = field(default_factory=list)
+
+    async def resolve(self, host: str, port: int) -> list[str]:
+        self.asked.append(host)
+        if host not in self.answers:
+            return await REAL_RESOLVE(host, port)
+        queue = self.answers[host]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+REAL_RESOLVE = web_fetch.resolve
+REAL_PROBLEM = web_fetch.address_problem
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> FakeDns:
+    fake = FakeDns({})
+    monkeypatch.setattr(web_fetch, "resolve", fake.resolve)
+    monkeypatch.setattr(
+        web_fetch,
+        "address_problem",
+        lambda address: None if address == PRETEND_PUBLIC else REAL_PROBLEM(address),
+    )
+    return fake
+
+
+@pytest.fixture
+def public_server() -> Iterator[LocalServer]:
+    local = LocalServer(host=PRETEND_PUBLIC).start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+async def test_the_checked_address_is_the_one_connected_to(
+    dns: FakeDns, public_server: LocalServer
+) -> None:
+    # A second lookup would answer loopback (DNS rebinding); "public.test" exists in no real
+    # DNS, so the fetch only works by connecting to the address checked first.
+    dns.answers["public.test"] = [[PRETEND_PUBLIC], ["127.0.0.1"]]
+    public_server.routes["/page"] = lambda _: (200, {"Content-Type": "text/plain"}, b"hello")
+    url = f"http://public.test:{public_server.port}/page"
+    out = await handler({"url": url}, make_ctx({}))
+    assert out.content == f"URL: {url}\nContent-Type: text/plain\n\nhello"
+    assert dns.asked == ["public.test"]
+    (request,) = public_server.requests
+    assert request.headers["host"] == f"public.test:{public_server.port}"
+    assert request.path == "/page"
+
+
+async def test_a_name_resolving_to_a_private_address_is_refused(
+    dns: FakeDns, public_server: LocalServer
+) -> None:
+    dns.answers["intranet.test"] = [["10.20.30.40"]]
+    dns.answers["mixed.test"] = [[PRETEND_PUBLIC, "fd00::5"]]
+    for host, address, kind in (
+        ("intranet.test", "10.20.30.40", "private"),
+        ("mixed.test", "fd00::5", "private"),
+    ):
+        with pytest.raises(ToolError) as err:
+            await handler({"url": f"http://{host}:{public_server.port}/"}, make_ctx({}))
+        assert err.value.code == "private_address"
+        assert f"{host} resolves to {address}, which is a {kind} address" in err.value.message
+    assert public_server.requests == []
+
+
+async def test_every_redirect_hop_is_checked(
+    dns: FakeDns, public_server: LocalServer, server: LocalServer
+) -> None:
+    dns.answers["public.test"] = [[PRETEND_PUBLIC]]
+    server.routes["/secret"] = lambda _: (200, {"Content-Type": "text/plain"}, b"secret")
+    targets = {
+        "/to-ip": f"{server.base}/secret",
+        "/to-localhost": f"http://localhost:{server.port}/secret",
+        "/to-mapped": f"http://[::ffff:127.0.0.1]:{server.port}/secret",
+    }
+    for path, target in targets.items():
+        public_server.routes[path] = lambda _, target=target: (302, {"Location": target}, b"")
+    start = f"http://public.test:{public_server.port}"
+    for path, target in targets.items():
+        with pytest.raises(ToolError) as err:
+            await handler({"url": start + path}, make_ctx({}))
+        assert err.value.code == "private_address"
+        assert err.value.message.startswith(
+            f"refused to fetch {target} (redirect #1 from {start}{path}): "
+        )
+        assert "loopback address" in err.value.message
+    assert [r.path for r in public_server.requests] == list(targets)
+    assert server.requests == []
+    # With the setting, the same redirect is followed.
+    out = await handler({"url": f"{start}/to-ip"}, make_ctx())
+    assert out.content.endswith("secret")
+
+
+async def test_the_next_checked_address_is_tried_when_one_refuses(
+    dns: FakeDns, public_server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unused = "127.0.0.3"  # nothing listens there
+    monkeypatch.setattr(
+        web_fetch,
+        "address_problem",
+        lambda address: None if address in (PRETEND_PUBLIC, unused) else REAL_PROBLEM(address),
+    )
+    dns.answers["two.test"] = [[unused, PRETEND_PUBLIC]]
+    public_server.routes["/"] = lambda _: (200, {"Content-Type": "text/plain"}, b"second")
+    out = await handler({"url": f"http://two.test:{public_server.port}/"}, make_ctx({}))
+    assert out.content.endswith("second")
+    dns.answers["none.test"] = [[unused]]
+    with pytest.raises(ToolError) as err:
+        await handler({"url": f"http://none.test:{public_server.port}/"}, make_ctx({}))
+    assert err.value.code == "network_error"
+
+
+async def test_an_unknown_host_is_a_clear_error() -> None:
+    with pytest.raises(ToolError) as err:
+        await handler({"url": "http://no-such-host.invalid/"}, make_ctx({}))
+    assert err.value.code == "network_error"
+    assert "could not resolve the host 'no-such-host.invalid'" in err.value.message
+
+
+# --- TLS through the pinned address -------------------------------------------------------
+
+
+@dataclass
+class Certificates:
+    """A throwaway CA and a server certificate for ``secure.test`` signed by it."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command to make test certificates")
+    folder = tmp_path_factory.mktemp("tls")
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Test CA",
+        "-keyout", "ca.key", "-out", "ca.pem")  # fmt: skip
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=secure.test",
+        "-keyout", "server.key", "-out", "server.csr")  # fmt: skip
+    (folder / "ext.cnf").write_text("subjectAltName=DNS:secure.test\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf", "-out", "server.pem")  # fmt: skip
+    return Certificates(folder / "ca.pem", folder / "server.pem", folder / "server.key")
+
+
+@pytest.fixture
+def tls_server(
+    certificates: Certificates, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[LocalServer, list[str | None]]]:
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificates.ca))
+    names: list[str | None] = []
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certificates.cert, certificates.key)
+    context.sni_callback = lambda _sock, name, _ctx: names.append(name)  # type: ignore[assignment,func-returns-value]
+    local = LocalServer(host=PRETEND_PUBLIC, tls=context).start()
+    try:
+        yield local, names
+    finally:
+        local.stop()
+
+
+async def test_https_sends_the_host_name_and_verifies_it(
+    dns: FakeDns, tls_server: tuple[LocalServer, list[str | None]]
+) -> None:
+    server, names = tls_server
+    dns.answers["secure.test"] = [[PRETEND_PUBLIC]]
+    server.routes["/"] = lambda _: (200, {"Content-Type": "text/plain"}, b"over tls")
+    out = await handler({"url": f"https://secure.test:{server.port}/"}, make_ctx({}))
+    assert out.content.endswith("over tls")
+    assert names == ["secure.test"]
+    assert server.requests[0].headers["host"] == f"secure.test:{server.port}"
+
+
+async def test_https_refuses_a_certificate_for_another_name(
+    dns: FakeDns, tls_server: tuple[LocalServer, list[str | None]]
+) -> None:
+    # Connecting by address must not weaken the check: the certificate has to match the
+    # name in the URL (and it does not name the address either).
+    server, names = tls_server
+    dns.answers["other.test"] = [[PRETEND_PUBLIC]]
+    with pytest.raises(ToolError) as err:
+        await handler({"url": f"https://other.test:{server.port}/"}, make_ctx({}))
+    assert err.value.code == "network_error"
+    assert "certificate" in err.value.message.lower()
+    assert names == ["other.test"]
+    assert server.requests == []
