@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from smith_tui.engine import events as ev
-from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
+from tests.support.llm_server import ScriptedLLMServer, http_error, text_reply, tool_call
 from tests.support.runtime import make_git_repo, open_runtime
 
 KEY = "sk-smith-e2e-0f1e2d3c4b5a69788796a5b4"
@@ -117,3 +117,30 @@ async def test_a_key_typed_into_the_prompt_is_redacted_from_the_export(
     text = target.read_text()
     assert "my key is ***" in text and KEY not in text
     await runtime.aclose()
+
+
+async def test_a_server_error_echoing_the_key_is_redacted_before_it_is_stored_or_shown(
+    tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The llm module redacts its own errors (smith_tui/llm/secret.py); this checks the whole
+    # way to the database and the events, with a key variable the config names.
+    monkeypatch.setenv("SMITH_TEST_CUSTOM_KEY", KEY)
+    llm_server.enqueue(
+        http_error(401, {"error": {"message": f"Incorrect API key provided: {KEY}"}})
+    )
+    runtime, rec = open_runtime(
+        tmp_path,
+        llm_server.base_url,
+        config={"llm_config": {"api_key_env": "SMITH_TEST_CUSTOM_KEY"}},
+    )
+    result = await runtime.run_turn("hello")
+    assert result.stop_reason == "error"
+    assert result.error is not None and "Incorrect API key provided: ***" in result.error.message
+    for event in rec.events:
+        assert KEY not in json.dumps(event.to_dict(), default=str)
+    await runtime.aclose()
+    db = tmp_path / "smith.db"
+    for path in (db, db.with_name("smith.db-wal")):
+        if path.exists():
+            assert KEY.encode() not in path.read_bytes(), path
+    assert not [text for text in _database_texts(db) if KEY in text]
