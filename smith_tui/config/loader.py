@@ -31,6 +31,7 @@ from smith_tui.config.errors import ConfigError, ConfigProblem
 from smith_tui.config.frozen import FrozenDict, freeze
 from smith_tui.config.locations import default_config_path
 from smith_tui.config.schema import SmithConfig
+from smith_tui.config.secrets import note_secret_variables
 from smith_tui.config.tree import contains, deep_merge, split_path
 from smith_tui.config.validation import check_config
 
@@ -113,6 +114,7 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
         model = check_config(merged)
     except ConfigError as exc:
         raise _attributed(exc.problems, layers, user_path) from None
+    note_secret_variables(merged)  # child processes started from now on never see these keys
     return EffectiveConfig(
         effective=freeze(merged),
         model=model,

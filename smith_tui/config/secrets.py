@@ -11,8 +11,9 @@ Two environment variables hold secrets: the one named by ``llm_config.api_key_en
   exports). A file or server reply that happens to contain the key is caught this way.
 
 The two default names are always treated as secret. A name the configuration gives instead
-is remembered for the rest of the process (:func:`note_secret_variables`), so helpers that
-have no configuration at hand (``git_env``, ``rg_env``) scrub it as well.
+is remembered for the rest of the process (:func:`note_secret_variables`, called when a
+configuration is loaded and for every tool call), so helpers that have no configuration at
+hand (``git_env``, ``rg_env``) scrub it as well.
 
 Values shorter than :data:`MIN_SECRET_CHARS` characters are scrubbed from child
 environments but not redacted from text: real API keys are far longer, and replacing a

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config import LoadOptions, load_effective_config
 from smith_tui.config.secrets import StreamRedactor, redact, secret_values
 from smith_tui.tools import bash, web_search
 from smith_tui.tools.code.rg import rg_env
@@ -163,3 +164,16 @@ async def test_short_values_are_hidden_from_bash_but_not_redacted(
         "bash", {"command": f'echo "[${LLM_KEY_ENV}] abc"'}, make_ctx(tmp_path, CONFIG)
     )
     assert "[] abc" in result.content
+
+
+def test_a_key_variable_named_in_the_loaded_config_is_scrubbed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "SMITH_TEST_LOADED_CONFIG_KEY"
+    monkeypatch.setenv(name, "sk-smith-loaded-abcdefgh")
+    assert name in git_env()
+    config_file = tmp_path / "config.json"
+    config_file.write_text(json.dumps({"llm_config": {"api_key_env": name}}))
+    loaded = load_effective_config(LoadOptions(config_path=config_file))
+    assert loaded.api_key() == "sk-smith-loaded-abcdefgh"
+    assert name not in git_env() and name not in rg_env()
