@@ -15,6 +15,7 @@ from smith_tui.tools.files import (
     atomic_write,
     is_sha256_hex,
     max_file_bytes,
+    not_regular_error,
     number_lines,
     read_text_file,
     resolve_for_tool,
@@ -164,11 +165,7 @@ def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     try:
         atomic_write(req.target.real, out_bytes)
     except NotRegularFileError as exc:
-        raise ToolError(
-            f"{where} is now {exc.kind}, not a regular file; edit never replaces a special "
-            f"file. Nothing was written.",
-            code="not_regular_file",
-        ) from None
+        raise not_regular_error(where, exc.kind, "edit", writing=True) from None
     except OSError as exc:
         raise ToolError(
             f"could not write {where}: {exc.strerror or exc}.", code="os_error"

@@ -396,19 +396,11 @@ def read_text_file(
                 f"then {tool} a file inside it.",
                 code="is_directory",
             ) from None
-        raise ToolError(
-            f"{where}{via} is {exc.kind}, not a regular file; {tool} only opens regular files "
-            f"(reading a FIFO, device or socket can block or never end). Nothing was read.",
-            code="not_regular_file",
-        ) from None
+        raise not_regular_error(f"{where}{via}", exc.kind, tool) from None
     except FileNotFoundError:
         kind = _kind_behind_links(target)
         if kind is not None:
-            raise ToolError(
-                f"{where} is {kind}, not a regular file; {tool} only opens regular files "
-                f"(reading a FIFO, device or socket can block or never end). Nothing was read.",
-                code="not_regular_file",
-            ) from None
+            raise not_regular_error(where, kind, tool) from None
         parent = target.shown.parent
         hint = (
             "the directory exists, so check the file name"
@@ -439,6 +431,18 @@ def read_text_file(
             code="binary_file",
         )
     return FileText(data, data.decode("utf-8", errors="replace"), size, cut)
+
+
+def not_regular_error(where: str, kind: str, tool: str, *, writing: bool = False) -> ToolError:
+    """The error for a FIFO, device, socket… met where ``tool`` needs a regular file."""
+    if writing:
+        why = f"{tool} never replaces a special file. Nothing was written."
+    else:
+        why = (
+            f"{tool} only opens regular files (reading a FIFO, device or socket can block or "
+            f"never end). Nothing was read."
+        )
+    return ToolError(f"{where} is {kind}, not a regular file; {why}", code="not_regular_file")
 
 
 def _kind_behind_links(target: ToolPath) -> str | None:
@@ -475,11 +479,7 @@ def refuse_special_target(target: ToolPath, tool: str) -> bool:
         kind = _kind_behind_links(target)
         if kind is None:
             return False
-        raise ToolError(
-            f"{target.where} is {kind}, not a regular file; {tool} never replaces a special "
-            f"file. Nothing was written.",
-            code="not_regular_file",
-        ) from None
+        raise not_regular_error(target.where, kind, tool, writing=True) from None
     except OSError as exc:
         raise ToolError(
             f"cannot check {target.where}: {exc.strerror or exc}.", code="os_error"
@@ -490,11 +490,7 @@ def refuse_special_target(target: ToolPath, tool: str) -> bool:
             code="is_directory",
         )
     if not stat.S_ISREG(mode):
-        raise ToolError(
-            f"{target.where} is {file_kind(mode)}, not a regular file; {tool} never replaces "
-            f"a special file. Nothing was written.",
-            code="not_regular_file",
-        )
+        raise not_regular_error(target.where, file_kind(mode), tool, writing=True)
     return True
 
 

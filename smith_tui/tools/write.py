@@ -10,6 +10,7 @@ from smith_tui.tools.args import require_str
 from smith_tui.tools.files import (
     NotRegularFileError,
     atomic_write,
+    not_regular_error,
     refuse_special_target,
     resolve_for_tool,
     sha256_hex,
@@ -38,11 +39,7 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         os.makedirs(path.parent, exist_ok=True)
         atomic_write(path, data)
     except NotRegularFileError as exc:
-        raise ToolError(
-            f"{where} is now {exc.kind}, not a regular file; write never replaces a special "
-            f"file. Nothing was written.",
-            code="not_regular_file",
-        ) from None
+        raise not_regular_error(where, exc.kind, "write", writing=True) from None
     except PermissionError:
         raise ToolError(f"permission denied writing {where}.", code="permission_denied") from None
     except OSError as exc:
