@@ -334,6 +334,7 @@ async def run_turn(
             return result("error", shown or last_text, error)
 
         content, reasoning, calls, usage, details = _response_parts(response)
+        calls = _unique_call_ids(calls, transcript)
         counts = deps.usage.add(role, usage, job_id=job)
         for key, value in counts.items():
             turn_usage[key] += value
@@ -350,12 +351,15 @@ async def run_turn(
             )
         )
         assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        broken: dict[str, str] = {}
         if calls:
-            assistant["tool_calls"] = calls
+            assistant["tool_calls"], broken = _transcript_calls(calls)
         if reasoning:
             assistant["reasoning"] = reasoning
         if details:
             assistant["metadata"] = {"reasoning_details": details}
+        if broken:
+            assistant.setdefault("metadata", {})["raw_arguments"] = broken
         emit(
             ev.AssistantMessage(
                 turn_id=setup.turn_id,
@@ -424,6 +428,56 @@ async def run_turn(
                 AgentError("policy", "repeated_tool_call", outcome.loop_message or "repeated call"),
                 loop_detected=outcome.loop_message,
             )
+
+
+def _unique_call_ids(
+    calls: list[dict[str, Any]], transcript: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Rename a call whose id an earlier message already used (some servers start their ids
+    from zero in every reply): a transcript that repeats an id is refused by every request
+    after it."""
+    if not calls:
+        return calls
+    used = {
+        call.get("id")
+        for message in transcript
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or ()
+    }
+    for call in calls:
+        base = call["id"]
+        suffix = 0
+        while call["id"] in used:
+            suffix += 1
+            call["id"] = f"{base}_{suffix}"
+        used.add(call["id"])
+    return calls
+
+
+def _transcript_calls(
+    calls: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The calls as the transcript keeps them, and the raw arguments of the broken ones.
+
+    Arguments that are not a JSON object (cut-off or malformed JSON from the model) are
+    kept as ``"{}"``: strict providers refuse a request whose history holds them. The tool
+    still ran with the raw text and answered with the parse error, and the raw text stays
+    in the message metadata.
+    """
+    kept: list[dict[str, Any]] = []
+    broken: dict[str, str] = {}
+    for call in calls:
+        arguments = call["function"]["arguments"]
+        try:
+            valid = isinstance(json.loads(arguments or "{}"), dict)
+        except (TypeError, ValueError):
+            valid = False
+        if valid:
+            kept.append(call)
+            continue
+        broken[call["id"]] = arguments
+        kept.append({**call, "function": {**call["function"], "arguments": "{}"}})
+    return kept, broken
 
 
 def _repeat_key(call: dict[str, Any]) -> str:
