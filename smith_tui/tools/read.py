@@ -21,12 +21,12 @@ from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
 DEFAULT_LIMIT = 2000
 
 
-def _header(shown_path: str, total: int, digest: str | None, read: FileText) -> str:
+def _header(shown_path: str, total: int, digest: str | None, read: FileText, cap: int) -> str:
     if digest is not None:
         return f"{shown_path}: {total} lines, sha256 {digest}\n"
     return (
-        f"{shown_path}: {read.size:,} bytes, only the first {len(read.data):,} read "
-        f"({total} lines); no sha256 for a file this big\n"
+        f"{shown_path}: {read.size:,} bytes, only the first {cap:,} read ({total} whole "
+        f"lines); no sha256 for a file this big\n"
     )
 
 
@@ -79,12 +79,12 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     if read.cut:
         rest = (
             f"[file cut: it is {read.size:,} bytes and read loads at most {cap:,} "
-            f"(services.tool.read.max_file_bytes), so only lines 1-{total} from its first "
-            f"{len(read.data):,} bytes can be shown. Use bash (e.g. `tail`, `sed -n`, `grep -n`) "
-            f"for the rest; edit refuses a file this big.]"
+            f"(services.tool.read.max_file_bytes), so nothing after line {total} is shown. "
+            f"Use bash (e.g. `tail`, `sed -n`, `grep -n`) for the rest; edit refuses a file "
+            f"this big.]"
         )
     if offset > max(total, 1):
-        part = f"the first {len(read.data):,} bytes read hold" if read.cut else "the file has"
+        part = f"the first {cap:,} bytes read hold" if read.cut else "the file has"
         raise ToolError(
             f"offset {offset} is past the end of {target.where}: {part} {total} lines. "
             f"Use an offset between 1 and {max(total, 1)}." + (f" {rest}" if rest else ""),
@@ -92,7 +92,7 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         )
     window = parsed.lines[offset - 1 : offset - 1 + limit]
     budget = max_output_chars(ctx, "read")
-    header = _header(str(target.shown), total, digest, read)
+    header = _header(str(target.shown), total, digest, read, cap)
     content, last = _render(header, window, offset, total, budget, rest)
     return ToolOutput(
         content=content,

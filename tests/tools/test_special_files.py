@@ -386,11 +386,12 @@ async def test_huge_sparse_file_reads_a_window_from_its_first_megabytes(
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024**2  # the cap is 8 MiB; the whole file would be 2 GiB
-    assert "2,147,483,648 bytes, only the first" in out.content
+    assert "2,147,483,648 bytes, only the first 8,388,608 read (10000 whole lines)" in out.content
     assert "no sha256" in out.content
     assert "  9999\tline 9999\n" in out.content
     assert "\tline 10000" in out.content
-    assert "[file cut: it is 2,147,483,648 bytes" in out.content
+    assert "[file cut: it is 2,147,483,648 bytes and read loads at most 8,388,608" in out.content
+    assert "nothing after line 10000 is shown" in out.content
     assert out.metadata["file_cut"] is True
     assert out.metadata["sha256"] is None
     assert out.metadata["size_bytes"] == 2 * 1024**3
@@ -404,7 +405,7 @@ async def test_read_cut_at_the_configured_limit_ends_on_a_whole_line(project: Pa
     assert out.content.rstrip().endswith("edit refuses a file this big.]")
     assert "row 0010" in out.content and "row 0011" not in out.content
     err = await refusal("read", ctx, path="a.txt", offset=50)
-    assert "the first 99 bytes read hold 11 lines" in err.message
+    assert "the first 100 bytes read hold 11 lines" in err.message
 
 
 async def test_edit_refuses_a_file_over_its_limit(project: Path, huge_sparse: Path) -> None:
