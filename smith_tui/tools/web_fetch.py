@@ -47,7 +47,8 @@ MAX_REDIRECTS = 5
 MAX_HTML_BYTES = 1024 * 1024
 """Most bytes of an HTML page converted to Markdown (about 3 s of work on a slow machine)."""
 MAX_HTML_DEPTH = 128
-"""Elements nested deeper than this are kept as plain text, well inside the recursion limit."""
+"""Elements nested deeper than this become plain text (markdownify recurses about three
+Python frames per level, so this stays well inside the default recursion limit)."""
 ERROR_HTML_BYTES = 20_000
 """Bytes of an HTTP error page converted for its excerpt."""
 USER_AGENT = "smith-tui/0.1 (web_fetch)"
@@ -194,7 +195,7 @@ def _decode(body: bytes, charset: str | None) -> str:
 
 
 def _flatten_deep(soup: BeautifulSoup, max_depth: int) -> bool:
-    """Replace each element at nesting depth ``max_depth`` by its text; True if any was.
+    """Replace each element nested deeper than ``max_depth`` by its text; True if any was.
 
     Walks the tree with an explicit stack, since bs4 and markdownify recurse per level.
     """
@@ -205,7 +206,7 @@ def _flatten_deep(soup: BeautifulSoup, max_depth: int) -> bool:
         for child in list(parent.contents):
             if not isinstance(child, Tag):
                 continue
-            if depth + 1 < max_depth:
+            if depth + 1 <= max_depth:
                 stack.append((child, depth + 1))
             else:
                 child.replace_with(NavigableString(child.get_text(" ")))
@@ -248,7 +249,8 @@ def html_to_markdown(
     title_tag = soup.find("title")
     title = re.sub(r"\s+", " ", title_tag.get_text()).strip() if title_tag else ""
     for tag in soup.find_all(DROP_TAGS):
-        tag.decompose()
+        if not tag.decomposed:  # not already gone with a dropped ancestor (fast when nested)
+            tag.decompose()
     flattened = _flatten_deep(soup, max_depth)
     for attr, tags in (("href", ("a",)), ("src", ("img",))):
         for tag in soup.find_all(tags):
@@ -360,16 +362,18 @@ async def _send_pinned(
     """
     headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Host": url.netloc.decode("ascii")}
     extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
-    for index, address in enumerate(addresses):
-        request = client.build_request(
+
+    def request_to(address: str) -> httpx.Request:
+        return client.build_request(
             "GET", url.copy_with(host=address), headers=headers, extensions=extensions
         )
+
+    for address in addresses[:-1]:
         try:
-            return await client.send(request, stream=True)
+            return await client.send(request_to(address), stream=True)
         except httpx.ConnectError:
-            if index == len(addresses) - 1:
-                raise
-    raise AssertionError("no addresses to connect to")  # _vetted_addresses never returns none
+            continue
+    return await client.send(request_to(addresses[-1]), stream=True)
 
 
 async def _get(
@@ -609,7 +613,9 @@ TOOL = ToolSpec(
         "Fetch one http(s) URL and return its content as text: HTML pages are converted to "
         "Markdown (headings, lists, links kept), JSON is pretty-printed, plain text is returned "
         "as is; images, PDFs and other binary files are only described. Follows up to 5 "
-        "redirects; large pages are cut (the note says so). Use web_search to find URLs."
+        "redirects; large pages are cut (the note says so). Use web_search to find URLs. "
+        "Local and private network addresses (localhost, 10.x, 192.168.x, ...) are refused "
+        "unless the user sets services.tool.web_fetch.allow_private."
     ),
     input_schema={
         "type": "object",

@@ -406,6 +406,12 @@ def test_any_deep_nesting_converts(opening: str, closing: str) -> None:
     assert converted.flattened
 
 
+def test_deeply_nested_dropped_elements_go_entirely() -> None:
+    html = "<p>kept</p>" + "<svg><g>" * 5_000 + "drawing" + "</g></svg>" * 5_000 + "<p>too</p>"
+    converted = html_to_markdown(html, "http://h/")
+    assert converted.markdown == "kept\n\ntoo"
+
+
 def test_nesting_within_the_cap_keeps_its_markup() -> None:
     html = "<div>" * 100 + "<h2>Title</h2><p><a href='/a'>link</a></p>" + "</div>" * 100
     converted = html_to_markdown(html, "http://h/")
