@@ -141,24 +141,43 @@ async def test_devices_outside_the_project_are_refused_by_the_path_policy(projec
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-async def test_devices_inside_an_allowed_root_are_refused_as_special_files(
-    project: Path,
-) -> None:
-    # /dev allowed as an extra root: now only the file-type check stands between
-    # the tools and the devices.
+async def test_a_device_inside_an_allowed_root_is_refused_by_read(project: Path) -> None:
+    # /dev allowed as an extra root: only the file-type check stands between
+    # read and an endless device.
     ctx = make_ctx(project, extra_roots=["/dev"])
     err = await refusal("read", ctx, path="/dev/zero")
     assert err.code == "not_regular_file"
     assert "/dev/zero is a character device" in err.message
-    before = os.stat("/dev/null")
-    err = await refusal("write", ctx, path="/dev/null", content="replaced")
+
+
+@pytest.fixture
+def null_device(project: Path) -> Path:
+    """A character device inside the project (same numbers as /dev/null); needs mknod rights.
+
+    A private node, so a regression that replaces it cannot break the system's /dev/null.
+    """
+    path = project / "null"
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs CAP_MKNOD")
+    return path
+
+
+async def test_write_and_edit_never_replace_a_device(project: Path, null_device: Path) -> None:
+    before = os.lstat(null_device)
+    ctx = make_ctx(project)
+    err = await refusal("write", ctx, path="null", content="replaced")
     assert err.code == "not_regular_file"
-    err = await refusal("edit", ctx, **edit_args("/dev/null"))
+    assert "is a character device, not a regular file; write never replaces" in err.message
+    err = await refusal("edit", ctx, **edit_args("null"))
     assert err.code == "not_regular_file"
-    after = os.stat("/dev/null")
+    err = await refusal("read", ctx, path="null")
+    assert err.code == "not_regular_file"
+    after = os.lstat(null_device)
     assert stat.S_ISCHR(after.st_mode)
     assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
-    assert not [name for name in os.listdir("/dev") if name.startswith(".null.")]
+    assert os.listdir(project) == ["null"]
 
 
 async def test_dev_stdin_is_refused_at_once(project: Path) -> None:
