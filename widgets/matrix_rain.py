@@ -1,6 +1,6 @@
 """Matrix rain: falling glyphs in a role's tint while a sub-agent waits for its model.
 
-DESIGN §3.8: Tank, Link and Niobe show the rain while their request is in flight (from
+docs/DESIGN.md §3.8: Tank, Link and Niobe show the rain while their request is in flight (from
 ``LLMRequestStarted`` until their first output); Smith keeps the spinner. This widget draws
 the rain in its own strip of the layout, so it can never cover text:
 

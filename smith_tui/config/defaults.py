@@ -1,11 +1,11 @@
 """Built-in defaults: the lowest configuration layer, plus defaults applied by consumers.
 
-``DEFAULTS`` is exactly the loader default table of the architecture seed. It has no
+``DEFAULTS`` is exactly the built-in default table of docs/DESIGN.md §5.3. It has no
 ``llm_config.api_url`` on purpose: an absent URL is how "no server configured" is
 detected (see ``server_configured``). Any Chat-Completions server works; a local
 llama.cpp ``llama-server`` listens on ``EXAMPLE_API_URL`` by default.
 
-Values that the seed says are *not* loader defaults live here as constants: the
+Values that are *not* loader defaults (docs/DESIGN.md §3.4, §5.3) live here as constants: the
 ``active_role`` fallback and the LLM transport timeouts, which the LLM client applies.
 """
 
@@ -29,7 +29,7 @@ DEFAULT_TRANSPORT_TIMEOUTS: dict[str, float] = {
     "recv_timeout": 120.0,
     "stream_stall_timeout": 120.0,
 }
-"""Seconds; used by the LLM client for any ``llm_config`` timeout left absent (DESIGN §3.4)."""
+"""Seconds; used by the LLM client for any ``llm_config`` timeout left absent (docs/DESIGN.md §3.4)."""
 
 DEFAULTS: FrozenDict = freeze(
     {

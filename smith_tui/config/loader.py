@@ -1,4 +1,4 @@
-"""Build the effective configuration from its layers (seed: ``load_effective_config``).
+"""Build the effective configuration from its layers (docs/DESIGN.md §5.3).
 
 Layers, lowest to highest precedence:
 

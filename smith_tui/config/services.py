@@ -1,4 +1,4 @@
-"""Per-service option tables under ``services`` (seed: ``config.services[name]``).
+"""Per-service option tables under ``services`` (docs/DESIGN.md §5.1).
 
 The service names are the fixed set the runtime composes. Services without modelled
 options take a free-form table; the known options below are typed and documented.

@@ -1,4 +1,4 @@
-"""A validated dispatch job (seed: Job).
+"""A validated dispatch job (docs/DESIGN.md §5.7).
 
 :func:`build_job` checks the ``dispatch`` arguments and the parent → target
 edge (``check_dispatch``), mints the job id and derives the child's cancel

@@ -1,4 +1,4 @@
-"""One schema for the ``report`` tool and for dispatch results (seed: Result).
+"""One schema for the ``report`` tool and for dispatch results (docs/DESIGN.md §5.7).
 
 :data:`FIELDS` is the single source: the tool's JSON schema
 (:data:`REPORT_INPUT_SCHEMA`) is generated from it, and

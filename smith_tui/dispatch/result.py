@@ -1,4 +1,4 @@
-"""Normalise how a child turn ended into the parent's dispatch result (seed: Result)."""
+"""Normalise how a child turn ended into the parent's dispatch result (docs/DESIGN.md §5.7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Run a dispatch job as an isolated child turn (seed: Worker).
+"""Run a dispatch job as an isolated child turn (docs/DESIGN.md §5.7).
 
 The child gets its own conversation (linked to the parent's), its own step
 budget and a repeat guard, shares the parent's config and service handles,

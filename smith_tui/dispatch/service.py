@@ -2,7 +2,7 @@
 
 The runtime supplies how a child turn runs (``run_child``) and how results are
 kept (``save_note``); this module owns validation, the result shape and the
-scratchpad write of ``dispatch/<job_id>`` (seed: Auto-persisted findings).
+scratchpad write of ``dispatch/<job_id>`` (docs/DESIGN.md §5.7).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Slash commands (DESIGN §3.6), engine side.
+"""Slash commands (docs/DESIGN.md §3.6), engine side.
 
 Each command emits one :class:`CommandOutput` event and returns it. Commands
 that need a screen (``/inspect``, ``/pager``, ``/history`` in the app) carry an

@@ -1,4 +1,4 @@
-"""The canonical agent error (seed: Errors) and its normalisation."""
+"""The canonical agent error (docs/DESIGN.md §5.10) and its normalisation."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def _rows(tools: tuple[str, ...], *allowed_roles: str) -> dict[str, frozenset[st
 
 _CODE_READ = ("read", "code_map", "code_grep", "code_files", "code_symbols", "code_outline")
 
-#: Tool name → the roles allowed to use it (DESIGN §3.2).
+#: Tool name → the roles allowed to use it (docs/DESIGN.md §3.2).
 TOOL_MATRIX: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         **_rows(("bash",), "direct", "worker", "explorer"),

@@ -1,4 +1,4 @@
-"""Model resolution: the eight-step fallback of DESIGN §3.3.
+"""Model resolution: the eight-step fallback of docs/DESIGN.md §3.3.
 
 The first step that yields a non-empty model id wins:
 

@@ -1,6 +1,6 @@
 """The persistence service: turns, rounds, usage and debug snapshots in the store.
 
-A round is written as soon as each part is known (seed: Turn persistence): the
+A round is written as soon as each part is known (docs/DESIGN.md §5.8): the
 assistant message before any of its tools starts, the tool results when they are
 in, each part in one transaction. A crash loses at most the reply in flight; a
 call whose tool was running stays on record for orphan repair to answer.

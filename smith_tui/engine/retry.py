@@ -1,4 +1,4 @@
-"""Transport and empty-response retries around one model call (DESIGN §3.4).
+"""Transport and empty-response retries around one model call (docs/DESIGN.md §3.4).
 
 The two layers nest: the empty-response layer wraps the transport layer, so
 with the defaults (2 and 2) the worst case is (2+1) × (2+1) = 9 calls. Backoff

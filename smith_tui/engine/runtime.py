@@ -74,7 +74,7 @@ class SessionState:
 
 @dataclass(frozen=True)
 class ExecutionContext:
-    """What a turn observes, fixed when it begins (seed: Frozen execution context)."""
+    """What a turn observes, fixed when it begins (docs/DESIGN.md §5.2)."""
 
     session_id: str
     turn_id: str
@@ -493,7 +493,7 @@ class Runtime:
         self.current_turn = None
 
     async def submit(self, line: str) -> Any:
-        """Route one raw input line (seed: ``process_raw_input``)."""
+        """Route one raw input line."""
         text = line.strip()
         if text.startswith("/"):
             return await self.services.command.run(text)

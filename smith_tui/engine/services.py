@@ -1,4 +1,4 @@
-"""Service composition (seed: Service composition).
+"""Service composition (docs/DESIGN.md §5.1).
 
 ``compose_services`` builds the ten service handles by name, each from the
 ``services.<name>`` options of the config. A handle given in ``handles`` is
@@ -64,7 +64,7 @@ class ModelService:
         role_spec: roles.RoleSpec,
         config: Mapping[str, Any],
     ) -> ModelSelection:
-        """Resolve the model for ``role_spec`` (DESIGN §3.3)."""
+        """Resolve the model for ``role_spec`` (docs/DESIGN.md §3.3)."""
         return await select_model(request_model, pinned, role_spec, config, self.env, self.catalog)
 
 

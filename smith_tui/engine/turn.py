@@ -1,4 +1,4 @@
-"""The tool loop of one turn (seed: The tool loop).
+"""The tool loop of one turn (docs/DESIGN.md §5.5).
 
 build model messages → context-window policy → model call with retries →
 extract tool calls → execute them in order (budget and cancellation checked

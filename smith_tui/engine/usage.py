@@ -19,7 +19,7 @@ def usage_counts(usage: Any) -> dict[str, int]:
 
 @dataclass
 class UsageTracker:
-    """Token totals for the parent role and each child role (seed: Runtime state)."""
+    """Token totals for the parent role and each child role."""
 
     by_role: dict[str, dict[str, int]] = field(default_factory=dict)
     by_job: dict[str, dict[str, int]] = field(default_factory=dict)

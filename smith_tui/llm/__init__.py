@@ -1,4 +1,4 @@
-"""Chat-Completions protocol client (seed 001): request shaping, HTTP/SSE transport,
+"""Chat-Completions protocol client (docs/LLM.md): request shaping, HTTP/SSE transport,
 stream assembly, tool payload helpers, model catalog and discovery.
 
 This package imports nothing else from ``smith_tui``. Typical use::

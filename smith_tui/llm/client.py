@@ -155,7 +155,7 @@ class LLMClient:
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.base_url!r})"
 
-    # ----------------------------------------------------------- seed helpers
+    # ------------------------------------------ helpers of the public contract
 
     def normalize_api_url(self, api_url: str | None = None) -> str:
         """See :func:`smith_tui.llm.request.normalize_api_url`."""
@@ -480,7 +480,7 @@ async def _read_limited(resp: httpx.Response, limit: int = _ERROR_BODY_LIMIT) ->
 
 
 def new(cfg: LLMConfig | Mapping[str, Any]) -> LLMClient:
-    """A client for ``cfg`` (mirrors the seed's ``llm.new``)."""
+    """A client for ``cfg`` (the module-level constructor docs/LLM.md names)."""
     return LLMClient(cfg)
 
 

@@ -22,7 +22,7 @@ class Discovery:
     reason: str
 
     def to_dict(self) -> dict[str, str]:
-        """``{"model_id": ..., "reason": ...}`` as in the seed."""
+        """``{"model_id": ..., "reason": ...}`` as docs/LLM.md describes."""
         return {"model_id": self.model_id, "reason": self.reason}
 
 

@@ -35,7 +35,7 @@ def status_is_retryable(status: int) -> bool:
 
 
 def default_retryable(kind: str, code: str) -> bool:
-    """The retry classification of DESIGN §3.4 for a kind/code pair."""
+    """The retry classification of docs/DESIGN.md §3.4 for a kind/code pair."""
     if kind == TRANSPORT:
         return True
     if kind == HTTP and code.startswith("http_"):

@@ -1,4 +1,4 @@
-"""The built-in tools every runtime registers (seed: Built-in tools).
+"""The built-in tools every runtime registers (docs/DESIGN.md §3.2).
 
 ``dispatch`` and ``report`` belong to the engine layer and are registered by
 the runtime, not here.

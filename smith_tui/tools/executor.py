@@ -1,4 +1,4 @@
-"""Run one tool call and normalise its outcome (seed: Executor, six steps).
+"""Run one tool call and normalise its outcome (docs/DESIGN.md §5.6).
 
 This is also the one place where API-key values are redacted from what a tool
 produced (its result, error and live output), for every tool, before anything

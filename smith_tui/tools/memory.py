@@ -2,7 +2,7 @@
 
 The scratchpad is conversation-scoped: ``record(key, value)`` writes the conversation note
 ``scratchpad:<key>``; ``recall`` reads one key back or lists every key under a prefix.
-Dispatch results land under ``dispatch/<job_id>`` (seed: Auto-persisted findings), so
+Dispatch results land under ``dispatch/<job_id>`` (docs/DESIGN.md §5.7), so
 ``recall(key="dispatch/", prefix=true)`` enumerates them.
 """
 

@@ -83,7 +83,7 @@ class ToolSpec:
 
 @dataclass
 class ToolResult:
-    """The normalised outcome of one tool call (seed: Executor step 6)."""
+    """The normalised outcome of one tool call (docs/DESIGN.md §5.6)."""
 
     call_id: str
     name: str

@@ -1,4 +1,4 @@
-"""The runtime's registry offers each role exactly the tools of the DESIGN §3.2 matrix."""
+"""The runtime's registry offers each role exactly the tools of the docs/DESIGN.md §3.2 matrix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The policy matrix, checked cell by cell against the literal DESIGN §3.2 table."""
+"""The policy matrix, checked cell by cell against the literal docs/DESIGN.md §3.2 table."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-#: The slash commands of DESIGN §3.6 (used when the runtime names none).
+#: The slash commands of docs/DESIGN.md §3.6 (used when the runtime names none).
 DEFAULT_COMMANDS: tuple[str, ...] = (
     "help",
     "new",

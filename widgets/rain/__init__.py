@@ -1,4 +1,4 @@
-"""Matrix rain through the Kitty graphics protocol (DESIGN §3.8).
+"""Matrix rain through the Kitty graphics protocol (docs/DESIGN.md §3.8).
 
 - :mod:`.glyphs` — the 5×7 bitmap glyphs.
 - :mod:`.layout` — where the strip sits and its pixel size.
