@@ -617,7 +617,9 @@ def git_env(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
         # 2.6.1 on), so a partial clone's lazy fetch dies before it connects.
         GIT_ALLOW_PROTOCOL="",
         GIT_PROTOCOL_FROM_USER="0",
-        GIT_NO_LAZY_FETCH="1",  # git 2.45 on: no lazy fetch attempt at all
+        # No lazy fetch attempt at all: git 2.44 on, and the 2024 security
+        # releases back to 2.39.4 (older git ignores it; the allow-list holds).
+        GIT_NO_LAZY_FETCH="1",
         # Set-but-empty beats core.gitProxy and core.askPass from any config.
         GIT_PROXY_COMMAND="",
         GIT_ASKPASS="",
