@@ -130,6 +130,7 @@ def partial_clone(planted: Planted, attack: str, http_url: str = "") -> Path:
     elif attack == "credential":
         settings["remote.origin.url"] = http_url
         settings["credential.helper"] = f"!{planted.script('credential')}"
+        settings[f"credential.{http_url}.helper"] = f"!{planted.script('credential-for-url')}"
         settings["protocol.http.allow"] = "always"
     for key, value in settings.items():
         git(repo, "config", key, value)
@@ -162,7 +163,8 @@ def test_control_lazy_fetch_runs_the_planted_program(
         check=False,
     )
     assert done.returncode != 0
-    assert planted.fired() == [attack]
+    expected = [attack, "credential-for-url"] if attack == "credential" else [attack]
+    assert planted.fired() == expected
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
