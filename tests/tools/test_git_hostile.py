@@ -313,6 +313,18 @@ async def test_a_git_file_leading_to_another_repository_is_refused(tmp_path: Pat
         assert SECRET not in caught.value.message
 
 
+async def test_a_git_symlink_to_another_repository_is_refused(tmp_path: Path) -> None:
+    other = other_repository(tmp_path / "private")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").symlink_to(other / ".git")
+    assert SECRET in plain_git(project, "log", "-p").stdout, "control: plain git follows it"
+    with pytest.raises(ToolError) as caught:
+        await handler({"command": "log", "args": ["-p"]}, ctx_for(project))
+    assert caught.value.code == "not_a_repository"
+    assert SECRET not in caught.value.message
+
+
 async def test_a_commondir_leading_to_another_repository_is_refused(tmp_path: Path) -> None:
     other = other_repository(tmp_path / "private")
     project = make_repo(tmp_path / "project")
