@@ -4,15 +4,15 @@ Each repository is built in a temporary folder and plants a program that
 leaves a marker file when it runs, or a secret outside the project that must
 never show up in a result:
 
-* partial clones whose promisor remote is reached through ``ext::``, a local
-  ``uploadpack`` program, ``core.gitProxy`` or an HTTP credential helper, with
-  the repository's own ``protocol.<name>.allow=always`` (which beats a
-  generic ``protocol.allow=never``) -- a missing object must be an error, never
-  a fetch;
+* partial clones whose promisor remote is reached through ``ext::`` (as a URL
+  or as ``remote.<name>.vcs``), a local ``uploadpack`` program,
+  ``core.gitProxy`` or an HTTP credential helper, with the repository's own
+  ``protocol.<name>.allow=always`` (which beats a generic
+  ``protocol.allow=never``) -- a missing object must be an error, never a fetch;
 * ``core.fsmonitor`` set to a program;
-* ``core.worktree`` moving the work tree out of the project, a ``.git`` file or
-  a ``commondir`` leading to a repository elsewhere -- also for project
-  discovery;
+* ``core.worktree`` moving the work tree out of the project, a ``.git`` file,
+  symlink or ``commondir`` leading to a repository elsewhere -- also for
+  project discovery;
 * ``~`` and ``:`` paths (pathspec magic, ``rev:path`` lookups) leaving the project.
 
 Control tests show that git with only the tool's former defences really does
@@ -117,6 +117,10 @@ def partial_clone(planted: Planted, attack: str, http_url: str = "") -> Path:
     if attack == "ext":
         settings["remote.origin.url"] = f"ext::{planted.script('ext')}"
         settings["protocol.ext.allow"] = "always"
+    elif attack == "vcs":  # remote helper chosen by remote.<name>.vcs: git-remote-ext
+        settings["remote.origin.vcs"] = "ext"
+        settings["remote.origin.url"] = str(planted.script("vcs"))
+        settings["protocol.ext.allow"] = "always"
     elif attack == "uploadpack":
         other = planted.base / "other"
         make_repo(other)
@@ -137,7 +141,7 @@ def partial_clone(planted: Planted, attack: str, http_url: str = "") -> Path:
     return repo
 
 
-ATTACKS = ("ext", "uploadpack", "gitproxy", "credential")
+ATTACKS = ("ext", "vcs", "uploadpack", "gitproxy", "credential")
 NEEDS_MISSING_BLOB = (
     ("diff", ["HEAD~1", "HEAD"]),
     ("log", ["-p"]),
