@@ -49,6 +49,26 @@ _ERROR_BODY_LIMIT = 64 * 1024
 _isawaitable = inspect.isawaitable
 
 
+def _detail(exc: BaseException) -> str:
+    """The text of ``exc``, or of the error under it: httpx often wraps an OSError (such as
+    a connection reset) in an exception whose own message is empty."""
+    current: BaseException | None = exc
+    while current is not None:
+        text = str(current).strip()
+        if text:
+            return text
+        current = current.__cause__ or current.__context__
+    return type(exc).__name__
+
+
+def _where(exc: BaseException) -> str:
+    """`` at <url>`` when the failed request is known."""
+    try:
+        return f" at {exc.request.url}"  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):
+        return ""
+
+
 def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMError:
     """Map a transport exception onto a stable code (``started``: the body was being read)."""
     if isinstance(exc, LLMError):
@@ -69,7 +89,7 @@ def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMErr
         return LLMError(
             TRANSPORT,
             "connect_failed",
-            f"cannot connect to the API: {exc}",
+            f"cannot connect to the API{_where(exc)}: {_detail(exc)}",
             origin="connect",
             cause=exc,
         )
@@ -77,13 +97,17 @@ def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMErr
         return LLMError(
             TRANSPORT,
             "disconnected",
-            f"the server closed the connection before the response was complete: {exc}",
+            f"the server closed the connection before the response was complete: {_detail(exc)}",
             origin=phase,
             cause=exc,
         )
     if isinstance(exc, httpx.ReadError):
         return LLMError(
-            TRANSPORT, "read_error", f"reading the response failed: {exc}", origin=phase, cause=exc
+            TRANSPORT,
+            "read_error",
+            f"reading the response failed: {_detail(exc)}",
+            origin=phase,
+            cause=exc,
         )
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return LLMError(
@@ -93,7 +117,7 @@ def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMErr
         return LLMError(TRANSPORT, "timeout", "the request timed out", origin=phase, cause=exc)
     if isinstance(exc, httpx.HTTPError | OSError):
         return LLMError(
-            TRANSPORT, "read_error", f"transport failure: {exc}", origin=phase, cause=exc
+            TRANSPORT, "read_error", f"transport failure: {_detail(exc)}", origin=phase, cause=exc
         )
     return LLMError(
         PROTOCOL, "internal_error", f"unexpected failure: {exc!r}", origin=phase, cause=exc
