@@ -31,6 +31,7 @@ from textual.widget import Widget
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.widgets.textual_compat import terminal_driver
 
 #: Digits, symbols and half-width katakana: every glyph is one cell wide.
 GLYPHS = "0123456789:.=*+-<>¦|ｦｱｳｴｵｶｷｹｺｻｼｽｾｿﾀﾂﾃﾅﾆﾇﾈﾊﾋﾎﾏﾐﾑﾒﾓﾔﾕﾗﾘﾜ"
@@ -239,7 +240,7 @@ class MatrixRain(Widget):
 
     def _terminal_write(self, text: str) -> None:
         # Textual's driver is the terminal's only writer; frames queue behind its output.
-        driver = getattr(self.app, "_driver", None)
+        driver = terminal_driver(self.app)
         if driver is not None:
             driver.write(text)
 

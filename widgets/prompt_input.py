@@ -131,7 +131,8 @@ class PromptInput(TextArea):
         self.load_text(text)
         self.move_cursor(self.document.end)
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        """Handle the prompt's own keys before the text area (which then never sees them)."""
         if self._handle_key(event.key):
             event.stop()
             event.prevent_default()

@@ -6,23 +6,33 @@ widgets long removed stay alive, each with the rendered lines (``Strip`` objects
 seven small caches apiece) of its widget. In a streamed answer that is about 200,000 objects
 nobody uses, and every full garbage collection walks them: 90–120 ms pauses in the middle
 of frames, which is most of the key-press latency while streaming. The replacement caches
-on the two colours only, which is all the result depends on.
+on the two colours only, which is all the result depends on. Upstream: https://github.com/Textualize/textual/issues/6665;
+remove this fix once a Textual release no longer caches per instance
+(``test_styles_cache_still_caches_per_instance`` in ``tests/app/test_textual_compat.py``
+fails then).
 
 A removed widget is garbage in a reference cycle (parent, styles, node list…), so only the
 cycle collector frees it, together with everything it still holds: its rendered lines and
 layout caches. Every re-rendered block of a streaming answer adds such a widget. Emptying
 those caches when the widget leaves the DOM lets reference counting free the bulk of it at
 once and keeps the collector's pauses short.
+
+The Textual internals both fixes use are reached through :mod:`textual_compat`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from textual._styles_cache import StylesCache
 from textual.color import Color
 from textual.style import Style
-from textual.widget import Widget
+
+from smith_tui.widgets.textual_compat import (
+    StylesCache,
+    after_widget_exit,
+    drop_render_caches,
+    replace_inner_outer,
+)
 
 _applied = False
 
@@ -42,24 +52,12 @@ def _get_inner_outer(
     return _inner_outer(base_background, background)
 
 
-_message_loop_exit = Widget._message_loop_exit
-
-
-async def _message_loop_exit_releasing(self: Widget) -> None:
-    """Textual's clean-up of a removed widget, then drop its rendered lines and layouts."""
-    await _message_loop_exit(self)
-    self._styles_cache.clear()
-    self._layout_cache.clear()
-
-
 def apply() -> None:
     """Install the fixes (idempotent)."""
     global _applied
     if _applied:
         return
-    cached = getattr(StylesCache.get_inner_outer, "cache_clear", None)
-    if cached is not None:
-        cached()  # drop what the instance-keyed cache holds already
-    StylesCache.get_inner_outer = _get_inner_outer  # type: ignore[method-assign]
-    Widget._message_loop_exit = _message_loop_exit_releasing  # type: ignore[method-assign]
+    replace_inner_outer(_get_inner_outer)
+    # After Textual's clean-up of a removed widget, drop its rendered lines and layouts.
+    after_widget_exit(drop_render_caches)
     _applied = True

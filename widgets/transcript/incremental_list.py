@@ -12,6 +12,14 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
+from smith_tui.widgets.textual_compat import (
+    InPlaceBlockUpdate,
+    block_items,
+    copy_block_context,
+    pending_children,
+    set_block_items,
+)
+
 # The list block classes are not exported by name; the public BLOCKS table has them.
 _BulletList = Markdown.BLOCKS["bullet_list_open"]
 _OrderedList = Markdown.BLOCKS["ordered_list_open"]
@@ -19,7 +27,7 @@ _OrderedList = Markdown.BLOCKS["ordered_list_open"]
 
 def _row_symbol(row: Widget) -> str | None:
     """The bullet symbol of a list row (mounted or just composed)."""
-    children = list(row.children) or list(getattr(row, "_pending_children", []))
+    children = list(row.children) or pending_children(row)
     symbol = getattr(children[0], "symbol", None) if children else None
     return symbol if isinstance(symbol, str) else None
 
@@ -34,7 +42,7 @@ async def grow_list(old: MarkdownBlock, new: MarkdownBlock) -> bool:
     if type(new) is not type(old):
         return False
     old_rows = list(old.children)
-    items = list(new._blocks)
+    items = block_items(new)
     new_rows = list(new.compose())  # (compose consumes the block's items)
     keep = len(old_rows) - 1
     if (
@@ -42,25 +50,25 @@ async def grow_list(old: MarkdownBlock, new: MarkdownBlock) -> bool:
         or len(new_rows) < len(old_rows)
         or any(_row_symbol(a) != _row_symbol(b) for a, b in zip(old_rows, new_rows, strict=False))
     ):
-        new._blocks = items  # give them back: the caller mounts ``new`` instead
+        set_block_items(new, items)  # give them back: the caller mounts ``new`` instead
         return False
-    old._copy_context(new)
+    copy_block_context(old, new)
     await old_rows[-1].remove()
     await old.mount_all(new_rows[keep:])
     return True
 
 
-class GrowingBulletList(_BulletList):  # type: ignore[misc,valid-type]
+class GrowingBulletList(InPlaceBlockUpdate, _BulletList):  # type: ignore[misc,valid-type]
     """A bullet list that grows in place while streaming."""
 
-    async def _update_from_block(self, block: MarkdownBlock) -> None:
-        if not await grow_list(self, block):
-            await super()._update_from_block(block)
+    async def update_in_place(self, block: MarkdownBlock) -> bool:
+        """Grow this list into ``block`` (False: Textual replaces it)."""
+        return await grow_list(self, block)
 
 
-class GrowingOrderedList(_OrderedList):  # type: ignore[misc,valid-type]
+class GrowingOrderedList(InPlaceBlockUpdate, _OrderedList):  # type: ignore[misc,valid-type]
     """An ordered list that grows in place while streaming."""
 
-    async def _update_from_block(self, block: MarkdownBlock) -> None:
-        if not await grow_list(self, block):
-            await super()._update_from_block(block)
+    async def update_in_place(self, block: MarkdownBlock) -> bool:
+        """Grow this list into ``block`` (False: Textual replaces it)."""
+        return await grow_list(self, block)

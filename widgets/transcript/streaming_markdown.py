@@ -17,6 +17,7 @@ from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.widget import AwaitMount, Widget
 
+from smith_tui.widgets.textual_compat import is_pruning, resume_parsing_at
 from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
 from smith_tui.widgets.transcript.parking import (
@@ -60,7 +61,7 @@ class MarkdownPart(CodeMarkdown):
                 # ``Markdown.update`` assumes the last block is on the last line;
                 # appends re-parse from there, so a multi-line last block (an open
                 # code fence) would lose its first lines. Start from the block.
-                self._last_parsed_line = last_block_line(markdown)
+                resume_parsing_at(self, last_block_line(markdown))
 
         return AwaitComplete(render_then_fix())
 
@@ -84,8 +85,7 @@ class MarkdownPart(CodeMarkdown):
     @property
     def live(self) -> bool:
         """True while text may still be rendered into this part."""
-        stream = self.stream
-        return stream is not None and stream._task is not None and not stream._task.done()
+        return self.stream is not None and self.stream.running
 
     def open_stream(self) -> TailStream:
         """Start feeding this part (as ``Markdown.get_stream`` does)."""
@@ -249,8 +249,7 @@ class StreamingMarkdown(Vertical):
         streams = [*self._ending_streams, *([tail.stream] if tail and tail.stream else [])]
         self._ending_streams = []
         for stream in streams:
-            if stream._task is not None:
-                stream._task.cancel()
+            stream.cancel()
         await self.remove_children()
         self._frozen.clear()
         self._tail_text = ""
@@ -265,7 +264,7 @@ class StreamingMarkdown(Vertical):
         swaps: list[tuple[Widget, Widget]] = []
         settled = True
         for child, top, height in child_offsets(self.children):
-            if child._pruning:
+            if is_pruning(child):
                 continue
             settled = settled and height > 0
             near = is_near(top, height, window)
@@ -302,7 +301,5 @@ class StreamingMarkdown(Vertical):
 
     def _close(self, stream: TailStream) -> None:
         stream.close()
-        self._ending_streams = [
-            s for s in self._ending_streams if s._task is not None and not s._task.done()
-        ]
+        self._ending_streams = [s for s in self._ending_streams if s.running]
         self._ending_streams.append(stream)

@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 
+from smith_tui.widgets.textual_compat import anchor_released, is_pruning
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import (
@@ -175,7 +176,7 @@ class Transcript(VerticalScroll, can_focus=True):
     @property
     def following(self) -> bool:
         """True while the view sticks to the bottom (the user has not scrolled up)."""
-        return self.is_anchored and not self._anchor_released
+        return self.is_anchored and not anchor_released(self)
 
     @property
     def streaming(self) -> bool:
@@ -190,7 +191,9 @@ class Transcript(VerticalScroll, can_focus=True):
     @property
     def entry_widgets(self) -> list[Widget]:
         """The mounted top-level widgets, oldest first."""
-        return [child for child in self.children if hasattr(child, "entry") and not child._pruning]
+        return [
+            child for child in self.children if hasattr(child, "entry") and not is_pruning(child)
+        ]
 
     # -- adding content -----------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
@@ -428,7 +431,7 @@ class Transcript(VerticalScroll, can_focus=True):
         swaps: list[tuple[Widget, Widget]] = []
         settled = True
         for child, y, h in child_offsets(self.children):
-            if child._pruning:  # being removed (pruned or swapped) already
+            if is_pruning(child):  # being removed (pruned or swapped) already
                 continue
             settled = settled and h > 0
             near = is_near(y, h, window)
@@ -456,7 +459,7 @@ class Transcript(VerticalScroll, can_focus=True):
     def _widget_for(self, entry: Entry) -> Widget | None:
         """The live widget showing ``entry`` (searched from the bottom)."""
         for child in reversed(self.children):
-            if getattr(child, "entry", None) is entry and not child._pruning:
+            if getattr(child, "entry", None) is entry and not is_pruning(child):
                 return child
         return None
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from textual.errors import NoWidget
 from textual.widget import Widget
 
+from smith_tui.widgets.textual_compat import is_pruning
+
 
 def _content_top(view: Widget, widget: Widget) -> int:
     """``widget``'s top row in ``view``'s scrollable content (from the last layout)."""
@@ -44,7 +46,7 @@ class ViewAnchor:
 
     def moved(self) -> int:
         """Rows the widget moved down in the content since it was taken (0 when gone)."""
-        if not self.widget.is_attached or self.widget._pruning:
+        if not self.widget.is_attached or is_pruning(self.widget):
             return 0
         return _content_top(self.view, self.widget) - self.top
 

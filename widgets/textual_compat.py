@@ -1,0 +1,180 @@
+"""Every use of a private Textual member, behind one small named function each.
+
+Smith leans on a few Textual internals that have no public equivalent: knowing that a widget
+is being removed, that the user scrolled an anchored view away, waiting for a widget's mount
+to finish, resuming Markdown parsing at the right line, growing a list block in place, and
+the two patches of :mod:`textual_fixes`. No other module of the app or the widgets touches a
+Textual name that starts with ``_`` (:class:`~smith_tui.widgets.transcript.tail_stream.TailStream`
+keeps its own state instead of ``MarkdownStream``'s). ``tests/app/test_textual_compat.py`` checks on the installed Textual that
+each member below still exists with the kind and signature used here, so an upgrade that
+renames or reshapes one fails there, by name, instead of breaking a streamed answer.
+
+Written against Textual :data:`TESTED_WITH`. What each member is for, and when it can go:
+
+``Widget._pruning``
+    True from the moment a removal starts. ``is_attached`` stays true until the removal has
+    finished, so it cannot tell a widget that is leaving from one that stays.
+``Widget._anchor_released``
+    An anchored container (``anchor()``) sets it when the user scrolls away from the end;
+    ``is_anchored`` stays true. Related upstream: https://github.com/Textualize/textual/issues/6677
+    (an anchor that never re-engages while content streams); a public "released" state would
+    replace this.
+``Widget._mounted_event``
+    Set once the widget's mount (and its compose) is done. ``mount()`` returns an awaitable
+    for that, but a stream started next to the mount call has no hold of it.
+``Widget._pending_children``
+    Children composed but not mounted yet (a list row built by ``compose``).
+``App._driver``
+    The terminal driver: the only writer of the terminal, which the Kitty-graphics rain must
+    queue behind. Textual has no public accessor for it.
+``Markdown._last_parsed_line``
+    Where ``Markdown.append`` resumes parsing. ``Markdown.update`` sets it to the last line,
+    which drops the first lines of a multi-line last block (an open code fence) on the next
+    append. No upstream issue found; check Textual's ``Markdown.update`` for a fix.
+``MarkdownBlock._blocks`` / ``._copy_context`` / ``._update_from_block``
+    A block's composed children, its token, and the hook ``Markdown.append`` calls to replace
+    the last block. Textual rebuilds a whole list on every append; no upstream issue found.
+``textual._styles_cache.StylesCache.get_inner_outer``
+    An ``lru_cache`` on the instance method that keeps 1,024 removed widgets' caches alive:
+    https://github.com/Textualize/textual/issues/6665 (open as far as we know). Remove the
+    patch in :mod:`textual_fixes` when a Textual release caches by colour (the test
+    ``test_styles_cache_still_caches_per_instance`` then fails and says so).
+``Widget._message_loop_exit`` / ``._styles_cache`` / ``._layout_cache``
+    The last step of a removed widget's clean-up, and the caches of its rendered lines and
+    layouts, which :mod:`textual_fixes` empties there. No upstream issue found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from textual._styles_cache import StylesCache
+from textual.widget import Widget
+from textual.widgets.markdown import Markdown, MarkdownBlock
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.driver import Driver
+
+__all__ = [
+    "TESTED_WITH",
+    "InPlaceBlockUpdate",
+    "StylesCache",
+    "after_widget_exit",
+    "anchor_released",
+    "block_items",
+    "copy_block_context",
+    "drop_render_caches",
+    "is_pruning",
+    "pending_children",
+    "replace_inner_outer",
+    "resume_parsing_at",
+    "set_block_items",
+    "terminal_driver",
+    "wait_mounted",
+]
+
+#: The Textual release these accessors were written and checked against.
+TESTED_WITH = "8.2.8"
+
+#: Textual's own ``StylesCache.get_inner_outer`` and ``Widget._message_loop_exit``, taken
+#: before :mod:`textual_fixes` replaces them (importing this module never patches anything).
+ORIGINAL_GET_INNER_OUTER: Callable[..., Any] = StylesCache.get_inner_outer
+ORIGINAL_MESSAGE_LOOP_EXIT: Callable[[Widget], Awaitable[None]] = Widget._message_loop_exit
+
+
+# -- widget state ---------------------------------------------------------------------------
+
+
+def is_pruning(widget: Widget) -> bool:
+    """Whether ``widget`` is being removed (true before ``is_attached`` turns false)."""
+    return bool(widget._pruning)
+
+
+def anchor_released(widget: Widget) -> bool:
+    """Whether the user scrolled an anchored ``widget`` away from its end."""
+    return bool(widget._anchor_released)
+
+
+async def wait_mounted(widget: Widget) -> None:
+    """Wait until ``widget`` is mounted (at once when it already is)."""
+    await widget._mounted_event.wait()
+
+
+def pending_children(widget: Widget) -> list[Widget]:
+    """The children ``widget`` composed but has not mounted yet."""
+    return list(widget._pending_children)
+
+
+def terminal_driver(app: App[Any]) -> Driver | None:
+    """The app's terminal driver, or None before it runs (and after it stopped)."""
+    return app._driver
+
+
+# -- Markdown -------------------------------------------------------------------------------
+
+
+def resume_parsing_at(markdown: Markdown, line: int) -> None:
+    """Make the next ``append`` of ``markdown`` re-parse its source from ``line``."""
+    markdown._last_parsed_line = line
+
+
+def block_items(block: MarkdownBlock) -> list[MarkdownBlock]:
+    """The child blocks ``block`` will compose (a copy; composing consumes them)."""
+    return list(block._blocks)
+
+
+def set_block_items(block: MarkdownBlock, items: list[MarkdownBlock]) -> None:
+    """Give ``block`` the child blocks to compose (after :func:`block_items` and a compose)."""
+    block._blocks = items
+
+
+def copy_block_context(target: MarkdownBlock, source: MarkdownBlock) -> None:
+    """Make ``target`` stand for ``source``'s token (what Textual copies on an update)."""
+    target._copy_context(source)
+
+
+class InPlaceBlockUpdate:
+    """Mixin for a Markdown block class that may update itself instead of being replaced.
+
+    ``Markdown.append`` replaces the last block with the newly parsed one through the
+    block's private ``_update_from_block``; a subclass overrides :meth:`update_in_place`,
+    which returns False to let Textual replace the block as usual.
+    """
+
+    async def update_in_place(self, block: MarkdownBlock) -> bool:
+        """Take ``block``'s content without being replaced; False when not possible."""
+        return False
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        if not await self.update_in_place(block):
+            await super()._update_from_block(block)  # type: ignore[misc]
+
+
+# -- the patches of textual_fixes -------------------------------------------------------------
+
+
+def replace_inner_outer(replacement: Callable[..., Any]) -> None:
+    """Install ``replacement`` as ``StylesCache.get_inner_outer``, emptying Textual's cache."""
+    cache_clear = getattr(ORIGINAL_GET_INNER_OUTER, "cache_clear", None)
+    if cache_clear is not None:
+        cache_clear()  # drop the removed widgets' caches it holds already
+    StylesCache.get_inner_outer = replacement  # type: ignore[method-assign]
+
+
+def after_widget_exit(hook: Callable[[Widget], None]) -> Callable[[Widget], Awaitable[None]]:
+    """Run ``hook(widget)`` after Textual's clean-up of every removed widget; return the patch."""
+
+    async def exit_then_hook(self: Widget) -> None:
+        await ORIGINAL_MESSAGE_LOOP_EXIT(self)
+        hook(self)
+
+    Widget._message_loop_exit = exit_then_hook  # type: ignore[method-assign]
+    return exit_then_hook
+
+
+def drop_render_caches(widget: Widget) -> None:
+    """Empty ``widget``'s cache of rendered lines and of layouts."""
+    widget._styles_cache.clear()
+    widget._layout_cache.clear()
