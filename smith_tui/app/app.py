@@ -102,7 +102,8 @@ class SmithApp(App[int]):
         self.bridge = EventBridge(self)
         self.main_screen = MainScreen(_LiveRuntime(self))
         self.gc_policy = GcPolicy()
-        """When full garbage collections may pause the screen (see `gc_policy`)."""
+        """When full garbage collections may pause the screen (see `gc_policy`); started
+        after start-up unless ``services.ui.gc_policy`` is false."""
         if runtime is not None:
             self._apply_keymap()
 
@@ -158,7 +159,8 @@ class SmithApp(App[int]):
         pending, self._pending = self._pending, []
         for line in pending:
             self.submit_line(line)
-        self.set_timer(GC_POLICY_DELAY_S, self._manage_gc)
+        if self.runtime.config.model.services.ui.gc_policy:
+            self.set_timer(GC_POLICY_DELAY_S, self._manage_gc)
 
     def _manage_gc(self) -> None:
         self.gc_policy.start()

@@ -43,6 +43,14 @@ class UIOptions(Section):
             "terminal (never inside tmux/screen), on forces it, off uses the cell-based rain."
         ),
     )
+    gc_policy: bool = Field(
+        True,
+        description=(
+            "Schedule Python's garbage collection around input (freeze the long-lived heap, "
+            "collect fully when the keyboard is quiet) so collections do not pause typing; "
+            "false leaves Python's default collector as it is."
+        ),
+    )
 
 
 class DispatchOptions(Section):

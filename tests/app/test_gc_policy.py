@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from smith_tui.app import app as app_module
 from smith_tui.app import gc_policy
 from smith_tui.app.gc_policy import GcPolicy
 from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_for
@@ -152,5 +153,36 @@ async def test_the_app_runs_the_policy_while_it_runs(tmp_path: Path, monkeypatch
             assert app.gc_policy.last_input > before
         assert not app.gc_policy.active
         assert gc.get_freeze_count() == 0
+    finally:
+        runtime.store.close()
+
+
+def test_the_gc_policy_switch_is_on_by_default_and_checked(tmp_path: Path) -> None:
+    from smith_tui.config.services import UIOptions
+
+    assert UIOptions().gc_policy is True
+    assert UIOptions.model_validate({"gc_policy": False}).gc_policy is False
+    with pytest.raises(ValueError, match="gc_policy"):
+        UIOptions.model_validate({"gc_policy": "sometimes"})
+
+
+async def test_the_app_leaves_the_collector_alone_when_the_policy_is_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    monkeypatch.setattr(app_module, "GC_POLICY_DELAY_S", 0.05)
+    runtime = open_runtime(tmp_path, config={"services": {"ui": {"gc_policy": False}}})
+    try:
+        assert runtime.config.model.services.ui.gc_policy is False
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await wait_for(pilot, lambda: app.runtime_ready, what="the runtime")
+            later: list[bool] = []
+            # Timers fire in deadline order: this one comes after the policy's would have.
+            app.set_timer(app_module.GC_POLICY_DELAY_S * 2, lambda: later.append(True))
+            await wait_for(pilot, lambda: later, what="a timer after the policy's delay")
+            assert not app.gc_policy.active
+            assert gc.get_freeze_count() == 0
+            assert pilot.app.gc_policy.tick() == ""  # ticks (none are scheduled) do nothing
     finally:
         runtime.store.close()
