@@ -15,6 +15,9 @@ full one has to walk:
   (`gc.unfreeze`, `gc.collect`, `gc.freeze`), run once input has been quiet for `QUIET_S`
   seconds, and at least every `FORCE_AFTER_S` seconds however busy the user is, so memory
   does not creep.
+
+The app runs the policy unless ``services.ui.gc_policy`` is false (then Python's collector
+works as it does by default).
 """
 
 from __future__ import annotations
