@@ -4,10 +4,10 @@ Smith leans on a few Textual internals that have no public equivalent: knowing t
 is being removed, that the user scrolled an anchored view away, waiting for a widget's mount
 to finish, resuming Markdown parsing at the right line, growing a list block in place, and
 the two patches of :mod:`textual_fixes`. No other module of the app or the widgets touches a
-Textual name that starts with ``_`` (:class:`~smith_tui.widgets.transcript.tail_stream.TailStream`
-keeps its own state instead of ``MarkdownStream``'s). ``tests/app/test_textual_compat.py`` checks on the installed Textual that
-each member below still exists with the kind and signature used here, so an upgrade that
-renames or reshapes one fails there, by name, instead of breaking a streamed answer.
+Textual name that starts with ``_`` (``TailStream`` keeps its own state instead of
+``MarkdownStream``'s). ``tests/app/test_textual_compat.py`` checks on the installed Textual
+that each member below still exists with the kind and signature used here, so an upgrade
+that renames or reshapes one fails there, by name, instead of breaking a streamed answer.
 
 Written against Textual :data:`TESTED_WITH`. What each member is for, and when it can go:
 

@@ -6,10 +6,10 @@ widgets long removed stay alive, each with the rendered lines (``Strip`` objects
 seven small caches apiece) of its widget. In a streamed answer that is about 200,000 objects
 nobody uses, and every full garbage collection walks them: 90–120 ms pauses in the middle
 of frames, which is most of the key-press latency while streaming. The replacement caches
-on the two colours only, which is all the result depends on. Upstream: https://github.com/Textualize/textual/issues/6665;
-remove this fix once a Textual release no longer caches per instance
-(``test_styles_cache_still_caches_per_instance`` in ``tests/app/test_textual_compat.py``
-fails then).
+on the two colours only, which is all the result depends on. Upstream:
+https://github.com/Textualize/textual/issues/6665; remove this fix once a Textual release no
+longer caches per instance (``test_styles_cache_still_caches_per_instance`` in
+``tests/app/test_textual_compat.py`` fails then).
 
 A removed widget is garbage in a reference cycle (parent, styles, node list…), so only the
 cycle collector frees it, together with everything it still holds: its rendered lines and
