@@ -27,6 +27,7 @@ from textual.timer import Timer
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, OutputTail, tail_text
 
 CallState = Literal["running", "ok", "error", "cancelled"]
 
@@ -40,7 +41,8 @@ TICK_S = 0.25
 _MARKS: dict[str, str] = {"running": "▶", "ok": "✓", "error": "✗", "cancelled": "⊘"}
 _ARG_KEYS = ("command", "pattern", "query", "url", "path", "name", "key", "task", "action")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Carriage returns stay: the output tail starts a line over at them (progress bars).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def format_elapsed(seconds: float) -> str:
@@ -87,7 +89,8 @@ def key_argument(name: str, arguments: str) -> str:
 
 
 def clean_output(text: str) -> str:
-    """Output text without terminal escapes or control characters (tabs become spaces)."""
+    """Output text without terminal escapes or control characters other than newlines and
+    carriage returns (tabs become spaces)."""
     text = _ANSI.sub("", text).replace("\t", "    ")
     return _CONTROL.sub("", text)
 
@@ -117,6 +120,23 @@ def _fit(text: str, width: int) -> str:
     return "".join(out) + "…"
 
 
+def _fit_end(text: str, width: int) -> str:
+    """The end of ``text`` in ``width`` cells, behind an ellipsis when it was longer."""
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return text
+    out: list[str] = []
+    used = 0
+    for char in reversed(text):
+        size = cell_len(char)
+        if used + size > width - 1:
+            break
+        out.append(char)
+        used += size
+    return "…" + "".join(reversed(out))
+
+
 @dataclass
 class ToolCallRecord:
     """One tool call as the pane shows it."""
@@ -132,24 +152,18 @@ class ToolCallRecord:
     state: CallState = "running"
     duration_s: float | None = None
     summary: str = ""
-    tail: deque[str] = field(default_factory=deque)
-    partial: str = ""
+    output: OutputTail = field(default_factory=lambda: OutputTail(TAIL_LINES))
+    """The last lines of output (bounded, whatever the tool prints)."""
     version: int = 0
 
     def tail_lines(self, limit: int) -> list[str]:
         """The last ``limit`` lines of output (the unfinished line included)."""
-        lines = list(self.tail)
-        if self.partial:
-            lines.append(self.partial)
-        return lines[-limit:] if limit > 0 else []
+        return self.output.lines()[-limit:] if limit > 0 else []
 
     def add_output(self, text: str) -> None:
         """Append a piece of output, keeping only the last lines."""
-        pieces = (self.partial + clean_output(text)).split("\n")
-        self.partial = pieces.pop()
-        for line in pieces:
-            self.tail.append(line.rsplit("\r", 1)[-1])
-        self.partial = self.partial.rsplit("\r", 1)[-1]
+        # Cut first: the escape filter then never sees more than what can show.
+        self.output.add(clean_output(tail_text(text, self.output.size, self.output.line_chars)))
         self.version += 1
 
 
@@ -201,13 +215,14 @@ class ToolActivity(ScrollView, can_focus=True):
 
         Args:
             max_calls: Calls kept; the oldest are dropped beyond this.
-            tail_lines: Output lines shown under a running call.
+            tail_lines: Output lines shown under a running call (at most
+                :data:`~smith_tui.widgets.output_tail.KEEP_LINES`).
             clock: Seconds, monotonic; injected for deterministic tests.
             tick_s: Interval of the elapsed-time redraw while something runs.
         """
         super().__init__(name=name, id=id, classes=classes)
         self.max_calls = max_calls
-        self.tail_size = tail_lines
+        self.tail_size = min(tail_lines, KEEP_LINES)
         self.clock = clock
         self.tick_s = tick_s
         self._calls: deque[ToolCallRecord] = deque()
@@ -280,7 +295,7 @@ class ToolActivity(ScrollView, can_focus=True):
             job_id=event.job_id,
             argument=key_argument(event.name, event.arguments),
             started=self.clock(),
-            tail=deque(maxlen=max(self.tail_size, 1)),
+            output=OutputTail(self.tail_size),
         )
         old = self._by_key.pop(key, None)
         if old is not None:
@@ -439,4 +454,6 @@ class ToolActivity(ScrollView, can_focus=True):
         lines = record.tail_lines(self.tail_size)
         text = lines[sub] if sub < len(lines) else ""
         style = self.rich_style + self.get_component_rich_style("tool-activity--tail")
+        if text.startswith(CUT_MARK):  # a line cut to its end shows its end
+            return [Segment("  │ " + _fit_end(text, width - 4), style)]
         return [Segment(_fit("  │ " + text, width), style)]

@@ -3,8 +3,10 @@
 The runtime calls :class:`EventBridge` (a plain subscriber callback) for every event, from
 the app's event loop or from another thread. Events wait in a buffer that is flushed at most
 :data:`FRAME_S` after the first one arrived; adjacent text, reasoning and tool-output deltas
-of the same stream are merged, so a fast stream costs one Textual message per frame rather
-than one per token.
+of the same stream are merged as they arrive, so a fast stream costs one Textual message per
+frame rather than one per token. Tool output is cut to the tail that can still show
+(:func:`~smith_tui.widgets.output_tail.tail_text`): a tool printing megabytes leaves a few
+kilobytes waiting for the screen, whatever the screen's pace.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from smith_tui.engine import events as ev
+from smith_tui.widgets.output_tail import tail_text
 
 #: Seconds between two deliveries (about 30 frames per second).
 FRAME_S = 1 / 30
@@ -41,18 +44,34 @@ def _stream_key(event: ev.Event) -> tuple[object, ...] | None:
     return (type(event), event.role, event.job_id, event.turn_id, call_id)
 
 
+def _bounded(event: ev.Event) -> ev.Event:
+    """``event``, with tool output cut to the tail that can show."""
+    if isinstance(event, ev.ToolOutputDelta):
+        text = tail_text(event.text)
+        if text is not event.text:
+            return dataclasses.replace(event, text=text)
+    return event
+
+
+def _append(out: list[ev.Event] | deque[ev.Event], event: ev.Event) -> None:
+    """Add ``event`` to ``out``, merged into the last event when both are of one stream."""
+    key = _stream_key(event)
+    if key is not None and out and _stream_key(out[-1]) == key:
+        previous = out[-1]
+        merged = previous.text + event.text  # type: ignore[attr-defined]
+        out[-1] = _bounded(dataclasses.replace(previous, text=merged))
+    else:
+        out.append(_bounded(event))
+
+
 def coalesce(events: list[ev.Event]) -> list[ev.Event]:
-    """Merge runs of adjacent deltas of one stream into one delta each; order is kept."""
+    """Merge runs of adjacent deltas of one stream into one delta each; order is kept.
+
+    Tool output keeps only the tail that can show (see :func:`tail_text`).
+    """
     out: list[ev.Event] = []
-    last_key: tuple[object, ...] | None = None
     for event in events:
-        key = _stream_key(event)
-        if key is not None and key == last_key:
-            previous = out[-1]
-            out[-1] = dataclasses.replace(previous, text=previous.text + event.text)  # type: ignore[attr-defined]
-        else:
-            out.append(event)
-        last_key = key
+        _append(out, event)
     return out
 
 
@@ -88,7 +107,7 @@ class EventBridge:
     def __call__(self, event: ev.Event) -> None:
         """Receive one event (from any thread)."""
         with self._lock:
-            self._buffer.append(event)
+            _append(self._buffer, event)
             if self._scheduled:
                 return
             self._scheduled = True
@@ -108,4 +127,4 @@ class EventBridge:
             self._scheduled = False
         if batch:
             self.delivered_batches += 1
-            self.target.post_message(EngineEventsArrived(coalesce(batch)))
+            self.target.post_message(EngineEventsArrived(batch))

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from smith_tui.app.bridge import coalesce
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
@@ -199,7 +200,8 @@ class MainScreen(Screen):
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""
         if not self.panes_ready:
-            self._held.extend(events)
+            # Merged, so a tool flooding its output meanwhile is held as a few lines only.
+            self._held = coalesce([*self._held, *events])
             return
         if not self._alive:
             return  # the app is closing; the panes may be gone already
