@@ -110,7 +110,14 @@ RETRYABLE = (408, 409, 429, 500, 502, 503, 504)
 FATAL = (400, 401, 403, 404, 413)
 
 FAULTS: list[Fault] = [
-    Fault("connection refused", lambda: [], 3, "error", "connect", refused=True),
+    Fault(
+        "connection refused",
+        lambda: [],
+        3,
+        "error",
+        "cannot connect to the API at http://127.0.0.1:",
+        refused=True,
+    ),
     Fault(
         "stall before the status line",
         lambda: [stall(0, send_headers=False, hold_s=30)] * 3,
@@ -155,7 +162,7 @@ FAULTS: list[Fault] = [
         lambda: [disconnect_after(1, reset=True)] * 3,
         3,
         "error",
-        "turn ended: error",
+        "Connection reset by peer",
     ),
     Fault(
         "disconnect before output, then recovery",
