@@ -258,7 +258,8 @@ def _sigterm_checks(
 
 
 def _calibrate(tmp: Path) -> float:
-    """Seconds from the first request to the end of one uninterrupted run (which must pass)."""
+    """Seconds from the first request to the end of the turn, from one uninterrupted run
+    (which must pass)."""
     repo = make_git_repo(tmp / "repo")
     with ScriptedLLMServer() as server:
         server.enqueue(*_script())
@@ -273,8 +274,10 @@ def _calibrate(tmp: Path) -> float:
         )
         server.wait_for_chats(1, timeout=30)
         started = time.monotonic()
+        server.wait_for_chats(6, timeout=60)
+        # to the last request, plus the time its short answer takes to stream
+        span = time.monotonic() - started + len(FINAL) / 4 * EVENT_DELAY
         stdout, stderr = proc.communicate(timeout=60)
-        span = time.monotonic() - started
         assert proc.returncode == 0, stderr
         assert FINAL in stdout
         assert len(server.chat_requests()) == 6
@@ -294,7 +297,7 @@ def test_crash_loop(kind: str, tmp_path: Path) -> None:
     print(f"crash loop {kind}: seed {seed} (SMITH_CRASH_SEED={SEED} replays it)")
     rng = random.Random(seed)
     span = _calibrate(tmp_path / "calibrate")
-    outcomes = [_one_run(kind, rng, tmp_path / f"run{i}", span * 1.1) for i in range(RUNS[kind])]
+    outcomes = [_one_run(kind, rng, tmp_path / f"run{i}", span) for i in range(RUNS[kind])]
     failed = [o for o in outcomes if o.failures]
     points = Counter(o.kill_point for o in outcomes)
     META.setdefault("crash_loop", {})[kind] = {"seed": seed, "span_s": round(span, 2)}
