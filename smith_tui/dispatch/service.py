@@ -9,60 +9,73 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
-from smith_tui.dispatch.job import DispatchJob, build_job
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from smith_tui.dispatch.job import CHILD_ROLES, DispatchJob, build_job
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
-from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
+from smith_tui.tools.args import Flag, Text
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec, compact_schema
 
-__all__ = ["DISPATCH_INPUT_SCHEMA", "ChildOutcome", "DispatchService", "recall_key_for"]
+__all__ = [
+    "DISPATCH_INPUT_SCHEMA",
+    "ChildOutcome",
+    "DispatchArgs",
+    "DispatchService",
+    "recall_key_for",
+]
 
 RunChild = Callable[[DispatchJob, ToolContext], Awaitable[ChildOutcome]]
 SaveNote = Callable[[str, str, str], None]
 
-DISPATCH_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "target_role": {
-            "type": "string",
-            "enum": ["worker", "explorer"],
-            "description": "worker (Niobe) changes code; explorer (Link) reads and researches.",
-        },
-        "task": {
-            "type": "string",
-            "description": "What the child must do, self-contained: it cannot see this chat.",
-        },
-        "context": {
-            "type": "object",
-            "properties": {
-                "user_request_summary": {
-                    "type": "string",
-                    "description": "The user's request, summarised for the child.",
-                },
-                "role_instructions": {
-                    "type": "string",
-                    "description": "Constraints and hints: what to touch, what to avoid.",
-                },
-            },
-            "required": ["user_request_summary"],
-            "description": "Structured context; do not paste the transcript.",
-        },
-        "files": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Paths the child should start from.",
-        },
-        "model": {
-            "type": "string",
-            "description": "Optional model id for the child (default: the role's model).",
-        },
-        "allow_raw_transcript": {
-            "type": "boolean",
-            "description": "Only when the child truly needs it: allow context.transcript.",
-        },
-    },
-    "required": ["target_role", "task", "context"],
-}
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class DispatchContext(BaseModel):
+    """What the child needs to know; transcript keys are kept for :func:`build_job` to refuse."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    user_request_summary: str = Field(description="The user's request, summarised for the child.")
+    role_instructions: str | None = Field(
+        None, description="Constraints and hints: what to touch, what to avoid."
+    )
+
+
+class DispatchArgs(ToolArgs):
+    """Arguments of ``dispatch``.
+
+    The shapes are checked here; :func:`build_job` checks what depends on the
+    caller (which roles it may dispatch to, role aliases, raw transcripts).
+    Unknown keys are kept so a pasted transcript can be named and refused.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    # Role aliases are accepted too (resolve_role); the schema offers the canonical names.
+    target_role: Annotated[str, WithJsonSchema({"type": "string", "enum": list(CHILD_ROLES)})] = (
+        Field(description="worker (Niobe) changes code; explorer (Link) reads and researches.")
+    )
+    task: Text = Field(
+        description="What the child must do, self-contained: it cannot see this chat."
+    )
+    context: DispatchContext = Field(description="Structured context; do not paste the transcript.")
+    files: Annotated[list[str], BeforeValidator(_as_list)] = Field(
+        [], description="Paths the child should start from."
+    )
+    model: Text | None = Field(
+        None, description="Optional model id for the child (default: the role's model)."
+    )
+    allow_raw_transcript: Flag = Field(
+        False, description="Only when the child truly needs it: allow context.transcript."
+    )
+
+
+DISPATCH_INPUT_SCHEMA: dict[str, Any] = compact_schema(DispatchArgs)
+"""The JSON schema of the ``dispatch`` tool, as the model sees it."""
 
 
 def recall_key_for(job_id: str) -> str:
@@ -83,10 +96,10 @@ class DispatchService:
         self.check_dispatch = check_dispatch
         self.save_note = save_note
 
-    async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        """The ``dispatch`` tool handler: validate, run the child, persist, return its result."""
+    async def handle(self, args: DispatchArgs, ctx: ToolContext) -> ToolOutput:
+        """The ``dispatch`` tool handler: build the job, run the child, persist, return its result."""
         job = build_job(
-            args,
+            args.model_dump(exclude_none=True),
             parent_role=ctx.role,
             parent_turn_id=ctx.turn_id,
             parent_cancel=ctx.cancel,
@@ -122,7 +135,7 @@ class DispatchService:
                 "parallel. Each full result is also saved to the scratchpad under "
                 "dispatch/<job_id>; read it back with recall."
             ),
-            input_schema=DISPATCH_INPUT_SCHEMA,
+            args=DispatchArgs,
             handler=self.handle,
             parallel=True,
             mutating=True,

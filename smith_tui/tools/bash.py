@@ -19,18 +19,14 @@ import signal
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
-from smith_tui.tools.args import (
-    max_output_chars,
-    optional_positive_number,
-    require_str,
-    setting_number,
-    tool_settings,
-)
+from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.process import signal_group
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_TIMEOUT_S = 600.0
@@ -40,6 +36,19 @@ KILL_WAIT_S = 0.2
 # After the shell exits, background children may still hold the pipes open.
 PIPE_DRAIN_S = 0.5
 READ_CHUNK = 65536
+
+
+class Args(ToolArgs):
+    """Arguments of ``bash``."""
+
+    command: Text = Field(description="The command line, run as `bash -c <command>`.")
+    timeout_s: Annotated[float, Field(gt=0), NotBool] | None = Field(
+        None,
+        description=(
+            f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}; "
+            f"capped at services.tool.bash.max_timeout_s, default {DEFAULT_MAX_TIMEOUT_S:g})."
+        ),
+    )
 
 
 class StreamCapture:
@@ -168,11 +177,11 @@ async def _wait_group_gone(pgid: int, limit_s: float) -> bool:
     return False
 
 
-def _timeouts(args: dict[str, Any], ctx: ToolContext) -> tuple[float, str | None]:
+def _timeouts(args: Args, ctx: ToolContext) -> tuple[float, str | None]:
     settings = tool_settings(ctx, "bash")
     default = setting_number(settings, "default_timeout_s", DEFAULT_TIMEOUT_S, tool="bash")
     ceiling = setting_number(settings, "max_timeout_s", DEFAULT_MAX_TIMEOUT_S, tool="bash")
-    requested = optional_positive_number(args, "timeout_s")
+    requested = args.timeout_s
     timeout = requested if requested is not None else default
     note = None
     if timeout > ceiling:
@@ -215,9 +224,9 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    """Run ``args['command']`` and report its exit code and (budgeted) output."""
-    command = require_str(args, "command")
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
+    """Run ``args.command`` and report its exit code and (budgeted) output."""
+    command = args.command
     timeout, timeout_note = _timeouts(args, ctx)
     budget = max_output_chars(ctx, "bash")
     cwd = _working_dir(ctx)
@@ -385,25 +394,7 @@ TOOL = ToolSpec(
         "maximum); on timeout or cancellation the whole process group is killed. To leave a "
         "server running, start it in the background with its output redirected to a file."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "description": "The command line, run as `bash -c <command>`.",
-            },
-            "timeout_s": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": (
-                    f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}; "
-                    f"capped at services.tool.bash.max_timeout_s, default {DEFAULT_MAX_TIMEOUT_S:g})."
-                ),
-            },
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
     mutating=True,
 )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from smith_tui.tools.args import max_output_chars, optional_int, require_str
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+
+from smith_tui.tools.args import Int, NotBool, Text, max_output_chars
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import (
     NotRegularFileError,
@@ -21,15 +23,80 @@ from smith_tui.tools.files import (
     resolve_for_tool,
     sha256_hex,
 )
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 OPERATIONS = ("replace", "insert", "delete")
 CONTEXT_LINES = 3
 
 
+def _operation(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _digest(value: str) -> str:
+    digest = value.strip().lower()
+    if not is_sha256_hex(digest):
+        raise ValueError(
+            f"must be the 64-character SHA-256 hex digest that `read` reported, got {value!r:.80}"
+        )
+    return digest
+
+
+class Args(ToolArgs):
+    """Arguments of ``edit``; the operation decides which of end_line/text apply."""
+
+    path: Text = Field(
+        description="File to edit; relative paths resolve against the working directory."
+    )
+    expected_hash: Annotated[str, AfterValidator(_digest)] = Field(
+        description="SHA-256 hex of the file as last seen (from `read` or a previous edit)."
+    )
+    operation: Annotated[Literal["replace", "insert", "delete"], BeforeValidator(_operation)] = (
+        Field(description="replace, insert or delete.")
+    )
+    start_line: Int = Field(
+        ge=1,
+        description="First line of the range (1-based); for insert, the line to insert before.",
+    )
+    end_line: Annotated[int, Field(ge=1), NotBool] | None = Field(
+        None,
+        description=(
+            "Last line of the range, inclusive (replace/delete; default start_line). "
+            "Not used by insert."
+        ),
+    )
+    text: str | None = Field(
+        None,
+        description=(
+            "New lines for replace/insert, without line numbers. A single trailing "
+            "newline is optional; an empty string with replace removes the range."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _fits_operation(self) -> Args:
+        if self.operation == "insert":
+            if self.end_line is not None:
+                raise ValueError(
+                    "`end_line` is not used by insert (text goes before `start_line`); omit it, "
+                    "or use operation=replace to overwrite a range"
+                )
+            if not self.text:
+                raise ValueError(
+                    'insert needs a non-empty `text`; use "\\n" to insert one empty line'
+                )
+        if self.operation == "replace" and self.text is None:
+            raise ValueError("replace needs `text` (use operation=delete to remove lines)")
+        if self.operation == "delete" and self.text:
+            raise ValueError(
+                "delete takes no `text`; use operation=replace to put new text in the range"
+            )
+        return self
+
+
 @dataclass
 class EditRequest:
-    """Validated arguments of one edit call."""
+    """The arguments of one edit call with the path resolved."""
 
     target: ToolPath
     expected_hash: str
@@ -39,42 +106,11 @@ class EditRequest:
     text: str | None
 
 
-def _bad(message: str) -> ToolError:
-    return ToolError(message, code="bad_arguments")
-
-
-def _parse(args: dict[str, Any], ctx: ToolContext) -> EditRequest:
-    raw = require_str(args, "path")
-    expected = require_str(args, "expected_hash").strip().lower()
-    if not is_sha256_hex(expected):
-        raise _bad(
-            f"`expected_hash` must be the 64-character SHA-256 hex digest that `read` reported, "
-            f"got {args['expected_hash']!r:.80}."
-        )
-    operation = require_str(args, "operation").strip().lower()
-    if operation not in OPERATIONS:
-        raise _bad(f"`operation` must be one of replace, insert, delete; got {operation!r:.40}.")
-    start = optional_int(args, "start_line", minimum=1)
-    if start is None:
-        raise _bad("missing required argument `start_line` (1-based line number).")
-    end = optional_int(args, "end_line", minimum=1)
-    text = args.get("text")
-    if text is not None and not isinstance(text, str):
-        raise _bad(f"`text` must be a string, got {type(text).__name__}.")
-    if operation == "insert":
-        if end is not None:
-            raise _bad(
-                "`end_line` is not used by insert (text goes before `start_line`); omit it, "
-                "or use operation=replace to overwrite a range."
-            )
-        if not text:
-            raise _bad('insert needs a non-empty `text`; use "\\n" to insert one empty line.')
-    if operation == "replace" and text is None:
-        raise _bad("replace needs `text` (use operation=delete to remove lines).")
-    if operation == "delete" and text:
-        raise _bad("delete takes no `text`; use operation=replace to put new text in the range.")
-    target = resolve_for_tool(raw, ctx, tool="edit", writing=True)
-    return EditRequest(target, expected, operation, start, end, text)
+def _parse(args: Args, ctx: ToolContext) -> EditRequest:
+    target = resolve_for_tool(args.path, ctx, tool="edit", writing=True)
+    return EditRequest(
+        target, args.expected_hash, args.operation, args.start_line, args.end_line, args.text
+    )
 
 
 def _new_lines(text: str, crlf: bool) -> list[str]:
@@ -127,7 +163,7 @@ def _check_range(req: EditRequest, total: int, where: str) -> int:
     return end
 
 
-def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     req = _parse(args, ctx)
     where = req.target.where
     limit = max_file_bytes(ctx, "edit")
@@ -216,7 +252,7 @@ def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     )
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Apply one line-range edit (file I/O runs off the event loop)."""
     return await asyncio.to_thread(_edit, args, ctx)
 
@@ -235,43 +271,7 @@ TOOL = ToolSpec(
         "removes lines, later line numbers shift by the delta. Works on regular text files "
         "up to 8 MiB inside the project (and configured extra roots), never inside .git."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "File to edit; relative paths resolve against the working directory.",
-            },
-            "expected_hash": {
-                "type": "string",
-                "description": "SHA-256 hex of the file as last seen (from `read` or a previous edit).",
-            },
-            "operation": {
-                "type": "string",
-                "enum": list(OPERATIONS),
-                "description": "replace, insert or delete.",
-            },
-            "start_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line of the range (1-based); for insert, the line to insert before.",
-            },
-            "end_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Last line of the range, inclusive (replace/delete; default start_line). Not used by insert.",
-            },
-            "text": {
-                "type": "string",
-                "description": (
-                    "New lines for replace/insert, without line numbers. A single trailing "
-                    "newline is optional; an empty string with replace removes the range."
-                ),
-            },
-        },
-        "required": ["path", "expected_hash", "operation", "start_line"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
     mutating=True,
 )

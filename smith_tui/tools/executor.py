@@ -76,10 +76,12 @@ async def execute_tool_call(
     arguments: Any,
     ctx: ToolContext,
 ) -> ToolResult:
-    """Decode, resolve, check cancellation, run, check again and normalise one call.
+    """Resolve, decode and validate, check cancellation, run, check again and normalise.
 
-    Never raises for tool-level problems: bad JSON, unknown or denied tools and
-    handler failures all become error results the model can read. The values of
+    The arguments are validated once, here, against the tool's ``Args`` model
+    (:meth:`ToolSpec.parse_arguments`); the handler gets the validated instance.
+    Never raises for tool-level problems: bad JSON, bad arguments, unknown or
+    denied tools and handler failures all become error results the model can read. The values of
     the API-key variables (``smith_tui.config.secrets``) never appear in the
     result or in the output passed to ``ctx.on_output``: they read ``***``.
     """
@@ -118,8 +120,9 @@ async def _execute(
         )
 
     try:
-        args = _decode_arguments(arguments)
+        decoded = _decode_arguments(arguments)
         spec = registry.resolve(name, ctx.role)
+        args = spec.parse_arguments(decoded)
     except ToolError as exc:
         return error(exc.message, exc.code)
 

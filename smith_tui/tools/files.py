@@ -92,18 +92,18 @@ def resolve_in_project(
     candidate = Path(raw)
     full = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if full != root and root not in full.parents:
-        raise bad_arguments(tool, f"'{key}' {raw!r} is outside the project root {root}")
+        raise bad_arguments(tool, f"`{key}` {raw!r} is outside the project root {root}")
     rel = full.relative_to(root).as_posix() if full != root else "."
     if ".git" in Path(rel).parts:
         raise bad_arguments(
-            tool, f"'{key}' {raw!r} is inside .git, which the code tools never read"
+            tool, f"`{key}` {raw!r} is inside .git, which the code tools never read"
         )
     if not full.exists():
-        raise bad_arguments(tool, f"'{key}' {raw!r} does not exist under the project root {root}")
+        raise bad_arguments(tool, f"`{key}` {raw!r} does not exist under the project root {root}")
     if want == "file" and not full.is_file():
-        raise bad_arguments(tool, f"'{key}' {raw!r} is not a regular file")
+        raise bad_arguments(tool, f"`{key}` {raw!r} is not a regular file")
     if want == "dir" and not full.is_dir():
-        raise bad_arguments(tool, f"'{key}' {raw!r} is not a directory")
+        raise bad_arguments(tool, f"`{key}` {raw!r} is not a directory")
     return full, rel
 
 

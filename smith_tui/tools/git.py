@@ -29,14 +29,16 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.tools.args import max_chars
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import project_root
 from smith_tui.tools.process import run_capture
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "git"
 COMMANDS: tuple[str, ...] = ("status", "log", "diff", "show", "blame")
@@ -803,17 +805,25 @@ async def _repository_overrides(git: str, repo: _Repository, ctx: ToolContext) -
     return _Overrides(pairs, partial)
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+class Args(ToolArgs):
+    """Arguments of ``git``; which options and paths are allowed is checked by the tool."""
+
+    command: Literal[COMMANDS] = Field(  # type: ignore[valid-type]
+        description="The git subcommand to run."
+    )
+    args: list[str] = Field(
+        [],
+        description="Options, revisions and paths for the subcommand, one per "
+        "entry; put paths after '--' to make them unambiguous.",
+    )
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Run one allowed, read-only git command in the project."""
-    if not isinstance(args, Mapping):
-        raise _bad(f"arguments must be a JSON object, got {type(args).__name__}")
-    unknown = sorted(str(k) for k in args if k not in ("command", "args"))
-    if unknown:
-        raise _bad(f"unknown argument(s) {', '.join(map(repr, unknown))}; accepted: command, args")
     root = project_root(ctx)
     git = find_git()
     repo = await _locate(git, root, ctx)
-    tail = build_command(args.get("command"), args.get("args"), root, repo.work_tree)
+    tail = build_command(args.command, args.args, root, repo.work_tree)
     overrides = await _repository_overrides(git, repo, ctx)
     with tempfile.TemporaryDirectory(prefix="smith-git-") as scratch:
         env = repo.env(overrides.pairs)
@@ -825,7 +835,7 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         env["GIT_INDEX_FILE"] = str(private_index)
         argv = [*base_argv(git, overrides.pairs), *tail]
         code, out, err, truncated = await _run(argv, root, ctx, env)
-    shown = " ".join([args["command"], *(args.get("args") or [])])
+    shown = " ".join([args.command, *args.args])
     if code != 0 and not truncated:  # a truncated run was stopped by us
         note = ""
         if overrides.partial_clone:
@@ -839,14 +849,14 @@ async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
             data={"exit_code": code},
         )
     if not out.strip():
-        empty = "no differences" if args["command"] == "diff" else "no output"
+        empty = "no differences" if args.command == "diff" else "no output"
         out = f"(git {shown}: {empty})"
     if truncated:
         out += f"\n[output stopped after {_OUTPUT_CAP} bytes]"
     content = budget_text(out, max_chars(ctx, DEFAULT_MAX_CHARS))
     return ToolOutput(
         content,
-        metadata={"command": args["command"], "args": tail[1:], "chars": len(out)},
+        metadata={"command": args.command, "args": tail[1:], "chars": len(out)},
     )
 
 
@@ -862,24 +872,7 @@ TOOL = ToolSpec(
         "--git-dir, …); paths must stay inside the project. Long output is cut in the "
         "middle with a note."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "enum": list(COMMANDS),
-                "description": "The git subcommand to run.",
-            },
-            "args": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Options, revisions and paths for the subcommand, one per "
-                "entry; put paths after '--' to make them unambiguous.",
-            },
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
     role_allowlist=frozenset({"orchestrator"}),
 )

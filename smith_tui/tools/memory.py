@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
 import peewee
+from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from smith_tui.store import Store, StoreError
 from smith_tui.store.notes import SCRATCHPAD_PREFIX, scratchpad_note_id
-from smith_tui.tools.args import max_output_chars
+from smith_tui.tools.args import Flag, max_output_chars
 from smith_tui.tools.budget import budget_text
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 MAX_KEY_CHARS = 200
 MAX_VALUE_CHARS = 1_000_000
@@ -84,36 +85,51 @@ def store_errors(what: str) -> Iterator[None]:
         ) from None
 
 
-def check_key(value: Any, name: str, *, allow_empty: bool = False) -> str:
-    """Validate a scratchpad key or note id: text, trimmed, at most 200 characters, one line."""
-    if value is None:
-        raise ToolError(f"missing required argument `{name}`.", code="bad_arguments")
-    if not isinstance(value, str):
-        raise ToolError(
-            f"`{name}` must be a string, got {type(value).__name__} {value!r:.80}.",
-            code="bad_arguments",
-        )
+def key_problem(value: str, *, allow_empty: bool = False) -> str | None:
+    """What is wrong with a scratchpad key or note id (``None`` when it is fine).
+
+    A key is trimmed text of at most 200 characters on one line.
+    """
     if not value:
-        if allow_empty:
-            return value
-        raise ToolError(f"`{name}` must not be empty.", code="bad_arguments")
+        return None if allow_empty else "must not be empty"
     if value != value.strip():
-        raise ToolError(
-            f"`{name}` must not start or end with whitespace, got {value!r:.80}; "
-            f"use {value.strip()!r:.80}.",
-            code="bad_arguments",
+        return (
+            f"must not start or end with whitespace, got {value!r:.80}; use {value.strip()!r:.80}"
         )
     if len(value) > MAX_KEY_CHARS:
-        raise ToolError(
-            f"`{name}` is {len(value)} characters long; the limit is {MAX_KEY_CHARS}.",
-            code="bad_arguments",
-        )
+        return f"is {len(value)} characters long; the limit is {MAX_KEY_CHARS}"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ToolError(
-            f"`{name}` must be a single line without control characters, got {value!r:.80}.",
-            code="bad_arguments",
-        )
+        return f"must be a single line without control characters, got {value!r:.80}"
+    return None
+
+
+def check_key(value: str, name: str) -> str:
+    """Validate a key the engine (not the model) passes in; raise :class:`ToolError` if bad."""
+    problem = key_problem(value)
+    if problem:
+        raise ToolError(f"`{name}` {problem}.", code="invalid_arguments")
     return value
+
+
+def _key(value: str) -> str:
+    problem = key_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _key_or_prefix(value: str) -> str:
+    problem = key_problem(value, allow_empty=True)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+Key = Annotated[str, AfterValidator(_key)]
+"""A scratchpad key or note id argument (see :func:`key_problem`)."""
+
+KeyPrefix = Annotated[str, AfterValidator(_key_or_prefix)]
+"""Like :data:`Key`, but empty is allowed (a prefix that matches everything)."""
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -166,38 +182,66 @@ def _scratchpad_keys(store: Store, conversation_id: str, prefix: str = "") -> li
     return [(n.note_id[len(SCRATCHPAD_PREFIX) :], n.content) for n in notes]
 
 
-def _value_text(args: Mapping[str, Any]) -> tuple[str, bool]:
-    """The value to store and whether it was JSON-encoded from a non-string argument."""
-    if "value" not in args or args["value"] is None:
-        raise ToolError("missing required argument `value`.", code="bad_arguments")
-    value = args["value"]
-    encoded = not isinstance(value, str)
-    if encoded:
-        try:
-            value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        except (TypeError, ValueError):
-            raise ToolError(
-                f"`value` must be text (or JSON data), got {type(value).__name__}.",
-                code="bad_arguments",
-            ) from None
-    if not value.strip():
-        raise ToolError(
-            "`value` must not be empty; record something worth recalling later.",
-            code="bad_arguments",
-        )
-    if len(value) > MAX_VALUE_CHARS:
-        raise ToolError(
-            f"`value` is {len(value):,} characters; the limit is {MAX_VALUE_CHARS:,}. "
-            "Split it over several keys (e.g. 'name/1', 'name/2').",
-            code="bad_arguments",
-        )
-    return value, encoded
+def _value_text(value: Any) -> str:
+    """The value to store: text as given, any other JSON data encoded as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        raise ValueError(f"must be text (or JSON data), got {type(value).__name__}") from None
 
 
-async def record_handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+def _value(value: Any) -> Any:
+    text = _value_text(value)
+    if not text.strip():
+        raise ValueError("must not be empty; record something worth recalling later")
+    if len(text) > MAX_VALUE_CHARS:
+        raise ValueError(
+            f"is {len(text):,} characters; the limit is {MAX_VALUE_CHARS:,}. "
+            "Split it over several keys (e.g. 'name/1', 'name/2')"
+        )
+    return value
+
+
+class RecordArgs(ToolArgs):
+    """Arguments of ``record``."""
+
+    key: Key = Field(description="Name of the entry: 1-200 characters, no surrounding spaces.")
+    # Text as given; other JSON data is accepted too and stored as JSON.
+    value: Annotated[Any, AfterValidator(_value), WithJsonSchema({"type": "string"})] = Field(
+        description="The text to save."
+    )
+
+
+class RecallArgs(ToolArgs):
+    """Arguments of ``recall``."""
+
+    # The schema asks for `key`, but with prefix=true a missing key lists everything.
+    model_config = ConfigDict(json_schema_extra={"required": ["key"]})
+
+    key: KeyPrefix = Field(
+        "", description="The exact key to read, or the prefix to list when prefix=true."
+    )
+    prefix: Flag = Field(
+        False, description="List the keys starting with `key` instead of reading one value."
+    )
+
+    @model_validator(mode="after")
+    def _key_unless_listing(self) -> RecallArgs:
+        if not self.prefix and not self.key:
+            raise ValueError(
+                '`key` must not be empty (to list every key pass key="" and prefix=true)'
+                if "key" in self.model_fields_set
+                else "missing required argument `key` (a string)"
+            )
+        return self
+
+
+async def record_handler(args: RecordArgs, ctx: ToolContext) -> ToolOutput:
     """Write one scratchpad entry of the current conversation."""
-    key = check_key(args.get("key"), "key")
-    value, encoded = _value_text(args)
+    key = args.key
+    value, encoded = _value_text(args.value), not isinstance(args.value, str)
     store = require_store(ctx, "record")
     conversation_id = require_conversation(ctx, "record")
     note_id = scratchpad_note_id(key)
@@ -220,16 +264,6 @@ async def record_handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         },
         mutation_state="attempted",
     )
-
-
-def _parse_flag(value: Any, name: str) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ToolError(f"`{name}` must be true or false, got {value!r:.80}.", code="bad_arguments")
 
 
 def _dispatch_summary(text: str) -> str | None:
@@ -266,13 +300,9 @@ def _recall_prefix(store: Store, conversation_id: str, prefix: str, budget: int)
     )
 
 
-async def recall_handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+async def recall_handler(args: RecallArgs, ctx: ToolContext) -> ToolOutput:
     """Read one scratchpad entry, or list the keys under a prefix."""
-    prefix = _parse_flag(args.get("prefix"), "prefix")
-    if prefix and args.get("key") is None:
-        key = ""
-    else:
-        key = check_key(args.get("key"), "key", allow_empty=prefix)
+    prefix, key = args.prefix, args.key
     store = require_store(ctx, "recall")
     conversation_id = require_conversation(ctx, "recall")
     budget = max_output_chars(ctx, "recall")
@@ -298,18 +328,7 @@ RECORD_TOOL = ToolSpec(
         "in this conversation. Keys may use '/' for namespaces (e.g. 'plan/step-2'); "
         "dispatch results are saved automatically under 'dispatch/<job_id>'."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "key": {
-                "type": "string",
-                "description": "Name of the entry: 1-200 characters, no surrounding spaces.",
-            },
-            "value": {"type": "string", "description": "The text to save."},
-        },
-        "required": ["key", "value"],
-        "additionalProperties": False,
-    },
+    args=RecordArgs,
     handler=record_handler,
     mutating=True,
 )
@@ -322,22 +341,7 @@ RECALL_TOOL = ToolSpec(
         'its size and first line instead: recall(key="dispatch/", prefix=true) lists the '
         'dispatch results, recall(key="", prefix=true) lists everything.'
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "key": {
-                "type": "string",
-                "description": "The exact key to read, or the prefix to list when prefix=true.",
-            },
-            "prefix": {
-                "type": "boolean",
-                "description": "List the keys starting with `key` instead of reading one value.",
-                "default": False,
-            },
-        },
-        "required": ["key"],
-        "additionalProperties": False,
-    },
+    args=RecallArgs,
     handler=recall_handler,
 )
 
@@ -349,8 +353,11 @@ __all__ = [
     "RECALL_TOOL",
     "RECORD_TOOL",
     "TOOLS",
+    "Key",
+    "KeyPrefix",
     "check_key",
     "describe_size",
+    "key_problem",
     "preview",
     "recall_handler",
     "record_handler",

@@ -7,14 +7,17 @@ Actions: ``list`` (ids with their first lines), ``get``, ``upsert`` (create or r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from smith_tui.store import Store
 from smith_tui.store.search import to_match_expression
-from smith_tui.tools.args import max_output_chars, optional_int
+from smith_tui.tools.args import NotBool, max_output_chars
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.memory import (
-    check_key,
+    Key,
+    KeyPrefix,
     describe_size,
     preview,
     require_project,
@@ -22,7 +25,7 @@ from smith_tui.tools.memory import (
     store_errors,
     suggest,
 )
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 ACTIONS = ("list", "get", "upsert", "delete", "search")
 MAX_NOTE_CHARS = 100_000
@@ -47,56 +50,67 @@ _ACTION_HINTS = {
 }
 
 
-def _action(args: dict[str, Any]) -> str:
-    value = args.get("action")
-    choices = ", ".join(ACTIONS)
-    if value is None:
-        raise ToolError(
-            f"missing required argument `action` (one of {choices}).", code="bad_arguments"
-        )
-    if not isinstance(value, str) or value.strip().lower() not in ACTIONS:
-        text = value.strip().lower() if isinstance(value, str) else ""
+def _action(value: Any) -> Any:
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text not in ACTIONS:
         hint = f" (to {text} a note use {_ACTION_HINTS[text]!r})" if text in _ACTION_HINTS else ""
-        raise ToolError(
-            f"unknown action {value!r:.80}; use one of {choices}{hint}.", code="bad_arguments"
-        )
-    return value.strip().lower()
+        raise ValueError(f"must be one of {', '.join(ACTIONS)}, got {value!r:.80}{hint}")
+    return text
 
 
-def _note_id(args: dict[str, Any], action: str) -> str:
-    if args.get("id") is None:
-        raise ToolError(
-            f"action {action!r} needs `id`, the note's name; "
-            'list the existing ids with note(action="list").',
-            code="bad_arguments",
-        )
-    return check_key(args["id"], "id")
-
-
-def _content(args: dict[str, Any]) -> str:
-    value = args.get("content")
-    if value is None:
-        raise ToolError(
-            "action 'upsert' needs `content`, the full new text of the note.",
-            code="bad_arguments",
-        )
-    if not isinstance(value, str):
-        raise ToolError(
-            f"`content` must be a string, got {type(value).__name__} {value!r:.80}.",
-            code="bad_arguments",
-        )
+def _content(value: str) -> str:
     if not value.strip():
-        raise ToolError(
-            '`content` must not be empty; to remove a note use action "delete".',
-            code="bad_arguments",
-        )
+        raise ValueError('must not be empty; to remove a note use action "delete"')
     if len(value) > MAX_NOTE_CHARS:
-        raise ToolError(
-            f"`content` is {len(value):,} characters; the limit is {MAX_NOTE_CHARS:,}. "
-            "Keep project notes short, or split them over several ids.",
-            code="bad_arguments",
+        raise ValueError(
+            f"is {len(value):,} characters; the limit is {MAX_NOTE_CHARS:,}. "
+            "Keep project notes short, or split them over several ids"
         )
     return value
+
+
+def _query(value: str) -> str:
+    if to_match_expression(value) is None:
+        raise ValueError(f"must contain at least one word to search for, got {value!r:.80}")
+    return value
+
+
+class Args(ToolArgs):
+    """Arguments of ``note``; which of the others are needed depends on ``action``."""
+
+    action: Annotated[Literal[ACTIONS], BeforeValidator(_action)] = Field(  # type: ignore[valid-type]
+        description="list, get, upsert, delete or search."
+    )
+    id: Key | None = Field(
+        None,
+        description="Note id for get/upsert/delete: 1-200 characters, no surrounding spaces.",
+    )
+    content: Annotated[str, AfterValidator(_content)] | None = Field(
+        None, description="Full note text for upsert."
+    )
+    query: Annotated[str, AfterValidator(_query)] | None = Field(
+        None, description="Words to search for (action search)."
+    )
+    prefix: KeyPrefix = Field("", description="Only list ids starting with this (action list).")
+    # More than the maximum is clamped to it, not refused.
+    limit: Annotated[int, Field(ge=1), NotBool] = Field(
+        DEFAULT_SEARCH_LIMIT,
+        json_schema_extra={"maximum": MAX_SEARCH_LIMIT},
+        description=f"Most search results to return (default {DEFAULT_SEARCH_LIMIT}).",
+    )
+
+    @model_validator(mode="after")
+    def _needs(self) -> Args:
+        if self.action in ("get", "upsert", "delete") and self.id is None:
+            raise ValueError(
+                f"action {self.action!r} needs `id`, the note's name; "
+                'list the existing ids with note(action="list")'
+            )
+        if self.action == "upsert" and self.content is None:
+            raise ValueError("action 'upsert' needs `content`, the full new text of the note")
+        if self.action == "search" and self.query is None:
+            raise ValueError("action 'search' needs `query`, the words to look for")
+        return self
 
 
 def _not_found(store: Store, project_id: str, note_id: str) -> ToolError:
@@ -124,18 +138,7 @@ def _list(store: Store, project_id: str, prefix: str, budget: int) -> ToolOutput
     )
 
 
-def _search(store: Store, project_id: str, args: dict[str, Any], budget: int) -> ToolOutput:
-    query = args.get("query")
-    if query is None:
-        raise ToolError(
-            "action 'search' needs `query`, the words to look for.", code="bad_arguments"
-        )
-    if not isinstance(query, str) or to_match_expression(query) is None:
-        raise ToolError(
-            f"`query` must contain at least one word to search for, got {query!r:.80}.",
-            code="bad_arguments",
-        )
-    limit = optional_int(args, "limit", minimum=1) or DEFAULT_SEARCH_LIMIT
+def _search(store: Store, project_id: str, query: str, limit: int, budget: int) -> ToolOutput:
     limit = min(limit, MAX_SEARCH_LIMIT)
     hits = store.search_project_memory(query, project_id, limit=limit)
     if not hits:
@@ -151,22 +154,17 @@ def _search(store: Store, project_id: str, args: dict[str, Any], budget: int) ->
     )
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Run one ``note`` action against the project's memory."""
-    action = _action(args)
-    note_id = _note_id(args, action) if action in ("get", "upsert", "delete") else ""
-    content = _content(args) if action == "upsert" else ""
-    prefix = ""
-    if action == "list" and args.get("prefix") is not None:
-        prefix = check_key(args["prefix"], "prefix", allow_empty=True)
+    action, note_id, content = args.action, args.id or "", args.content or ""
     store = require_store(ctx, "note")
     project_id = require_project(ctx, "note")
     budget = max_output_chars(ctx, "note")
     with store_errors(f"{action} project memory"):
         if action == "list":
-            return _list(store, project_id, prefix, budget)
+            return _list(store, project_id, args.prefix, budget)
         if action == "search":
-            return _search(store, project_id, args, budget)
+            return _search(store, project_id, args.query or "", args.limit, budget)
         if action == "get":
             note = store.project_memory.get(project_id, note_id)
             if note is None:
@@ -203,30 +201,7 @@ TOOL = ToolSpec(
         "creates or replaces), delete (needs `id`), search (needs `query`; full-text, "
         'words, "phrases", prefix*, OR).'
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "id": {
-                "type": "string",
-                "description": "Note id for get/upsert/delete: 1-200 characters, no surrounding spaces.",
-            },
-            "content": {"type": "string", "description": "Full note text for upsert."},
-            "query": {"type": "string", "description": "Words to search for (action search)."},
-            "prefix": {
-                "type": "string",
-                "description": "Only list ids starting with this (action list).",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_SEARCH_LIMIT,
-                "description": f"Most search results to return (default {DEFAULT_SEARCH_LIMIT}).",
-            },
-        },
-        "required": ["action"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
     mutating=True,
 )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from smith_tui.tools.args import max_output_chars, optional_int, require_str
+from pydantic import Field
+
+from smith_tui.tools.args import Int, Text, max_output_chars
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.files import (
     FileText,
@@ -16,9 +17,23 @@ from smith_tui.tools.files import (
     resolve_for_tool,
     sha256_hex,
 )
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_LIMIT = 2000
+
+
+class Args(ToolArgs):
+    """Arguments of ``read``."""
+
+    path: Text = Field(
+        description="File to read; relative paths resolve against the working directory."
+    )
+    offset: Int = Field(1, ge=1, description="First line to show, 1-based (default 1).")
+    limit: Int = Field(
+        DEFAULT_LIMIT,
+        ge=1,
+        description=f"Maximum number of lines to show (default {DEFAULT_LIMIT}).",
+    )
 
 
 def _header(shown_path: str, total: int, digest: str | None, read: FileText, cap: int) -> str:
@@ -65,11 +80,9 @@ def _render(
     return header + window + "\n" + "\n".join(body) + note, last
 
 
-def _read(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    raw = require_str(args, "path")
-    offset = optional_int(args, "offset", minimum=1) or 1
-    limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
-    target = resolve_for_tool(raw, ctx, tool="read")
+def _read(args: Args, ctx: ToolContext) -> ToolOutput:
+    offset, limit = args.offset, args.limit
+    target = resolve_for_tool(args.path, ctx, tool="read")
     cap = max_file_bytes(ctx, "read")
     read = read_text_file(target, ctx, tool="read", limit=cap, allow_cut=True)
     digest = None if read.cut else sha256_hex(read.data)
@@ -109,7 +122,7 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     )
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Read a window of a text file.
 
     The file I/O runs off the event loop; a cancel returns at once and stops
@@ -129,26 +142,6 @@ TOOL = ToolSpec(
         "directories, FIFOs, devices and sockets are refused. Of a file over 8 MiB only the "
         "first 8 MiB are read (the result says so)."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "File to read; relative paths resolve against the working directory.",
-            },
-            "offset": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line to show, 1-based (default 1).",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"Maximum number of lines to show (default {DEFAULT_LIMIT}).",
-            },
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

@@ -1,11 +1,22 @@
-"""The shape of a tool: its spec, the context a handler runs in, and its result."""
+"""The shape of a tool: its spec, its arguments, the context a handler runs in, its result.
+
+A tool declares its arguments as a :class:`ToolArgs` pydantic model. The JSON
+schema the model sees (``ToolSpec.input_schema``) is derived from it by
+:func:`compact_schema`, and :meth:`ToolSpec.parse_arguments` (called once per
+call by the executor) validates the decoded arguments against it, turning
+every problem into one :class:`ToolError` with code ``invalid_arguments``
+that names the argument, says what was wrong and what is expected.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from smith_tui.cancel import CancelToken
 
@@ -57,28 +68,210 @@ class ToolOutput:
     error: str | None = None
 
 
-Handler = Callable[[dict[str, Any], ToolContext], Awaitable["ToolOutput | str"]]
+class ToolArgs(BaseModel):
+    """Base of every tool's ``Args`` model.
+
+    Unknown arguments are refused (a subclass that must keep them sets its own
+    ``extra``), numbers must be finite, and a JSON ``null`` counts as leaving the
+    argument out, so a required one is reported missing and an optional one
+    takes its default.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+_SHOWN_ERRORS = 5
+"""At most this many argument problems are listed in one error."""
+
+
+# ---------------------------------------------------------------------------
+# the JSON schema the model sees
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    """Resolve ``$ref`` to ``$defs``, drop titles and the ``null`` branch of optional fields."""
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+        extra = {k: _inline(v, defs) for k, v in node.items() if k != "$ref"}
+        return {**target, **extra}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs") or (key == "default" and value is None):
+            continue
+        if key == "additionalProperties" and value is True:
+            continue  # the default; only a refusal is worth saying
+        if key == "properties":
+            out[key] = {name: _inline(prop, defs) for name, prop in value.items()}
+        else:
+            out[key] = _inline(value, defs)
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        rest = [b for b in branches if b != {"type": "null"}]
+        if len(rest) == 1:  # null means "left out" (ToolArgs), so do not offer it
+            del out["anyOf"]
+            out = {**rest[0], **out}
+    return out
+
+
+def compact_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The Chat-Completions ``parameters`` object for ``model``.
+
+    Self-contained (``$defs`` inlined), without pydantic's ``title`` noise and
+    without ``null`` branches; enums, bounds, descriptions and
+    ``additionalProperties`` are kept.
+    """
+    raw = model.model_json_schema()
+    schema = _inline(raw, raw.get("$defs", {}))
+    schema.pop("description", None)  # the model's docstring; the tool has its own description
+    schema.setdefault("properties", {})
+    return schema
+
+
+# ---------------------------------------------------------------------------
+# the one error style for bad arguments
+
+
+def _subschema(schema: Mapping[str, Any], loc: tuple[Any, ...]) -> Mapping[str, Any]:
+    node: Mapping[str, Any] = schema
+    for part in loc:
+        if isinstance(part, int) and isinstance(node.get("items"), Mapping):
+            node = node["items"]
+        elif isinstance(part, str) and part in node.get("properties", {}):
+            node = node["properties"][part]
+        else:
+            return {}
+    return node
+
+
+def _bounds(node: Mapping[str, Any]) -> str:
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None and high is not None:
+        return f" between {low:g} and {high:g}"
+    if node.get("exclusiveMinimum") is not None:
+        return f" > {node['exclusiveMinimum']:g}"
+    if low is not None:
+        return f" >= {low:g}"
+    if high is not None:
+        return f" <= {high:g}"
+    return ""
+
+
+def expected(node: Mapping[str, Any]) -> str:
+    """Say in words what a JSON-schema node accepts (``"an integer >= 1"``)."""
+    if "enum" in node:
+        return "one of " + ", ".join(str(v) for v in node["enum"])
+    kind = node.get("type")
+    if kind == "string":
+        if node.get("maxLength") is not None:
+            return f"a string of at most {node['maxLength']} characters"
+        return "a string"
+    if kind == "integer":
+        return "an integer" + _bounds(node)
+    if kind == "number":
+        return "a number" + _bounds(node)
+    if kind == "boolean":
+        return "true or false"
+    if kind == "array":
+        items = node.get("items", {})
+        what = {"string": "strings", "object": "objects"}.get(items.get("type"), "values")
+        most = f"at most {node['maxItems']} " if node.get("maxItems") is not None else ""
+        return f"an array of {most}{what}"
+    if kind == "object":
+        required = node.get("required") or []
+        return "an object" + (f" with {', '.join(required)}" if required else "")
+    return "a valid value"
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _problem(error: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    loc = tuple(error["loc"])
+    where = _where(loc)
+    kind = error["type"]
+    if kind == "missing":
+        return f"missing required argument `{where}` ({expected(_subschema(schema, loc))})"
+    if kind == "extra_forbidden":
+        accepted = ", ".join(_subschema(schema, loc[:-1]).get("properties", {})) or "none"
+        return f"unknown argument `{where}` (accepted: {accepted})"
+    if kind == "too_long" and "actual_length" in error.get("ctx", {}):
+        limit = error["ctx"]["max_length"]
+        return f"`{where}` has {error['ctx']['actual_length']} entries; the limit is {limit}"
+    if kind in ("value_error", "assertion_error"):
+        message = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
+        return f"`{where}` {message}" if where else message
+    shown = f"{error['input']!r:.80}"
+    if not loc:
+        return f"arguments must be a JSON object, got {shown}"
+    return f"`{where}` must be {expected(_subschema(schema, loc))}, got {shown}"
+
+
+def invalid_arguments(tool: str, exc: ValidationError, schema: Mapping[str, Any]) -> ToolError:
+    """One :class:`ToolError` listing what is wrong with a call's arguments."""
+    errors = exc.errors(include_url=False)
+    problems = [_problem(error, schema) for error in errors[:_SHOWN_ERRORS]]
+    if len(errors) > _SHOWN_ERRORS:
+        problems.append(f"and {len(errors) - _SHOWN_ERRORS} more")
+    return ToolError(f"{tool}: " + "; ".join(problems) + ".", code="invalid_arguments")
 
 
 @dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(Generic[A]):
     """A registered tool.
 
-    ``input_schema`` is the JSON schema the model sees; ``description`` tells the
-    model when and how to use the tool. ``role_allowlist`` / ``role_denylist``
-    are the tool's own gate, checked after the global role matrix.
+    ``args`` is the pydantic model of its arguments; ``handler`` receives a
+    validated instance of it. ``description`` tells the model when and how to
+    use the tool. ``role_allowlist`` / ``role_denylist`` are the tool's own
+    gate, checked after the global role matrix.
     """
 
     name: str
     description: str
-    input_schema: dict[str, Any]
-    handler: Handler
+    args: type[A]
+    handler: Callable[[A, ToolContext], Awaitable[ToolOutput | str]]
     role_allowlist: frozenset[str] | None = None
     role_denylist: frozenset[str] = frozenset()
     is_terminal: bool = False
     mutating: bool = False
     parallel: bool = False
     """Calls of a parallel tool in one round may run concurrently (e.g. ``dispatch``)."""
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema the model sees, derived from ``args``."""
+        return compact_schema(self.args)
+
+    def parse_arguments(self, arguments: Mapping[str, Any]) -> A:
+        """Validate decoded arguments; raise :class:`ToolError` (``invalid_arguments``)."""
+        try:
+            return self.args.model_validate(arguments)
+        except ValidationError as exc:
+            raise invalid_arguments(self.name, exc, self.input_schema) from None
+
+    async def run(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput | str:
+        """Validate ``arguments`` and run the handler.
+
+        The executor's path without its result normalisation, for callers (and
+        tests) that hold a spec directly.
+        """
+        return await self.handler(self.parse_arguments(arguments), ctx)
 
 
 @dataclass

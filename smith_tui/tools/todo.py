@@ -9,11 +9,13 @@ there are no partial-update states. The list is kept as the conversation note ``
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from smith_tui.store import Store
 from smith_tui.tools.memory import require_conversation, require_store, store_errors
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 TODO_NOTE_ID = "todo"
 STATUSES = ("pending", "in_progress", "done")
@@ -36,67 +38,61 @@ _STATUS_HINTS = {
 }
 
 
-def _bad(message: str) -> ToolError:
-    return ToolError(message, code="bad_arguments")
+def _content(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("must not be empty")
+    if len(value) > MAX_CONTENT_CHARS:
+        raise ValueError(f"is {len(value)} characters; the limit is {MAX_CONTENT_CHARS}")
+    return value
 
 
-def _check_item(index: int, item: Any) -> dict[str, str]:
-    where = f"items[{index}]"
-    if not isinstance(item, dict):
-        raise _bad(
-            f"{where} must be an object with `content` and `status`, "
-            f"got {type(item).__name__} {item!r:.80}."
+def _status(value: Any) -> Any:
+    if value not in STATUSES:
+        hint = _STATUS_HINTS.get(value.strip().lower()) if isinstance(value, str) else None
+        raise ValueError(
+            f"must be one of {', '.join(STATUSES)}, got {value!r:.40}"
+            + (f"; use {hint!r}" if hint else "")
         )
-    content = item.get("content")
-    if content is None:
-        raise _bad(f"{where} is missing `content`, the text of the task.")
-    if not isinstance(content, str):
-        raise _bad(f"{where}.content must be a string, got {type(content).__name__}.")
-    content = content.strip()
-    if not content:
-        raise _bad(f"{where}.content must not be empty.")
-    if len(content) > MAX_CONTENT_CHARS:
-        raise _bad(
-            f"{where}.content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}."
-        )
-    status = item.get("status")
-    if status is None:
-        raise _bad(f"{where} is missing `status` (one of {', '.join(STATUSES)}).")
-    if status not in STATUSES:
-        hint = _STATUS_HINTS.get(status.strip().lower()) if isinstance(status, str) else None
-        raise _bad(
-            f"{where}.status {status!r:.40} is not one of {', '.join(STATUSES)}"
-            + (f"; use {hint!r}." if hint else ".")
-        )
-    return {"content": content, "status": status}
+    return value
 
 
-def validate_items(value: Any) -> list[dict[str, str]]:
-    """Check a proposed todo list and return it as clean ``{content, status}`` dicts.
+class Item(BaseModel):
+    """One step of the plan."""
 
-    Raises :class:`ToolError` naming the first bad item and what to fix.
-    """
-    if value is None:
-        raise _bad(
-            "missing required argument `items`, the complete todo list (send [] to clear it)."
-        )
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    content: Annotated[str, AfterValidator(_content)] = Field(description="What to do.")
+    status: Annotated[Literal[STATUSES], BeforeValidator(_status)]  # type: ignore[valid-type]
+
+
+def _items(value: Any) -> Any:
     if isinstance(value, str):
         # Some models send the array JSON-encoded as a string.
         try:
-            value = json.loads(value)
+            return json.loads(value)
         except ValueError:
-            raise _bad(
-                "`items` must be an array of {content, status} objects, got a string "
-                "that is not JSON."
+            raise ValueError(
+                "must be an array of {content, status} objects, got a string that is not JSON"
             ) from None
-    if not isinstance(value, list):
-        raise _bad(f"`items` must be an array, got {type(value).__name__}.")
-    if len(value) > MAX_ITEMS:
-        raise _bad(
-            f"`items` has {len(value)} entries; the limit is {MAX_ITEMS}. "
-            "Merge small steps into larger ones."
-        )
-    return [_check_item(index, item) for index, item in enumerate(value)]
+    return value
+
+
+class Args(ToolArgs):
+    """Arguments of ``todo``."""
+
+    items: Annotated[list[Item], BeforeValidator(_items)] = Field(
+        max_length=MAX_ITEMS, description="The whole new todo list, in order."
+    )
+
+
+def validate_items(value: Any) -> list[dict[str, str]]:
+    """Check a todo list (as stored) and return it as clean ``{content, status}`` dicts.
+
+    Raises :class:`ToolError` (the same message the tool gives) for a bad list.
+    """
+    args = TOOL.parse_arguments({"items": value})
+    return [item.model_dump() for item in args.items]
 
 
 def render_todo(items: list[dict[str, str]]) -> str:
@@ -140,9 +136,9 @@ def clear_todo(store: Store, conversation_id: str) -> bool:
     return store.notes.delete(conversation_id, TODO_NOTE_ID)
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Replace the todo list with ``items`` and return it rendered."""
-    items = validate_items(args.get("items"))
+    items = [item.model_dump() for item in args.items]
     store = require_store(ctx, "todo")
     conversation_id = require_conversation(ctx, "todo")
     with store_errors("save the todo list"):
@@ -165,26 +161,7 @@ TOOL = ToolSpec(
         "and done as soon as it is finished. The list is cleared when the user sends a new "
         "message."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "items": {
-                "type": "array",
-                "maxItems": MAX_ITEMS,
-                "description": "The whole new todo list, in order.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "What to do."},
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                    },
-                    "required": ["content", "status"],
-                },
-            }
-        },
-        "required": ["items"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
     mutating=True,
 )

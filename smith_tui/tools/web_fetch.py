@@ -35,11 +35,12 @@ from urllib.parse import urljoin
 import httpx
 from bs4 import BeautifulSoup, NavigableString, Tag
 from markdownify import MarkdownConverter
+from pydantic import Field
 
-from smith_tui.tools.args import max_output_chars, require_str, setting_number, tool_settings
+from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.cancellable import until_cancelled
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
@@ -466,9 +467,15 @@ def _allow_private(settings: Mapping[str, Any]) -> bool:
     return value
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    """Fetch ``args['url']`` and return its content as text."""
-    url = _check_url(require_str(args, "url"))
+class Args(ToolArgs):
+    """Arguments of ``web_fetch``."""
+
+    url: Text = Field(description="Absolute http:// or https:// URL to fetch.")
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
+    """Fetch ``args.url`` and return its content as text."""
+    url = _check_url(args.url)
     settings = tool_settings(ctx, "web_fetch")
     timeout = setting_number(settings, "timeout", DEFAULT_TIMEOUT_S, tool="web_fetch")
     max_bytes = int(setting_number(settings, "max_bytes", DEFAULT_MAX_BYTES, tool="web_fetch"))
@@ -617,16 +624,6 @@ TOOL = ToolSpec(
         "Local and private network addresses (localhost, 10.x, 192.168.x, ...) are refused "
         "unless the user sets services.tool.web_fetch.allow_private."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "url": {
-                "type": "string",
-                "description": "Absolute http:// or https:// URL to fetch.",
-            },
-        },
-        "required": ["url"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+from pydantic import Field
 
-from smith_tui.tools.args import max_output_chars, require_str, setting_number, tool_settings
+from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.cancellable import until_cancelled
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_ENDPOINT = "https://api.linkup.so/v1/search"
 DEFAULT_KEY_ENV = "LINKUP_API_KEY"
@@ -118,9 +119,15 @@ def _http_error(response: httpx.Response, key_env: str) -> ToolError:
     return ToolError(message, code="http_error", data={"status": status})
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    """Search the web for ``args['query']`` and return titles, URLs and snippets."""
-    query = require_str(args, "query").strip()
+class Args(ToolArgs):
+    """Arguments of ``web_search``."""
+
+    query: Text = Field(description="What to search for, in natural language or keywords.")
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
+    """Search the web for ``args.query`` and return titles, URLs and snippets."""
+    query = args.query.strip()
     settings = tool_settings(ctx, "web_search")
     key_env = _setting_str(settings, "api_key_env", DEFAULT_KEY_ENV)
     endpoint = _setting_str(settings, "endpoint", DEFAULT_ENDPOINT)
@@ -180,16 +187,6 @@ TOOL = ToolSpec(
         "snippet. Use specific queries (names, versions, error messages); open a promising "
         "result with web_fetch to read it in full."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": "What to search for, in natural language or keywords.",
-            },
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
 
-from smith_tui.tools.args import require_str
+from pydantic import Field
+
+from smith_tui.tools.args import Text
 from smith_tui.tools.files import (
     NotRegularFileError,
     atomic_write,
@@ -15,13 +16,23 @@ from smith_tui.tools.files import (
     resolve_for_tool,
     sha256_hex,
 )
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 
-def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    raw = require_str(args, "path")
-    content = require_str(args, "content", allow_empty=True)
-    target = resolve_for_tool(raw, ctx, tool="write", writing=True)
+class Args(ToolArgs):
+    """Arguments of ``write``."""
+
+    path: Text = Field(
+        description="File to write; relative paths resolve against the working directory."
+    )
+    content: str = Field(
+        description="The complete new file content (written as UTF-8, exactly as given)."
+    )
+
+
+def _write(args: Args, ctx: ToolContext) -> ToolOutput:
+    content = args.content
+    target = resolve_for_tool(args.path, ctx, tool="write", writing=True)
     path, where = target.real, target.where
     is_new = not refuse_special_target(target, "write")
     # Walk up to the first existing ancestor: it must be a directory we can create in.
@@ -65,7 +76,7 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     )
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Write the file (I/O runs off the event loop)."""
     return await asyncio.to_thread(_write, args, ctx)
 
@@ -79,21 +90,7 @@ TOOL = ToolSpec(
         "Works inside the project (and configured extra roots), never inside .git, and never "
         "replaces a directory, FIFO, device or socket."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "File to write; relative paths resolve against the working directory.",
-            },
-            "content": {
-                "type": "string",
-                "description": "The complete new file content (written as UTF-8, exactly as given).",
-            },
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
     mutating=True,
 )

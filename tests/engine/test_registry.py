@@ -8,7 +8,7 @@ import pytest
 
 from smith_tui.engine.matrix import TOOL_MATRIX, allowed_tools
 from smith_tui.tools.registry import ToolRegistry
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 from tests.support.runtime import open_runtime
 
 
@@ -31,10 +31,10 @@ def test_local_gate_applies_after_the_global_one() -> None:
 
     registry = ToolRegistry(policy)
     registry.register(
-        ToolSpec("only_w", "d", {"type": "object"}, _noop, role_allowlist=frozenset({"worker"}))
+        ToolSpec("only_w", "d", ToolArgs, _noop, role_allowlist=frozenset({"worker"}))
     )
     registry.register(
-        ToolSpec("not_x", "d", {"type": "object"}, _noop, role_denylist=frozenset({"explorer"}))
+        ToolSpec("not_x", "d", ToolArgs, _noop, role_denylist=frozenset({"explorer"}))
     )
     assert [s.name for s in registry.list("worker")] == ["not_x", "only_w"]
     assert [s.name for s in registry.list("explorer")] == []

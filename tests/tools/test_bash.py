@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.bash import TOOL, handler
+from smith_tui.tools.bash import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def make_ctx(cwd: Path, config: dict[str, Any] | None = None, **extra: Any) -> ToolContext:
@@ -269,10 +271,10 @@ async def test_background_process_holding_pipe_does_not_hang(tmp_path: Path) -> 
         ({"command": 42}, "`command` must be a string"),
         (
             {"command": "true", "timeout_s": "abc"},
-            "`timeout_s` must be a positive number, got 'abc'",
+            "`timeout_s` must be a number > 0, got 'abc'",
         ),
-        ({"command": "true", "timeout_s": -1}, "`timeout_s` must be a positive number"),
-        ({"command": "true", "timeout_s": True}, "`timeout_s` must be a positive number"),
+        ({"command": "true", "timeout_s": -1}, "`timeout_s` must be a number > 0"),
+        ({"command": "true", "timeout_s": True}, "`timeout_s` must be a number > 0"),
     ],
 )
 async def test_bad_arguments(tmp_path: Path, args: dict[str, Any], message: str) -> None:

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.files import TOOL, handler, rank_files
+from smith_tui.tools.code.files import TOOL, rank_files
 from smith_tui.tools.code.fuzzy import score_path
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
@@ -108,13 +110,13 @@ def test_spec_shape() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'query' is required"),
-        ({"query": "   "}, "'query' must not be empty"),
-        ({"query": ["a"]}, "'query' must be a string, got list"),
+        ({}, "missing required argument `query`"),
+        ({"query": "   "}, "`query` must not be empty"),
+        ({"query": ["a"]}, "`query` must be a string"),
         ({"query": "a" * 201}, "the limit is 200"),
-        ({"query": "a", "max_results": 501}, "'max_results' must be between 1 and 500"),
-        ({"query": "a", "max_results": 2.5}, "'max_results' must be an integer"),
-        ({"query": "a", "limit": 3}, "unknown argument(s) 'limit'"),
+        ({"query": "a", "max_results": 501}, "`max_results` must be an integer between 1 and 500"),
+        ({"query": "a", "max_results": 2.5}, "`max_results` must be an integer"),
+        ({"query": "a", "limit": 3}, "unknown argument `limit`"),
     ],
 )
 async def test_bad_arguments(project: Path, args: dict[str, Any], message: str) -> None:

@@ -15,11 +15,13 @@ import pytest
 
 from smith_tui.cancel import Cancelled
 from smith_tui.tools.code import grep as grep_module
-from smith_tui.tools.code.grep import FILE_MATCH_CAP, MATCH_CAP, TOOL, handler, search
+from smith_tui.tools.code.grep import FILE_MATCH_CAP, MATCH_CAP, TOOL, search
 from smith_tui.tools.process import RunningProcess
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.tools import project_context
 from tests.support.tools import write_file as write
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
@@ -227,23 +229,23 @@ def test_spec_shape() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'pattern' is required"),
-        ({"pattern": ""}, "'pattern' must not be empty"),
-        ({"pattern": 5}, "'pattern' must be a string, got int"),
+        ({}, "missing required argument `pattern`"),
+        ({"pattern": ""}, "`pattern` must not be empty"),
+        ({"pattern": 5}, "`pattern` must be a string"),
         ({"pattern": "a\x00b"}, "NUL"),
-        ({"pattern": "x", "colour": True}, "unknown argument(s) 'colour'"),
+        ({"pattern": "x", "colour": True}, "unknown argument `colour`"),
         ({"pattern": "x", "path": "../"}, "is outside the project root"),
         ({"pattern": "x", "path": "/etc"}, "is outside the project root"),
-        ({"pattern": "x", "path": "nope"}, "'path' 'nope' does not exist"),
+        ({"pattern": "x", "path": "nope"}, "`path` 'nope' does not exist"),
         ({"pattern": "x", "path": ".git"}, "inside .git"),
-        ({"pattern": "x", "glob": 3}, "'glob' must be a string or a list"),
-        ({"pattern": "x", "glob": ["*.py", ""]}, "'glob' entries must be non-empty"),
-        ({"pattern": "x", "case_insensitive": "yes"}, "'case_insensitive' must be true or false"),
-        ({"pattern": "x", "fixed_strings": 1}, "'fixed_strings' must be true or false"),
-        ({"pattern": "x", "context": 11}, "'context' must be between 0 and 10"),
-        ({"pattern": "x", "context": "two"}, "'context' must be an integer"),
-        ({"pattern": "x", "max_results": 0}, "'max_results' must be between 1 and 1000"),
-        ({"pattern": "x", "max_results": True}, "'max_results' must be an integer"),
+        ({"pattern": "x", "glob": 3}, "`glob` must be a string or a list"),
+        ({"pattern": "x", "glob": ["*.py", ""]}, "`glob` entries must be non-empty"),
+        ({"pattern": "x", "case_insensitive": "yes"}, "`case_insensitive` must be true or false"),
+        ({"pattern": "x", "fixed_strings": 1}, "`fixed_strings` must be true or false"),
+        ({"pattern": "x", "context": 11}, "`context` must be an integer between 0 and 10"),
+        ({"pattern": "x", "context": "two"}, "`context` must be an integer"),
+        ({"pattern": "x", "max_results": 0}, "`max_results` must be an integer between 1 and 1000"),
+        ({"pattern": "x", "max_results": True}, "`max_results` must be an integer"),
     ],
 )
 async def test_bad_arguments(project: Path, args: dict[str, Any], message: str) -> None:
@@ -326,7 +328,9 @@ async def test_search_stops_at_the_match_cap_and_says_so(
     # writing when the cap is reached and has to be stopped.
     for n in range(300):
         write(tmp_path, f"d{n % 9}/f{n:03}.txt", "".join(f"needle {i}\n" for i in range(40)))
-    out = await search({"pattern": "needle"}, ctx_for(tmp_path), match_cap=500)
+    out = await search(
+        TOOL.parse_arguments({"pattern": "needle"}), ctx_for(tmp_path), match_cap=500
+    )
     # Whole files are counted, so the search stops after the file that reached
     # the cap: 13 files of 40 matching lines.
     assert out.metadata == {"matches": 520, "files": 13, "files_shown": 5, "complete": False}
@@ -345,7 +349,7 @@ async def test_reaching_the_cap_with_nothing_left_is_complete(
 ) -> None:
     for n in range(10):
         write(tmp_path, f"f{n}.txt", "hit\n" * 5)
-    out = await search({"pattern": "hit"}, ctx_for(tmp_path), match_cap=50)
+    out = await search(TOOL.parse_arguments({"pattern": "hit"}), ctx_for(tmp_path), match_cap=50)
     assert out.metadata["matches"] == 50
     assert out.metadata["complete"] is True
     assert "stopped" not in out.content
@@ -357,7 +361,11 @@ async def test_reaching_the_cap_with_nothing_left_is_complete(
 async def test_per_file_count_stops_at_the_file_cap(tmp_path: Path) -> None:
     write(tmp_path, "big.txt", "hit\n" * 500)
     write(tmp_path, "small.txt", "hit\n" * 3)
-    out = await search({"pattern": "hit", "max_results": 20}, ctx_for(tmp_path), file_match_cap=100)
+    out = await search(
+        TOOL.parse_arguments({"pattern": "hit", "max_results": 20}),
+        ctx_for(tmp_path),
+        file_match_cap=100,
+    )
     lines = out.content.splitlines()
     assert lines[0].startswith("103+ matching lines for 'hit' in 2 files")
     assert lines[1] == (
@@ -379,4 +387,4 @@ def test_default_caps() -> None:
 
 async def test_caps_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 1"):
-        await search({"pattern": "x"}, ctx_for(tmp_path), match_cap=0)
+        await search(TOOL.parse_arguments({"pattern": "x"}), ctx_for(tmp_path), match_cap=0)

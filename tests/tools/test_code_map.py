@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.map import TOOL, handler
+from smith_tui.tools.code.map import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
 from tests.support.tools import write_file as write
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
@@ -103,13 +105,13 @@ def test_spec_shape() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"depth": 0}, "'depth' must be between 1 and 6"),
-        ({"depth": 7}, "'depth' must be between 1 and 6"),
-        ({"max_files": 51}, "'max_files' must be between 0 and 50"),
-        ({"path": "README.md"}, "'path' 'README.md' is not a directory"),
+        ({"depth": 0}, "`depth` must be an integer between 1 and 6"),
+        ({"depth": 7}, "`depth` must be an integer between 1 and 6"),
+        ({"max_files": 51}, "`max_files` must be an integer between 0 and 50"),
+        ({"path": "README.md"}, "`path` 'README.md' is not a directory"),
         ({"path": "nowhere"}, "does not exist"),
         ({"path": "/"}, "is outside the project root"),
-        ({"query": "x"}, "unknown argument(s) 'query'"),
+        ({"query": "x"}, "unknown argument `query`"),
     ],
 )
 async def test_bad_arguments(project: Path, args: dict[str, Any], message: str) -> None:

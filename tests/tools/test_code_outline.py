@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.outline import TOOL, handler
+from smith_tui.tools.code.outline import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
@@ -84,15 +86,15 @@ def test_spec_shape() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'path' is required"),
-        ({"path": 1}, "'path' must be a string"),
-        ({"path": "missing.py"}, "'path' 'missing.py' does not exist"),
-        ({"path": "folder"}, "'path' 'folder' is not a regular file"),
+        ({}, "missing required argument `path`"),
+        ({"path": 1}, "`path` must be a string"),
+        ({"path": "missing.py"}, "`path` 'missing.py' does not exist"),
+        ({"path": "folder"}, "`path` 'folder' is not a regular file"),
         ({"path": "../outside.py"}, "is outside the project root"),
         ({"path": "notes.txt"}, "no symbol outline for 'notes.txt'"),
         ({"path": "blob.py"}, "'blob.py' is binary, unreadable or larger than"),
         ({"path": ".git/hooks.py"}, "inside .git"),
-        ({"path": "a.py", "depth": 2}, "unknown argument(s) 'depth'"),
+        ({"path": "a.py", "depth": 2}, "unknown argument `depth`"),
     ],
 )
 async def test_bad_arguments(tmp_path: Path, args: dict[str, Any], message: str) -> None:

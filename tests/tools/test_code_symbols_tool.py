@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.symbols_tool import TOOL, handler, match_tier, split_query
+from smith_tui.tools.code.symbols_tool import TOOL, match_tier, split_query
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def ctx_for(root: Path, **config: Any) -> ToolContext:
@@ -144,13 +146,13 @@ def test_spec_shape() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'name' is required"),
-        ({"name": 3}, "'name' must be a string"),
-        ({"name": "two words"}, "'name' must be an identifier"),
-        ({"name": "a(b)"}, "'name' must be an identifier"),
-        ({"name": "x", "kind": "lambda"}, "'kind' must be one of function, method, class"),
-        ({"name": "x", "max_results": -1}, "'max_results' must be between 1 and 500"),
-        ({"name": "x", "path": "src"}, "unknown argument(s) 'path'"),
+        ({}, "missing required argument `name`"),
+        ({"name": 3}, "`name` must be a string"),
+        ({"name": "two words"}, "`name` must be an identifier"),
+        ({"name": "a(b)"}, "`name` must be an identifier"),
+        ({"name": "x", "kind": "lambda"}, "`kind` must be one of function, method, class"),
+        ({"name": "x", "max_results": -1}, "`max_results` must be an integer between 1 and 500"),
+        ({"name": "x", "path": "src"}, "unknown argument `path`"),
     ],
 )
 async def test_bad_arguments(project: Path, args: dict[str, Any], message: str) -> None:

@@ -11,9 +11,12 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.edit import TOOL, handler
-from smith_tui.tools.read import handler as read_handler
+from smith_tui.tools.edit import TOOL
+from smith_tui.tools.read import TOOL as READ_TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
+
+handler = TOOL.run  # validates like the executor, then runs the handler
+read_handler = READ_TOOL.run
 
 
 def make_ctx(cwd: Path, config: dict[str, Any] | None = None) -> ToolContext:
@@ -239,7 +242,7 @@ async def test_symlink_target_is_edited_and_link_kept(tmp_path: Path) -> None:
         ({"operation": "delete", "start_line": 1, "text": "x"}, "delete takes no `text`"),
         ({"operation": "upsert", "start_line": 1}, "`operation` must be one of"),
         ({"operation": "delete"}, "missing required argument `start_line`"),
-        ({"operation": "delete", "start_line": 0}, "`start_line` must be at least 1"),
+        ({"operation": "delete", "start_line": 0}, "`start_line` must be an integer >= 1, got 0"),
         ({"operation": "replace", "start_line": 1, "text": 5}, "`text` must be a string"),
     ],
 )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import Cancelled
-from smith_tui.tools.git import COMMANDS, TOOL, build_command, handler
+from smith_tui.tools.git import COMMANDS, TOOL, build_command
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.tools import project_context
 
@@ -22,6 +22,8 @@ AUTHOR_ENV = {
     "GIT_AUTHOR_DATE": "2024-01-02T03:04:05Z",
     "GIT_COMMITTER_DATE": "2024-01-02T03:04:05Z",
 }
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -194,14 +196,14 @@ async def test_cancelled_call_raises(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'command' must be one of status, log, diff, show, blame"),
-        ({"command": 3}, "'command' must be one of"),
-        ({"command": "commit"}, "'command' 'commit' is not available"),
-        ({"command": "push", "args": []}, "'command' 'push' is not available"),
-        ({"command": "status", "args": "--short"}, "'args' must be a list of strings, got str"),
-        ({"command": "log", "args": [1]}, "args[0] must be a string, got int 1"),
-        ({"command": "log", "args": [None]}, "args[0] must be a string, got NoneType"),
-        ({"command": "log", "args": [["-1"]]}, "args[0] must be a string, got list"),
+        ({}, "missing required argument `command` (one of status, log, diff, show, blame)"),
+        ({"command": 3}, "`command` must be one of status, log, diff, show, blame, got 3"),
+        ({"command": "commit"}, "`command` must be one of status, log, diff, show, blame, got 'commit'"),
+        ({"command": "push", "args": []}, "`command` must be one of status, log, diff, show, blame, got 'push'"),
+        ({"command": "status", "args": "--short"}, "`args` must be an array of strings, got '--short'"),
+        ({"command": "log", "args": [1]}, "`args[0]` must be a string, got 1"),
+        ({"command": "log", "args": [None]}, "`args[0]` must be a string, got None"),
+        ({"command": "log", "args": [["-1"]]}, "`args[0]` must be a string, got ['-1']"),
         ({"command": "log", "args": ["HEAD\x00"]}, "contains a NUL character"),
         ({"command": "log", "args": ["HEAD\n-p"]}, "contains a line break"),
         ({"command": "log", "args": ["x"] * 65}, "'args' has 65 entries; the limit is 64"),
@@ -238,7 +240,7 @@ async def test_cancelled_call_raises(repo: Path) -> None:
             {"command": "log", "args": ["/etc/passwd"]},
             "path '/etc/passwd' is outside the project root",
         ),
-        ({"command": "status", "extra": 1}, "unknown argument(s) 'extra'"),
+        ({"command": "status", "extra": 1}, "unknown argument `extra` (accepted: command, args)"),
     ],
 )
 async def test_bad_requests_are_refused(repo: Path, args: dict[str, Any], message: str) -> None:

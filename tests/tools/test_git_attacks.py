@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.git import handler
+from smith_tui.tools.git import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
 from tests.tools.test_git import commit_all, git
@@ -39,6 +39,8 @@ SCRIPT_NAMES = (
     "hook",
     "exec",
 )
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 class Hostile:

@@ -33,12 +33,14 @@ import pytest
 
 from smith_tui.store import discover_project
 from smith_tui.tools import git as git_tool
-from smith_tui.tools.git import build_command, handler
+from smith_tui.tools.git import TOOL, build_command
 from smith_tui.tools.spec import ToolError
 from tests.tools.test_git import commit_all, git, make_repo
 from tests.tools.test_git_attacks import ctx_for, plain_git
 
 SECRET = "SECRET-outside-the-project"
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 class Planted:

@@ -18,13 +18,14 @@ from smith_tui.tools.memory import (
     RECALL_TOOL,
     RECORD_TOOL,
     TOOLS,
-    recall_handler,
-    record_handler,
     save_scratchpad,
 )
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolError
 from smith_tui.tools.todo import save_todo
+
+record_handler = RECORD_TOOL.run  # validates like the executor, then runs the handler
+recall_handler = RECALL_TOOL.run
 
 
 @pytest.fixture
@@ -227,15 +228,15 @@ async def test_key_at_limit_is_accepted(store: Store, conv: str) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        ({"value": "v"}, "missing required argument `key`."),
-        ({"key": 5, "value": "v"}, "`key` must be a string, got int 5."),
+        ({"value": "v"}, "missing required argument `key` (a string)."),
+        ({"key": 5, "value": "v"}, "`key` must be a string, got 5."),
         ({"key": "", "value": "v"}, "`key` must not be empty."),
         ({"key": " k", "value": "v"}, "`key` must not start or end with whitespace"),
         ({"key": "k\n", "value": "v"}, "`key` must not start or end with whitespace"),
         ({"key": "k" * 201, "value": "v"}, "`key` is 201 characters long; the limit is 200."),
         ({"key": "a\tb", "value": "v"}, "`key` must be a single line without control characters"),
-        ({"key": "k"}, "missing required argument `value`."),
-        ({"key": "k", "value": None}, "missing required argument `value`."),
+        ({"key": "k"}, "missing required argument `value` (a string)."),
+        ({"key": "k", "value": None}, "missing required argument `value` (a string)."),
         ({"key": "k", "value": "  \n"}, "`value` must not be empty"),
         ({"key": "k", "value": "x" * (MAX_VALUE_CHARS + 1)}, "Split it over several keys"),
         ({"key": "k", "value": {1, 2}}, "`value` must be text (or JSON data), got set."),
@@ -246,7 +247,7 @@ async def test_record_rejects_bad_arguments(
 ) -> None:
     with pytest.raises(ToolError) as err:
         await record_handler(args, make_ctx(store, conv))
-    assert err.value.code == "bad_arguments"
+    assert err.value.code == "invalid_arguments"
     assert expected in err.value.message
     assert store.notes.list(conv) == []
 
@@ -254,11 +255,11 @@ async def test_record_rejects_bad_arguments(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        ({}, "missing required argument `key`."),
-        ({"key": ""}, "`key` must not be empty."),
+        ({}, "missing required argument `key` (a string)."),
+        ({"key": ""}, "`key` must not be empty (to list every key"),
         ({"key": "k", "prefix": "yes"}, "`prefix` must be true or false, got 'yes'."),
         ({"key": "k", "prefix": 1}, "`prefix` must be true or false, got 1."),
-        ({"key": ["k"]}, "`key` must be a string, got list"),
+        ({"key": ["k"]}, "`key` must be a string, got ['k']"),
         ({"key": " x", "prefix": True}, "`key` must not start or end with whitespace"),
     ],
 )
@@ -267,13 +268,13 @@ async def test_recall_rejects_bad_arguments(
 ) -> None:
     with pytest.raises(ToolError) as err:
         await recall_handler(args, make_ctx(store, conv))
-    assert err.value.code == "bad_arguments"
+    assert err.value.code == "invalid_arguments"
     assert expected in err.value.message
 
 
 @pytest.mark.parametrize("handler", [record_handler, recall_handler])
 async def test_missing_store_or_conversation(handler: Any, store: Store, conv: str) -> None:
-    args = {"key": "k", "value": "v"}
+    args = {"key": "k", "value": "v"} if handler is record_handler else {"key": "k"}
     with pytest.raises(ToolError) as err:
         await handler(args, make_ctx(None, conv))
     assert err.value.code == "no_store"

@@ -10,8 +10,10 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.note import MAX_NOTE_CHARS, TOOL, handler
+from smith_tui.tools.note import MAX_NOTE_CHARS, TOOL
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 @pytest.fixture
@@ -162,7 +164,7 @@ async def test_search_limit(store: Store) -> None:
     limited = await note(store, action="search", query="shared", limit=2)
     assert len(limited.metadata["ids"]) == 2
     err = await note_error(store, action="search", query="shared", limit=0)
-    assert err.message == "`limit` must be at least 1, got 0."
+    assert err.message == "note: `limit` must be an integer between 1 and 50, got 0."
 
 
 async def test_output_is_budgeted(store: Store) -> None:
@@ -192,15 +194,15 @@ async def test_missing_notes_get_suggestions(store: Store) -> None:
     ("args", "expected"),
     [
         ({}, "missing required argument `action` (one of list, get, upsert, delete, search)."),
-        ({"action": "destroy"}, "unknown action 'destroy'; use one of list, get, upsert"),
+        ({"action": "destroy"}, "`action` must be one of list, get, upsert, delete, search, got 'destroy'"),
         ({"action": "create"}, "(to create a note use 'upsert')."),
         ({"action": "remove"}, "(to remove a note use 'delete')."),
-        ({"action": 3}, "unknown action 3;"),
+        ({"action": 3}, "`action` must be one of list, get, upsert, delete, search, got 3"),
         ({"action": "get"}, "action 'get' needs `id`, the note's name;"),
         ({"action": "delete"}, "action 'delete' needs `id`"),
         ({"action": "upsert", "content": "x"}, "action 'upsert' needs `id`"),
         ({"action": "upsert", "id": "k"}, "action 'upsert' needs `content`"),
-        ({"action": "upsert", "id": "k", "content": 7}, "`content` must be a string, got int 7."),
+        ({"action": "upsert", "id": "k", "content": 7}, "`content` must be a string, got 7."),
         ({"action": "upsert", "id": "k", "content": " "}, 'to remove a note use action "delete"'),
         (
             {"action": "upsert", "id": "k", "content": "x" * (MAX_NOTE_CHARS + 1)},
@@ -212,13 +214,13 @@ async def test_missing_notes_get_suggestions(store: Store) -> None:
         ({"action": "get", "id": ["k"]}, "`id` must be a string"),
         ({"action": "search"}, "action 'search' needs `query`"),
         ({"action": "search", "query": "!!! ()"}, "`query` must contain at least one word"),
-        ({"action": "search", "query": 5}, "`query` must contain at least one word"),
+        ({"action": "search", "query": 5}, "`query` must be a string, got 5"),
         ({"action": "list", "prefix": 5}, "`prefix` must be a string"),
     ],
 )
 async def test_bad_arguments(store: Store, args: dict[str, Any], expected: str) -> None:
     err = await note_error(store, **args)
-    assert err.code == "bad_arguments"
+    assert err.code == "invalid_arguments"
     assert expected in err.message
     assert store.project_memory.list("proj-a") == []
 

@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.read import TOOL, handler
+from smith_tui.tools.read import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def make_ctx(
@@ -160,10 +162,10 @@ async def test_offset_past_end_reports_line_count(tmp_path: Path) -> None:
         ({}, "missing required argument `path`"),
         ({"path": ""}, "`path` must not be empty"),
         ({"path": ["a"]}, "`path` must be a string"),
-        ({"path": "a.txt", "offset": 0}, "`offset` must be at least 1, got 0"),
-        ({"path": "a.txt", "offset": "x"}, "`offset` must be a whole number"),
-        ({"path": "a.txt", "limit": 1.5}, "`limit` must be a whole number"),
-        ({"path": "a.txt", "limit": -3}, "`limit` must be at least 1"),
+        ({"path": "a.txt", "offset": 0}, "`offset` must be an integer >= 1, got 0"),
+        ({"path": "a.txt", "offset": "x"}, "`offset` must be an integer >= 1, got 'x'"),
+        ({"path": "a.txt", "limit": 1.5}, "`limit` must be an integer >= 1, got 1.5"),
+        ({"path": "a.txt", "limit": -3}, "`limit` must be an integer >= 1, got -3"),
         ({"path": "a\x00b"}, "NUL character"),
     ],
 )

@@ -30,7 +30,7 @@ from smith_tui.tools.spec import ToolContext, ToolError
 HANG_GUARD_S = 30.0
 """Far longer than any of these calls takes; only a hang reaches it."""
 
-HANDLERS = {"read": read.handler, "edit": edit.handler, "write": write.handler}
+HANDLERS = {"read": read.TOOL.run, "edit": edit.TOOL.run, "write": write.TOOL.run}
 
 
 def make_ctx(root: Path, *, extra_roots: list[str] | None = None, **tools: Any) -> ToolContext:
@@ -195,13 +195,13 @@ def test_dev_stdin_on_an_open_pipe_is_refused_even_with_every_folder_allowed(
         "import asyncio, sys\n"
         "from pathlib import Path\n"
         "from smith_tui.cancel import CancelToken\n"
-        "from smith_tui.tools.read import handler\n"
+        "from smith_tui.tools.read import TOOL\n"
         "from smith_tui.tools.spec import ToolContext, ToolError\n"
         "root = Path(sys.argv[1])\n"
         "ctx = ToolContext(role='worker', turn_id='t', cwd=root, cancel=CancelToken.new_root(),\n"
         "    project_root=root, config={'services': {'tool': {'extra_roots': ['/']}}})\n"
         "try:\n"
-        "    asyncio.run(handler({'path': '/dev/stdin'}, ctx))\n"
+        "    asyncio.run(TOOL.run({'path': '/dev/stdin'}, ctx))\n"
         "except ToolError as exc:\n"
         "    print(exc.code, exc.message)\n"
     )

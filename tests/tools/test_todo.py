@@ -18,10 +18,11 @@ from smith_tui.tools.todo import (
     TODO_NOTE_ID,
     TOOL,
     clear_todo,
-    handler,
     load_todo,
     render_todo,
 )
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 @pytest.fixture
@@ -142,45 +143,45 @@ def test_load_todo_ignores_an_unreadable_note(store: Store, conv: str) -> None:
 @pytest.mark.parametrize(
     ("items", "expected"),
     [
-        (None, "missing required argument `items`, the complete todo list (send [] to clear it)."),
-        ({"content": "x"}, "`items` must be an array, got dict."),
+        (None, "missing required argument `items` (an array of at most 100 objects)."),
+        ({"content": "x"}, "`items` must be an array of at most 100 objects, got {"),
         ("not json", "got a string that is not JSON."),
         (
             [{"content": "x", "status": "pending"}] * 101,
             "`items` has 101 entries; the limit is 100.",
         ),
-        (["just text"], "items[0] must be an object with `content` and `status`, got str"),
-        ([{"status": "pending"}], "items[0] is missing `content`"),
-        ([{"content": 5, "status": "pending"}], "items[0].content must be a string, got int."),
+        (["just text"], "`items[0]` must be an object with content, status, got 'just text'"),
+        ([{"status": "pending"}], "missing required argument `items[0].content` (a string)"),
+        ([{"content": 5, "status": "pending"}], "`items[0].content` must be a string, got 5."),
         (
             [{"content": "ok", "status": "done"}, {"content": "  ", "status": "pending"}],
-            "items[1].content must not be empty.",
+            "`items[1].content` must not be empty.",
         ),
         (
             [{"content": "x" * 1001, "status": "pending"}],
-            "items[0].content is 1001 characters; the limit is 1000.",
+            "`items[0].content` is 1001 characters; the limit is 1000.",
         ),
-        ([{"content": "x"}], "items[0] is missing `status` (one of pending, in_progress, done)."),
+        ([{"content": "x"}], "missing required argument `items[0].status` (one of pending, in_progress, done)."),
         (
             [{"content": "x", "status": "completed"}],
-            "items[0].status 'completed' is not one of pending, in_progress, done; use 'done'.",
+            "`items[0].status` must be one of pending, in_progress, done, got 'completed'; use 'done'.",
         ),
         (
             [{"content": "x", "status": "in-progress"}],
-            "items[0].status 'in-progress' is not one of pending, in_progress, done; use 'in_progress'.",
+            "`items[0].status` must be one of pending, in_progress, done, got 'in-progress'; use 'in_progress'.",
         ),
         (
             [{"content": "x", "status": "blocked"}],
-            "items[0].status 'blocked' is not one of pending, in_progress, done.",
+            "`items[0].status` must be one of pending, in_progress, done, got 'blocked'.",
         ),
-        ([{"content": "x", "status": 1}], "items[0].status 1 is not one of"),
+        ([{"content": "x", "status": 1}], "`items[0].status` must be one of pending, in_progress, done, got 1"),
     ],
 )
 async def test_bad_items(store: Store, conv: str, items: Any, expected: str) -> None:
     await handler({"items": PLAN}, make_ctx(store, conv))
     with pytest.raises(ToolError) as err:
         await handler({} if items is None else {"items": items}, make_ctx(store, conv))
-    assert err.value.code == "bad_arguments"
+    assert err.value.code == "invalid_arguments"
     assert expected in err.value.message
     assert load_todo(store, conv) == PLAN
 

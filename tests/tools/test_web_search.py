@@ -13,7 +13,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.web_search import TOOL, handler
+from smith_tui.tools.web_search import TOOL
 from tests.tools.test_web_fetch import LocalServer, Recorded, Reply
 
 KEY_ENV = "SMITH_TEST_LINKUP_KEY"
@@ -29,6 +29,8 @@ RESULTS = {
         {"type": "text", "name": "No snippet here", "url": "https://example.org/b"},
     ]
 }
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.write import TOOL, handler
+from smith_tui.tools.write import TOOL
+
+handler = TOOL.run  # validates like the executor, then runs the handler
 
 
 def make_ctx(

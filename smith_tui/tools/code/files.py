@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated
 
-from smith_tui.tools.args import check_keys, get_int, get_str, max_chars
+from pydantic import Field
+
+from smith_tui.tools.args import Name, NotBool, max_chars
 from smith_tui.tools.code.fuzzy import prefilter, score_path
 from smith_tui.tools.code.render import fit_blocks
 from smith_tui.tools.code.rg import list_files
 from smith_tui.tools.files import project_root
-from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec
 
 NAME = "code_files"
 
@@ -29,12 +31,20 @@ def rank_files(query: str, paths: list[str]) -> list[tuple[float, str]]:
     return scored
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+class Args(ToolArgs):
+    """Arguments of ``code_files``."""
+
+    query: Annotated[Name, Field(max_length=200)] = Field(
+        description="Part of a file name or path, e.g. 'cli.py', 'toolsgit', 'engine turn'."
+    )
+    max_results: Annotated[int, Field(ge=1, le=500), NotBool] = Field(
+        20, description="Most paths to return (default 20)."
+    )
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Find project files whose path fuzzily matches the query."""
-    args = dict(check_keys(NAME, args, ("query", "max_results")))
-    query = get_str(NAME, args, "query", required=True, max_len=200)
-    assert query is not None
-    limit = get_int(NAME, args, "max_results", default=20, low=1, high=500)
+    query, limit = args.query, args.max_results
     root = project_root(ctx)
     paths = await list_files(root, ".", ctx.cancel)
     ranked = await asyncio.to_thread(rank_files, query, paths)
@@ -61,23 +71,6 @@ TOOL = ToolSpec(
         "Separate several terms with spaces to require all of them. Lists only files that "
         "are not ignored (.gitignore) or hidden. Paths are relative to the project root."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": "Part of a file name or path, e.g. 'cli.py', 'toolsgit', "
-                "'engine turn'.",
-            },
-            "max_results": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 500,
-                "description": "Most paths to return (default 20).",
-            },
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

@@ -22,25 +22,18 @@ import heapq
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from smith_tui.tools.args import check_keys, get_bool, get_int, get_str, max_chars
+from pydantic import BeforeValidator, Field, WithJsonSchema
+
+from smith_tui.tools.args import Flag, Name, NotBool, max_chars
 from smith_tui.tools.code.render import clip_line, fit_blocks, plural
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.files import project_root, resolve_in_project
 from smith_tui.tools.process import spawn
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "code_grep"
-_ARGS = (
-    "pattern",
-    "path",
-    "glob",
-    "case_insensitive",
-    "fixed_strings",
-    "context",
-    "max_results",
-)
 MATCH_CAP = 20_000
 """The search stops once this many matching lines have been read and more files match."""
 FILE_MATCH_CAP = 1_000
@@ -252,35 +245,59 @@ def _render_file(
     return "\n".join(lines), shown_matches
 
 
-def _globs(args: dict[str, Any]) -> list[str]:
-    value = args.get("glob")
-    if value is None:
-        return []
+def _globs(value: Any) -> Any:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values:
-        raise ToolError(
-            f"{NAME}: 'glob' must be a string or a list of strings such as '*.py'",
-            code="invalid_arguments",
-        )
-    out = []
+        raise ValueError("must be a string or a list of strings such as '*.py'")
     for item in values:
         if not isinstance(item, str) or not item.strip() or "\x00" in item:
-            raise ToolError(
-                f"{NAME}: 'glob' entries must be non-empty strings such as '*.py' or "
-                f"'!tests/**', got {item!r}",
-                code="invalid_arguments",
+            raise ValueError(
+                f"entries must be non-empty strings such as '*.py' or '!tests/**', got {item!r}"
             )
-        out.append(item)
-    return out
+    return values
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+class Args(ToolArgs):
+    """Arguments of ``code_grep``."""
+
+    pattern: Annotated[Name, Field(max_length=1000)] = Field(
+        description="Rust-regex pattern (or literal text with fixed_strings)."
+    )
+    path: Annotated[Name, Field(max_length=1000)] | None = Field(
+        None,
+        description="File or folder to search, relative to the project root "
+        "(default: the whole project).",
+    )
+    glob: Annotated[
+        list[str],
+        BeforeValidator(_globs),
+        WithJsonSchema(
+            {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+        ),
+    ] = Field(
+        [],
+        description="Only search files matching this glob, e.g. '*.py' or "
+        "'src/**/*.ts'; prefix with '!' to exclude, e.g. '!tests/**'.",
+    )
+    case_insensitive: Flag = Field(False, description="Match regardless of case (default false).")
+    fixed_strings: Flag = Field(
+        False, description="Treat pattern as literal text, not a regex (default false)."
+    )
+    context: Annotated[int, Field(ge=0, le=10), NotBool] = Field(
+        0, description="Lines of context before and after each match (default 0)."
+    )
+    max_results: Annotated[int, Field(ge=1, le=1000), NotBool] = Field(
+        50, description="Most matching lines to show (default 50)."
+    )
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Search file contents and return ranked, grouped matches."""
     return await search(args, ctx)
 
 
 async def search(
-    args: dict[str, Any],
+    args: Args,
     ctx: ToolContext,
     *,
     match_cap: int = MATCH_CAP,
@@ -294,16 +311,12 @@ async def search(
     """
     if match_cap < 1 or file_match_cap < 1:
         raise ValueError("match_cap and file_match_cap must be at least 1")
-    args = dict(check_keys(NAME, args, _ARGS))
-    pattern = get_str(NAME, args, "pattern", required=True)
-    assert pattern is not None
+    pattern = args.pattern
     root = project_root(ctx)
-    _, rel = resolve_in_project(NAME, root, get_str(NAME, args, "path"))
-    globs = _globs(args)
-    ignore_case = get_bool(NAME, args, "case_insensitive")
-    fixed = get_bool(NAME, args, "fixed_strings")
-    context = get_int(NAME, args, "context", default=0, low=0, high=10)
-    limit = get_int(NAME, args, "max_results", default=50, low=1, high=1000)
+    _, rel = resolve_in_project(NAME, root, args.path)
+    globs = args.glob
+    ignore_case, fixed = args.case_insensitive, args.fixed_strings
+    context, limit = args.context, args.max_results
 
     argv = [find_rg(), *COMMON_FLAGS, "--json", f"--max-count={file_match_cap}"]
     argv.append("--ignore-case" if ignore_case else "--case-sensitive")
@@ -403,49 +416,6 @@ TOOL = ToolSpec(
         "path or glob). Use it to find where a name is used; use code_symbols to find where "
         "it is defined."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "pattern": {
-                "type": "string",
-                "description": "Rust-regex pattern (or literal text with fixed_strings).",
-            },
-            "path": {
-                "type": "string",
-                "description": "File or folder to search, relative to the project root "
-                "(default: the whole project).",
-            },
-            "glob": {
-                "anyOf": [
-                    {"type": "string"},
-                    {"type": "array", "items": {"type": "string"}},
-                ],
-                "description": "Only search files matching this glob, e.g. '*.py' or "
-                "'src/**/*.ts'; prefix with '!' to exclude, e.g. '!tests/**'.",
-            },
-            "case_insensitive": {
-                "type": "boolean",
-                "description": "Match regardless of case (default false).",
-            },
-            "fixed_strings": {
-                "type": "boolean",
-                "description": "Treat pattern as literal text, not a regex (default false).",
-            },
-            "context": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 10,
-                "description": "Lines of context before and after each match (default 0).",
-            },
-            "max_results": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 1000,
-                "description": "Most matching lines to show (default 50).",
-            },
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

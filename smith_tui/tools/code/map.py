@@ -9,14 +9,16 @@ import os
 import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated
 
-from smith_tui.tools.args import check_keys, get_int, get_str, max_chars
+from pydantic import Field
+
+from smith_tui.tools.args import Name, NotBool, max_chars
 from smith_tui.tools.code.render import fit_blocks, plural
 from smith_tui.tools.code.rg import list_files
 from smith_tui.tools.code.symbols import Symbol, language_for, symbols_of_file
 from smith_tui.tools.files import project_root, resolve_in_project
-from smith_tui.tools.spec import ToolContext, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec
 
 NAME = "code_map"
 _CHILDREN_SHOWN = 25
@@ -113,13 +115,26 @@ def _symbol_block(path: str, symbols: list[Symbol]) -> str:
     return "\n".join(rows)
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+class Args(ToolArgs):
+    """Arguments of ``code_map``."""
+
+    path: Annotated[Name, Field(max_length=1000)] | None = Field(
+        None, description="Folder to map, relative to the project root (default: all)."
+    )
+    depth: Annotated[int, Field(ge=1, le=6), NotBool] = Field(
+        2, description="Folder levels to show (default 2)."
+    )
+    max_files: Annotated[int, Field(ge=0, le=50), NotBool] = Field(
+        12,
+        description="How many relevant files to list symbols for (default 12; 0 for the tree only).",
+    )
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Summarise the repository (or one folder of it)."""
-    args = dict(check_keys(NAME, args, ("path", "depth", "max_files")))
     root = project_root(ctx)
-    _, rel = resolve_in_project(NAME, root, get_str(NAME, args, "path"), want="dir")
-    depth = get_int(NAME, args, "depth", default=2, low=1, high=6)
-    how_many = get_int(NAME, args, "max_files", default=12, low=0, high=50)
+    _, rel = resolve_in_project(NAME, root, args.path, want="dir")
+    depth, how_many = args.depth, args.max_files
     files = await list_files(root, rel, ctx.cancel)
     where = "the project" if rel == "." else rel
     if not files:
@@ -162,28 +177,6 @@ TOOL = ToolSpec(
         ".gitignore; hidden files and .git are left out. Start here in an unfamiliar "
         "project."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "Folder to map, relative to the project root (default: all).",
-            },
-            "depth": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 6,
-                "description": "Folder levels to show (default 2).",
-            },
-            "max_files": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 50,
-                "description": "How many relevant files to list symbols for (default 12; "
-                "0 for the tree only).",
-            },
-        },
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

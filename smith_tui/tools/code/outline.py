@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated
 
-from smith_tui.tools.args import check_keys, get_str, max_chars
+from pydantic import Field
+
+from smith_tui.tools.args import Name, max_chars
 from smith_tui.tools.code.render import fit_blocks, plural
 from smith_tui.tools.code.symbols import (
     LANGUAGE_BY_SUFFIX,
@@ -16,7 +18,7 @@ from smith_tui.tools.code.symbols import (
     read_source,
 )
 from smith_tui.tools.files import project_root, resolve_in_project
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "code_outline"
 
@@ -26,12 +28,18 @@ def format_symbol(symbol: Symbol) -> str:
     return f"{symbol.line:>6}  {'  ' * symbol.depth}{symbol.signature}  ({symbol.kind})"
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+class Args(ToolArgs):
+    """Arguments of ``code_outline``."""
+
+    path: Annotated[Name, Field(max_length=1000)] = Field(
+        description="The file, relative to the project root (e.g. 'src/app.py')."
+    )
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Outline the symbols of one source file."""
-    args = dict(check_keys(NAME, args, ("path",)))
-    raw = get_str(NAME, args, "path", required=True)
     root = project_root(ctx)
-    full, rel = resolve_in_project(NAME, root, raw, want="file")
+    full, rel = resolve_in_project(NAME, root, args.path, want="file")
     language = language_for(full)
     if language is None:
         suffixes = " ".join(sorted(LANGUAGE_BY_SUFFIX))
@@ -72,16 +80,6 @@ TOOL = ToolSpec(
         "Heuristic and fast; supports Python, Lua, C/C++, JavaScript/TypeScript, Go and "
         "Rust. Use it before reading a large file to jump to the right lines."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "The file, relative to the project root (e.g. 'src/app.py').",
-            },
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )

@@ -10,15 +10,17 @@ import asyncio
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Literal
 
-from smith_tui.tools.args import check_keys, get_int, get_str, max_chars
+from pydantic import Field
+
+from smith_tui.tools.args import Name, NotBool, max_chars
 from smith_tui.tools.code.render import fit_blocks
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.code.symbols import KINDS, LANGUAGE_BY_SUFFIX, Symbol, symbols_of_file
 from smith_tui.tools.files import project_root
 from smith_tui.tools.process import run_capture
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "code_symbols"
 MAX_CANDIDATE_FILES = 4000
@@ -122,22 +124,27 @@ def _row(hit: Hit) -> str:
     return f"  {hit.path}:{symbol.line}  {symbol.kind} {symbol.qualified}  — {symbol.signature}"
 
 
-async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+class Args(ToolArgs):
+    """Arguments of ``code_symbols``."""
+
+    name: Annotated[Name, Field(max_length=200)] = Field(
+        description="The symbol name, optionally qualified: 'run', 'Engine.run', 'server::start'."
+    )
+    kind: Literal[KINDS] | None = Field(  # type: ignore[valid-type]
+        None, description="Only symbols of this kind."
+    )
+    max_results: Annotated[int, Field(ge=1, le=500), NotBool] = Field(
+        30, description="Most definitions to return (default 30)."
+    )
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Look a symbol up by name across the project."""
-    args = dict(check_keys(NAME, args, ("name", "kind", "max_results")))
-    name = get_str(NAME, args, "name", required=True, max_len=200)
-    assert name is not None
-    kind = get_str(NAME, args, "kind", max_len=40)
-    if kind is not None and kind not in KINDS:
-        raise ToolError(
-            f"{NAME}: 'kind' must be one of {', '.join(KINDS)}; got {kind!r}",
-            code="invalid_arguments",
-        )
-    limit = get_int(NAME, args, "max_results", default=30, low=1, high=500)
+    name, kind, limit = args.name, args.kind, args.max_results
     term, parent = split_query(name)
     if not re.fullmatch(r"[\w$~]+", term):
         raise ToolError(
-            f"{NAME}: 'name' must be an identifier such as 'parse_args', 'Client.send' or "
+            f"{NAME}: `name` must be an identifier such as 'parse_args', 'Client.send' or "
             f"'mod::run' (got {name!r}); use code_grep for other text",
             code="invalid_arguments",
         )
@@ -185,28 +192,6 @@ TOOL = ToolSpec(
         "'Class.method' (or 'mod::fn', 'M:f') restricts to members of that parent. Each hit "
         "shows path:line, kind, qualified name and the definition line."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "name": {
-                "type": "string",
-                "description": "The symbol name, optionally qualified: 'run', 'Engine.run', "
-                "'server::start'.",
-            },
-            "kind": {
-                "type": "string",
-                "enum": list(KINDS),
-                "description": "Only symbols of this kind.",
-            },
-            "max_results": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 500,
-                "description": "Most definitions to return (default 30).",
-            },
-        },
-        "required": ["name"],
-        "additionalProperties": False,
-    },
+    args=Args,
     handler=handler,
 )
