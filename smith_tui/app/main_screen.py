@@ -9,7 +9,7 @@ delivered once the panes are in place.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from textual.app import ComposeResult
 from textual.containers import Container, Horizontal, Vertical
@@ -19,14 +19,24 @@ from textual.widgets import Footer
 
 from smith_tui.app.bridge import coalesce
 from smith_tui.engine import events as ev
+from smith_tui.widgets.completion.candidates import Completer
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.todo_panel import TodoPanel
 
-if TYPE_CHECKING:
-    from smith_tui.app.app import SmithApp
+
+class SmithHost(Protocol):
+    """What the screen uses of the app that hosts it (the app module imports this one)."""
+
+    completer: Completer
+
+    def load_prices(self) -> None:
+        """Start reading the model catalog's prices."""
+
+    def submit_line(self, text: str) -> bool:
+        """Hand one prompt line to the runtime; ``False`` when it was not taken."""
 
 
 #: The content panes, mounted into their slots after the first frame: id → title.
@@ -78,7 +88,7 @@ class MainScreen(Screen):
         self._started = False
 
     @property
-    def smith(self) -> SmithApp:
+    def smith(self) -> SmithHost:
         """The app, typed."""
         return self.app  # type: ignore[return-value]
 

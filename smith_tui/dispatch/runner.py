@@ -10,18 +10,32 @@ result the parent receives.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from smith_tui.dispatch.job import DispatchJob, child_prompt
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.engine import events as ev
-from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnPlan
+from smith_tui.engine.errors import normalize
 from smith_tui.engine.roles import resolve_role
-from smith_tui.engine.turn import TurnResult, run_turn
+from smith_tui.engine.turn import TurnResult
 from smith_tui.tools.spec import ToolContext
 
-if TYPE_CHECKING:
-    from smith_tui.engine.runtime import Runtime
+
+class ChildConversations(Protocol):
+    """Creates a child's own conversation (the store's conversations)."""
+
+    def create(
+        self,
+        project_id: str,
+        title: str | None = None,
+        *,
+        parent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Create a conversation and return its id."""
+        ...
 
 
 def child_session_id(job: DispatchJob) -> str:
@@ -30,10 +44,26 @@ def child_session_id(job: DispatchJob) -> str:
 
 
 class ChildRunner:
-    """Runs child turns for the ``dispatch`` tool of one runtime."""
+    """Runs child turns for the ``dispatch`` tool, through the runtime's turn driver.
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    ``parent`` returns the execution context of the turn in flight (the child shares its
+    config snapshot and scope); ``jobs`` holds the jobs in flight by id, for cancelling one.
+    """
+
+    def __init__(
+        self,
+        driver: TurnDriver,
+        *,
+        conversations: ChildConversations,
+        parent: Callable[[], ExecutionContext | None],
+        jobs: dict[str, DispatchJob],
+        emit: Callable[[ev.Event], None],
+    ) -> None:
+        self.driver = driver
+        self.conversations = conversations
+        self.parent = parent
+        self.jobs = jobs
+        self.emit = emit
 
     async def run(self, job: DispatchJob, parent: ToolContext) -> ChildOutcome:
         """Run ``job`` as an isolated child turn that must end with ``report``.
@@ -41,9 +71,8 @@ class ChildRunner:
         Never raises for a failing child: every way it can end becomes a
         :class:`ChildOutcome`, and ``DispatchFinished`` is always emitted.
         """
-        rt = self.runtime
         parent_job = parent.services.get("job_id") if parent.services else None
-        rt.emit(
+        self.emit(
             ev.DispatchStarted(
                 turn_id=parent.turn_id,
                 target_role=job.target_role,
@@ -53,32 +82,26 @@ class ChildRunner:
                 job_id=job.job_id,
             )
         )
-        rt.jobs[job.job_id] = job
+        self.jobs[job.job_id] = job
         try:
             outcome = await self._run_child_turn(job, parent)
         except asyncio.CancelledError:
             self._finished(job, parent, ChildOutcome("cancelled", None, {}))
             raise
         except Exception as exc:  # a broken child must not break the parent's loop
-            error = normalize(exc)
-            outcome = ChildOutcome("error", None, self._usage(job, {}), error=error.message)
+            outcome = ChildOutcome("error", None, {}, error=normalize(exc).message)
         finally:
-            rt.jobs.pop(job.job_id, None)
+            self.jobs.pop(job.job_id, None)
         self._finished(job, parent, outcome)
         return outcome
 
-    def _usage(self, job: DispatchJob, before: dict[str, int]) -> dict[str, int]:
-        now = self.runtime.usage.by_job.get(job.job_id, {})
-        return {k: v - before.get(k, 0) for k, v in now.items()}
-
     async def _run_child_turn(self, job: DispatchJob, parent: ToolContext) -> ChildOutcome:
-        rt = self.runtime
-        active = rt.current_turn
-        if active is None:
-            raise AgentFailure(AgentError("internal", "no_turn", "dispatch outside a turn"))
+        context = self.parent()
+        if context is None:
+            raise RuntimeError("dispatch outside a turn")
         role_spec = resolve_role(job.target_role)
-        conversation_id = rt.store.conversations.create(
-            rt.project_id,
+        conversation_id = self.conversations.create(
+            context.scope.project_id or "unknown",
             f"{role_spec.alias}: {job.task[:60]}",
             parent_id=parent.conversation_id,
             metadata={
@@ -88,68 +111,26 @@ class ChildRunner:
                 "role": role_spec.name,
             },
         )
-        turn_id = f"{job.job_id}-t1"
-        before = dict(rt.usage.by_job.get(job.job_id, {}))
-        prompt = child_prompt(job)
-        rt.emit(
-            ev.TurnStarted(
-                turn_id=turn_id,
-                conversation_id=conversation_id,
-                prompt=prompt,
-                role=role_spec.name,
-                job_id=job.job_id,
-            )
+        plan = TurnPlan(
+            turn_id=f"{job.job_id}-t1",
+            conversation_id=conversation_id,
+            role=role_spec,
+            prompt=child_prompt(job),
+            history=[],
+            cancel=job.cancel,
+            scope=context.scope,
+            config=context.config_snapshot,
+            requested_model=job.model,
+            job_id=job.job_id,
+            usage_scope=(context.conversation_id, context.turn_id),
+            record={"job_id": job.job_id, "session": child_session_id(job)},
         )
-        try:
-            rt.persistence.start_turn(conversation_id, role_spec.name, turn_id)
-            selection = await rt.services.model.select(
-                job.model, None, role_spec, active.context.config_snapshot
-            )
-            setup = rt.setup_for(
-                active,
-                role_spec,
-                selection,
-                job=job,
-                conversation_id=conversation_id,
-                turn_id=turn_id,
-            )
-            result = await run_turn(setup, [], {"role": "user", "content": prompt}, rt.deps())
-        except Exception as exc:  # model selection, store: the child fails, the parent goes on
-            result = TurnResult("error", error=normalize(exc))
-        usage = self._usage(job, before)
+        result: TurnResult = await self.driver.drive(plan)
         report = result.terminal.metadata.get("report") if result.terminal else None
-        error_dict = result.error.to_dict() if result.error else None
-        record: dict[str, Any] = {
-            "turn_id": turn_id,
-            "job_id": job.job_id,
-            "role": role_spec.name,
-            "session": child_session_id(job),
-            "stop_reason": result.stop_reason,
-            "rounds": result.rounds,
-            "usage": usage,
-        }
-        try:
-            rt.persistence.finish_turn(
-                conversation_id, turn_id, result.stop_reason, error_dict, record
-            )
-        except Exception:  # the turn record is best effort; the result still reaches the parent
-            pass
-        rt.emit(
-            ev.TurnFinished(
-                turn_id=turn_id,
-                conversation_id=conversation_id,
-                stop_reason=result.stop_reason,  # type: ignore[arg-type]
-                text=result.text,
-                error=error_dict,
-                usage=usage,
-                role=role_spec.name,
-                job_id=job.job_id,
-            )
-        )
         return ChildOutcome(
             stop_reason=result.stop_reason,
             report=report,
-            usage=usage,
+            usage=result.usage,
             conversation_id=conversation_id,
             error=result.error.message if result.error and not report else None,
             loop=result.loop_detected,
@@ -158,7 +139,7 @@ class ChildRunner:
 
     def _finished(self, job: DispatchJob, parent: ToolContext, outcome: ChildOutcome) -> None:
         result = dispatch_result(job, outcome)
-        self.runtime.emit(
+        self.emit(
             ev.DispatchFinished(
                 target_role=job.target_role,
                 status=str(result["status"]),

@@ -13,15 +13,45 @@ import json
 import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from smith_tui.config import ConfigError, OverrideError, get_value, list_overridable_paths
+from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, get_value
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import events as ev
-from smith_tui.engine.roles import UnknownRoleError, list_roles
+from smith_tui.engine.model_select import ModelSelection
+from smith_tui.engine.roles import RoleSpec, UnknownRoleError
+from smith_tui.engine.usage import UsageTracker
+from smith_tui.store import Store
 
-if TYPE_CHECKING:
-    from smith_tui.engine.runtime import Runtime
+
+class CommandHost(Protocol):
+    """What the commands read and change: the runtime, seen only through these names."""
+
+    config: EffectiveConfig
+    store: Store
+    usage: UsageTracker
+    last_selection: ModelSelection | None
+    services: Any
+    options: Any
+
+    @property
+    def active_role(self) -> str: ...
+    @property
+    def project_id(self) -> str: ...
+    @property
+    def conversation_id(self) -> str | None: ...
+    @property
+    def messages(self) -> list[dict[str, Any]]: ...
+    @property
+    def pinned_model(self) -> str | None: ...
+    def emit(self, event: ev.Event) -> None: ...
+    def set_active_role(self, name: str) -> RoleSpec: ...
+    def new_conversation(self, title: str | None = None) -> str: ...
+    def load_conversation(self, conversation_id: str, reason: str = "load") -> str: ...
+    def ensure_conversation(self) -> str: ...
+    def set_config(self, path: str, raw_value: str) -> Any: ...
+    def unset_config(self, path: str) -> None: ...
+
 
 COMMANDS: dict[str, str] = {
     "/help": "list commands and keys",
@@ -51,7 +81,7 @@ class CommandError(Exception):
 class CommandService:
     """Runs slash commands against a runtime."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: CommandHost) -> None:
         self.runtime = runtime
         self._handlers: dict[str, Callable[[list[str]], Awaitable[tuple[str, dict[str, Any]]]]] = {
             name: getattr(self, "_cmd_" + name[1:]) for name in COMMANDS
@@ -60,31 +90,6 @@ class CommandService:
     def names(self) -> list[str]:
         """All command names."""
         return list(COMMANDS)
-
-    def completions(self, text: str) -> list[str]:
-        """Completion candidates for a partial command line."""
-        parts = text.split(" ")
-        if len(parts) == 1:
-            return [name for name in COMMANDS if name.startswith(parts[0])]
-        head = parts[0]
-        if head == "/config" and len(parts) == 2:
-            return [
-                f"/config {s}" for s in ("get", "set", "unset", "show") if s.startswith(parts[1])
-            ]
-        if head == "/config" and len(parts) == 3 and parts[1] in ("get", "set", "unset"):
-            keys = list((self.runtime.config.effective.get("models") or {}).keys())
-            return [
-                f"/config {parts[1]} {p}"
-                for p in list_overridable_paths(model_keys=keys)
-                if p.startswith(parts[2])
-            ]
-        if head == "/role" and len(parts) == 2:
-            return [
-                f"/role {r.name}"
-                for r in list_roles(user_facing=True)
-                if r.name.startswith(parts[1])
-            ]
-        return []
 
     async def run(self, line: str) -> ev.CommandOutput:
         """Run ``line`` (starting with ``/``); always returns (and emits) a CommandOutput."""
@@ -153,7 +158,7 @@ class CommandService:
         return "\n".join(lines), {"action": "history"}
 
     async def _cmd_clear(self, args: list[str]) -> tuple[str, dict[str, Any]]:
-        conv = self.runtime.clear_conversation()
+        conv = self.runtime.new_conversation()
         return "cleared; new conversation " + conv, {"conversation_id": conv}
 
     async def _cmd_config(self, args: list[str]) -> tuple[str, dict[str, Any]]:
@@ -302,7 +307,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _source(runtime: Runtime, path: str) -> str:
+def _source(runtime: CommandHost, path: str) -> str:
     try:
         return runtime.config.source_of(path)
     except KeyError:

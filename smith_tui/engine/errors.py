@@ -47,6 +47,14 @@ class AgentError:
         }
 
 
+class RuntimeError_(Exception):
+    """A problem the user must fix (bad config, unknown conversation, busy runtime)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class AgentFailure(Exception):
     """An exception carrying an :class:`AgentError`."""
 

@@ -204,14 +204,6 @@ class DispatchStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DispatchProgress(Event):
-    """Something happened inside a dispatched job."""
-
-    type: ClassVar[str] = "dispatch_progress"
-    detail: str
-
-
-@dataclass(frozen=True, kw_only=True)
 class DispatchFinished(Event):
     """A dispatched job ended with its normalised result."""
 

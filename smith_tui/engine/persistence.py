@@ -91,6 +91,10 @@ class Persistence:
                 conversation_id, turn_id, {**record, "finished_at": time.time()}
             )
 
+    def repair_orphans(self, conversation_id: str) -> None:
+        """Answer the tool calls of ``conversation_id`` left without a result."""
+        self.store.conversations.repair_orphan_tool_calls(conversation_id)
+
     def set_active_conversation(self, conversation_id: str, project_id: str) -> None:
         """Remember the conversation a restart in project ``project_id`` should resume."""
         self.store.meta.set_active_conversation_id(conversation_id, project_id)

@@ -8,6 +8,14 @@ same inputs always give byte-identical text and the provider can reuse its
 prompt cache across requests. The date travels instead in a transient
 ``[state snapshot]`` user message appended to the tail of each request and
 never stored.
+
+:func:`build_messages` is the one way a transcript becomes the messages of a
+request: the context window is applied, every message is cut down to its wire
+keys (:func:`to_wire`), the system prompt goes first and the snapshot last.
+Reasoning is never sent back (``reasoning``, ``reasoning_content``,
+``reasoning_details`` stay in the stored transcript only): DeepSeek refuses a
+request whose history holds ``reasoning_content``, and the other providers in
+docs/LLM.md accept a history without it.
 """
 
 from __future__ import annotations
@@ -20,8 +28,13 @@ from typing import Any
 
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
+from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings
 
 SNAPSHOT_PREFIX = "[state snapshot]"
+
+#: The keys a stored message keeps on the wire; everything else (``recall_key``,
+#: ``metadata``, ``reasoning``, ``reasoning_content``, ``reasoning_details``, …) is local.
+WIRE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -107,20 +120,44 @@ def build_state_snapshot(now: datetime) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
-def build_messages(
-    system_prompt: str, history: Sequence[Mapping[str, Any]], now: datetime
-) -> list[Mapping[str, Any]]:
-    """Return ``[system] + history + [state snapshot]`` for one request.
+def to_wire(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the Chat-Completions part of one stored message (a new dict).
 
-    Apply the context window to ``history`` first: the snapshot is a user
-    message, so windowing after it was appended would mistake it for the
-    latest user message (unless it is marked ``transient``, which
-    :func:`smith_tui.engine.window.apply_window` always keeps and
-    :func:`smith_tui.engine.window.to_wire` strips). ``history`` itself is
-    never modified.
+    Only :data:`WIRE_KEYS` are kept; an empty ``tool_calls`` list and a
+    ``tool_call_id`` outside a tool result are dropped, and a missing content
+    becomes ``""`` except on an assistant message (which may hold only calls).
     """
+    wire = {k: v for k, v in message.items() if k in WIRE_KEYS}
+    if wire.get("role") == "assistant" and not wire.get("tool_calls"):
+        wire.pop("tool_calls", None)
+    if wire.get("role") != "tool":
+        wire.pop("tool_call_id", None)
+    if wire.get("content") is None and wire.get("role") != "assistant":
+        wire["content"] = ""
+    return wire
+
+
+def build_messages(
+    system_prompt: str,
+    history: Sequence[Mapping[str, Any]],
+    now: datetime,
+    *,
+    context_window: int = 128_000,
+    window: WindowSettings | None = None,
+) -> list[dict[str, Any]]:
+    """Return the messages of one request: ``[system] + history + [state snapshot]``.
+
+    ``history`` goes through the context window first (``window``, default
+    settings when ``None``), with the system prompt's share taken off
+    ``context_window``; the snapshot is added after, so the window never
+    mistakes it for the latest user message. Every history message is cut to
+    its wire form (:func:`to_wire`). ``history`` itself is never modified.
+    """
+    settings = window or WindowSettings()
+    budget = max(1, context_window - len(system_prompt) // CHARS_PER_TOKEN)
+    kept = settings.apply(history, budget).messages
     return [
         {"role": "system", "content": system_prompt},
-        *history,
+        *(to_wire(message) for message in kept),
         build_state_snapshot(now),
     ]

@@ -8,6 +8,7 @@ command service; everything else runs a turn of the active role.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 import time
@@ -15,36 +16,33 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from smith_tui.cancel import CancelToken
-from smith_tui.config import (
-    ConfigError,
-    EffectiveConfig,
-    LoadOptions,
-    load_effective_config,
-    server_configured,
-)
+from smith_tui.config import EffectiveConfig, server_configured
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
+from smith_tui.dispatch.runner import ChildRunner
 from smith_tui.dispatch.service import DispatchService
 from smith_tui.engine import events as ev
-from smith_tui.engine.errors import AgentError, AgentFailure, normalize
-from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
-from smith_tui.engine.persistence import Persistence, message_dict
-from smith_tui.engine.prompt import build_state_snapshot, build_system_prompt
+from smith_tui.engine.bus import EventBus
+from smith_tui.engine.commands import CommandService
+from smith_tui.engine.conversations import Conversations
+from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
+from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
+from smith_tui.engine.model_select import ModelSelection
+from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, resolve_role
+from smith_tui.engine.runtime_config import ConfigOverrides
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
-from smith_tui.engine.turn import TurnDeps, TurnResult, TurnSetup, run_turn
+from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
-from smith_tui.engine.window import apply_window
 from smith_tui.store import Store, discover_project
 
-OVERRIDES_KEY = "runtime_overrides"
-CHILD_STEP_BUDGET = 40
-CHILD_REPEAT_LIMIT = 3
+__all__ = ["ActiveTurn", "Runtime", "RuntimeError_", "RuntimeOptions", "SessionState"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -72,19 +70,6 @@ class SessionState:
     error: AgentError | None = None
 
 
-@dataclass(frozen=True)
-class ExecutionContext:
-    """What a turn observes, fixed when it begins (docs/DESIGN.md §5.2)."""
-
-    session_id: str
-    turn_id: str
-    active_role: str
-    conversation_id: str
-    config_snapshot: Mapping[str, Any]
-    service_handles: Mapping[str, Any]
-    scope: TurnScope
-
-
 @dataclass
 class ActiveTurn:
     """The turn in flight."""
@@ -95,35 +80,17 @@ class ActiveTurn:
     started_at: float = field(default_factory=time.time)
 
 
-class RuntimeError_(Exception):
-    """A problem the user must fix (bad config, unknown conversation, busy runtime)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def _window_for(config: Mapping[str, Any]) -> Callable[..., list[dict[str, Any]]]:
-    def window(transcript: list[dict[str, Any]], cfg: Mapping[str, Any], context_window: int):
-        cm = cfg.get("context_management") or {}
-        return apply_window(
-            transcript,
-            enabled=bool(cm.get("enabled", True)),
-            tool_output_keep_rounds=int(cm.get("tool_output_keep_rounds", 7)),
-            tool_output_elide_over_chars=int(cm.get("tool_output_elide_over_chars", 1024)),
-            trim_threshold_pct=float(cm.get("trim_threshold_pct", 80)),
-            context_window=context_window,
-        ).messages
-
-    return window
-
-
 class Runtime:
-    """One agent session: config, store, services, the active conversation and turns."""
+    """One agent session: config, store, services, the active conversation and turns.
+
+    Its parts: the event bus (:class:`EventBus`), the active conversation
+    (:class:`Conversations`), the config and its saved overrides
+    (:class:`ConfigOverrides`) and the turn driver (:class:`TurnDriver`), which runs
+    top-level turns here and dispatched children in :class:`ChildRunner`.
+    """
 
     def __init__(
         self,
-        config: EffectiveConfig,
         store: Store,
         *,
         options: RuntimeOptions | None = None,
@@ -133,8 +100,10 @@ class Runtime:
     ) -> None:
         self.options = options or RuntimeOptions()
         self.env = dict(os.environ if env is None else env)
-        self.config = config
         self.store = store
+        self.overrides = ConfigOverrides(
+            store.config, config_path=self.options.config_path, ephemeral=self.options.ephemeral
+        )
         self._llm = llm
         self._llm_injected = llm is not None
         self.session_id = "session-" + secrets.token_hex(4)
@@ -142,31 +111,42 @@ class Runtime:
         self.usage = UsageTracker()
         self.current_turn: ActiveTurn | None = None
         self.next_turn_id = 1
-        self.conversation_id: str | None = None
-        self.messages: list[dict[str, Any]] = []
         self.last_selection: ModelSelection | None = None
-        self.todo: list[dict[str, Any]] = []
-        self.jobs: dict[str, Any] = {}
+        self.jobs: dict[str, DispatchJob] = {}
         """Dispatch jobs in flight, by job id (for cancelling one sub-agent)."""
-        self._subscribers: list[Callable[[ev.Event], None]] = []
-        self._resume_checked = not self.options.auto_resume
+        self.bus = EventBus()
         self._active_role_override: str | None = None
-        from smith_tui.engine.commands import CommandService
 
         factories = default_factories(llm=_LazyLLM(self), store=store, env=self.env)
-        factories["persistence"] = lambda options: Persistence(store)
         factories["command"] = lambda options: CommandService(self)
-        factories["config"] = lambda options: self
-        factories["conversation"] = lambda options: self
-        factories["prompt"] = lambda options: build_system_prompt
-        self.services: Services = compose_services(config.effective, factories, handles)
+        self.services: Services = compose_services(self.config.effective, factories, handles)
         self.persistence: Persistence = self.services.persistence
-        from smith_tui.dispatch.runner import ChildRunner
-
+        self.conversations = Conversations(
+            store,
+            self.persistence,
+            emit=self.emit,
+            project_id=lambda: self.project_id,
+            role=lambda: self.active_role,
+            require_idle=self._require_idle,
+            auto_resume=self.options.auto_resume,
+        )
+        self.driver = TurnDriver(
+            book=self.persistence,
+            models=self.services.model,
+            deps=self.deps,
+            emit=self.emit,
+            session_id=self.session_id,
+            store=store,
+        )
+        runner = ChildRunner(
+            self.driver,
+            conversations=store.conversations,
+            parent=lambda: self.current_turn.context if self.current_turn else None,
+            jobs=self.jobs,
+            emit=self.emit,
+        )
         self.dispatch = self.services.dispatch or DispatchService(
-            ChildRunner(self).run,
-            self.services.role.check_dispatch,
-            self.persistence.save_scratchpad,
+            runner.run, self.services.role.check_dispatch, self.persistence.save_scratchpad
         )
         registry = self.services.tool
         registry.register(REPORT_TOOL)
@@ -190,18 +170,15 @@ class Runtime:
         """
         store = Store.open(options.db_path)
         try:
-            persisted = store.config.get(OVERRIDES_KEY) or {}
-            config = load_effective_config(
-                LoadOptions(
-                    config_path=options.config_path,
-                    persisted=persisted,
-                    ephemeral=options.ephemeral,
-                )
-            )
+            return cls(store, options=options, env=env, llm=llm, handles=handles)
         except BaseException:
             store.close()
             raise
-        return cls(config, store, options=options, env=env, llm=llm, handles=handles)
+
+    @property
+    def config(self) -> EffectiveConfig:
+        """The effective config (reloaded after ``/config set``)."""
+        return self.overrides.config
 
     @property
     def llm(self) -> Any:
@@ -247,25 +224,14 @@ class Runtime:
     # -- events ---------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event; returns an unsubscribe function."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self.bus.subscribe(callback)
 
     def emit(self, event: ev.Event) -> None:
-        """Deliver ``event`` to every subscriber (a failing subscriber is skipped)."""
-        if isinstance(event, ev.ToolCallFinished) and "todo" in event.metadata:
-            self.todo = list(event.metadata["todo"])
-        for callback in list(self._subscribers):
-            try:
-                callback(event)
-            except Exception:  # a broken front end must not break the turn
-                pass
-        if isinstance(event, ev.ToolCallFinished) and "todo" in event.metadata:
-            self.emit(ev.TodoUpdated(items=self.todo, role=event.role, job_id=event.job_id))
+        """Deliver ``event`` on the bus (a finished ``todo`` call is followed by ``TodoUpdated``)."""
+        follow = self.conversations.todo_changed(event)
+        self.bus.emit(event)
+        if follow is not None:
+            self.bus.emit(follow)
 
     # -- session lifecycle ----------------------------------------------------------------
     def start_session(self) -> None:
@@ -278,7 +244,7 @@ class Runtime:
         try:
             self.persistence.prune_snapshots(float(retention))
         except Exception:
-            pass
+            log.exception("pruning old request snapshots failed")
 
     def stop_session(self, reason: str = "stopped") -> None:
         """Stop the session; cancels the active turn."""
@@ -338,10 +304,7 @@ class Runtime:
     @property
     def pinned_model(self) -> str | None:
         """The model pinned to the active conversation with ``/model``."""
-        if not self.conversation_id:
-            return None
-        conv = self.store.conversations.get(self.conversation_id)
-        return conv.pinned_model if conv else None
+        return self.conversations.pinned_model
 
     async def catalog(self) -> list[Any]:
         """The server's model catalog (empty when it cannot be read)."""
@@ -356,86 +319,48 @@ class Runtime:
         """The project of the working directory."""
         return self.scope.project_id or "unknown"
 
+    @property
+    def conversation_id(self) -> str | None:
+        """The active conversation, if any."""
+        return self.conversations.conversation_id
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The active conversation's transcript as stored."""
+        return self.conversations.messages
+
+    @property
+    def todo(self) -> list[dict[str, Any]]:
+        """The active conversation's todo list."""
+        return self.conversations.todo
+
+    @todo.setter
+    def todo(self, items: list[dict[str, Any]]) -> None:
+        self.conversations.todo = items
+
     def _require_idle(self) -> None:
         if self.busy:
             raise RuntimeError_("a turn is running; cancel it first (ctrl+c)")
 
     def new_conversation(self, title: str | None = None) -> str:
-        """Start a fresh conversation and make it active."""
-        self._require_idle()
-        self.conversation_id = self.store.conversations.create(self.project_id, title)
-        self.messages = []
-        self.todo = []
-        self._resume_checked = True
-        self.persistence.set_active_conversation(self.conversation_id, self.project_id)
-        self.emit(
-            ev.ConversationChanged(
-                conversation_id=self.conversation_id, reason="new", role=self.active_role
-            )
-        )
-        return self.conversation_id
+        """Start a fresh conversation and make it active (``/new``, ``/clear``)."""
+        return self.conversations.new(title)
 
     def load_conversation(self, conversation_id: str, reason: str = "load") -> str:
         """Make an existing conversation active (repairing orphaned tool calls once)."""
-        self._require_idle()
-        conv = self.store.conversations.get(conversation_id)
-        if conv is None:
-            matches = [
-                c.id
-                for c in self.store.conversations.list_all(limit=500)
-                if c.id.startswith(conversation_id)
-            ]
-            if len(matches) != 1:
-                raise RuntimeError_(
-                    f"no conversation with id {conversation_id!r}; /history lists them"
-                )
-            conv = self.store.conversations.get(matches[0])
-            assert conv is not None
-        self.store.conversations.repair_orphan_tool_calls(conv.id)
-        self.conversation_id = conv.id
-        self._resume_checked = True
-        self.reload_conversation()
-        # Under the conversation's own project: resuming project A's conversation while in
-        # project B must not make a restart in B reopen it.
-        self.persistence.set_active_conversation(conv.id, conv.project_id)
-        self.emit(
-            ev.ConversationChanged(conversation_id=conv.id, reason=reason, role=self.active_role)
-        )
-        return conv.id
+        return self.conversations.load(conversation_id, reason)
 
     def reload_conversation(self) -> None:
         """Rebuild the live transcript from the store (after edits in the inspect view)."""
-        if self.conversation_id is None:
-            self.messages = []
-            return
-        stored = self.store.conversations.list_messages(self.conversation_id)
-        self.messages = [message_dict(m) for m in stored]
-        from smith_tui.tools import todo as todo_tool
-
-        self.todo = todo_tool.load_todo(self.store, self.conversation_id)
-
-    def clear_conversation(self) -> str:
-        """``/clear``: leave the current transcript behind and start empty."""
-        return self.new_conversation()
+        self.conversations.reload()
 
     def continue_latest(self) -> str | None:
         """``--continue``: load the most recent conversation of this project."""
-        conv = self.store.conversations.most_recent(self.project_id)
-        if conv is None:
-            return None
-        return self.load_conversation(conv.id, reason="continue")
+        return self.conversations.continue_latest()
 
     def ensure_conversation(self) -> str:
         """Return the active conversation, resuming or creating one on first use."""
-        if self.conversation_id is not None:
-            return self.conversation_id
-        if not self._resume_checked:
-            self._resume_checked = True
-            active = self.persistence.active_conversation(self.project_id)
-            conv = self.store.conversations.get(active) if active else None
-            if conv is not None and conv.project_id == self.project_id:
-                return self.load_conversation(conv.id, reason="resume")
-        return self.new_conversation()
+        return self.conversations.ensure()
 
     # -- turns ----------------------------------------------------------------------------
     @property
@@ -482,7 +407,6 @@ class Runtime:
             active_role=role or self.active_role,
             conversation_id=conversation_id,
             config_snapshot=self.config.effective,
-            service_handles=self.services.as_mapping(),
             scope=self.scope,
         )
         self.current_turn = ActiveTurn(turn_id, CancelToken.new_root(), context)
@@ -493,7 +417,7 @@ class Runtime:
         self.current_turn = None
 
     async def submit(self, line: str) -> Any:
-        """Route one raw input line."""
+        """Route one raw input line: ``/`` commands to the command service, else a turn."""
         text = line.strip()
         if text.startswith("/"):
             return await self.services.command.run(text)
@@ -501,150 +425,45 @@ class Runtime:
             return None
         return await self.run_turn(text)
 
-    process_raw_input = submit
-
     async def run_turn(
         self, prompt: str, *, model: str | None = None, role: str | None = None
     ) -> TurnResult:
-        """Run one top-level turn for ``prompt`` and return how it ended."""
-        role_name = role or self.active_role
+        """Run one top-level turn for ``prompt`` through the turn driver; return how it ended."""
         try:
-            role_spec = resolve_role(role_name)
+            role_spec = resolve_role(role or self.active_role)
         except UnknownRoleError as exc:
             raise RuntimeError_(str(exc)) from None
         # git discovery and the index file read stay off the event loop
         scope = await asyncio.to_thread(self.compute_scope)
         active = self.begin_turn(role_spec.name, scope=scope)
         ctx = active.context
-        self.emit(
-            ev.TurnStarted(
-                turn_id=active.turn_id,
-                conversation_id=ctx.conversation_id,
-                prompt=prompt,
-                role=role_spec.name,
-            )
+        plan = TurnPlan(
+            turn_id=active.turn_id,
+            conversation_id=ctx.conversation_id,
+            role=role_spec,
+            prompt=prompt,
+            history=list(self.messages),
+            cancel=active.cancel,
+            scope=ctx.scope,
+            config=ctx.config_snapshot,
+            requested_model=model or self.options.model,
+            pinned_model=self.pinned_model,
+            started_at=active.started_at,
         )
-        result: TurnResult | None = None
-        try:
-            result = await self._with_turn(active, role_spec, prompt, model)
-        finally:
-            if result is None:
-                result = TurnResult("cancelled", error=normalize("cancelled"))
-            self._close_turn(active, role_spec.name, prompt, result)
-        return result
 
-    async def _with_turn(
-        self, active: ActiveTurn, role_spec: RoleSpec, prompt: str, model: str | None
-    ) -> TurnResult:
-        ctx = active.context
-        try:
-            from smith_tui.tools import todo as todo_tool
-
-            todo_tool.clear_todo(self.store, ctx.conversation_id)
-            if self.todo:
-                self.todo = []
-                self.emit(ev.TodoUpdated(items=[], role=role_spec.name))
-            self.persistence.start_turn(ctx.conversation_id, role_spec.name, active.turn_id)
-            selection = await self.services.model.select(
-                model or self.options.model, self.pinned_model, role_spec, ctx.config_snapshot
-            )
+        def selected(selection: ModelSelection) -> None:
             self.last_selection = selection
-            setup = self.setup_for(active, role_spec, selection)
-            user = {"role": "user", "content": prompt}
-            result = await run_turn(setup, list(self.messages), user, self.deps())
-        except ModelSelectionError as exc:
-            self.emit(ev.StatusChanged(status="error", detail=str(exc), role=role_spec.name))
-            return TurnResult("error", error=AgentError("config", "no_model", str(exc)))
-        except AgentFailure as exc:
-            self.emit(
-                ev.StatusChanged(status="error", detail=exc.error.message, role=role_spec.name)
-            )
-            return TurnResult("error", error=exc.error)
-        except Exception as exc:  # with_turn: normalise anything thrown
-            error = normalize(exc)
-            self.emit(ev.StatusChanged(status="error", detail=error.message, role=role_spec.name))
-            return TurnResult("error", error=error)
-        return result
 
-    def _close_turn(self, active: ActiveTurn, role: str, prompt: str, result: TurnResult) -> None:
-        ctx = active.context
-        if result.stop_reason != "completed":
-            # A turn torn down while a tool ran (its task cancelled, an unexpected error)
-            # left the call on record without a result: answer it so the next request is valid.
-            try:
-                self.store.conversations.repair_orphan_tool_calls(ctx.conversation_id)
-            except Exception:
-                pass
-        self.reload_conversation()
-        error = result.error.to_dict() if result.error else None
-        try:
-            self.persistence.finish_turn(
-                ctx.conversation_id,
-                active.turn_id,
-                result.stop_reason,
-                error,
-                {
-                    "turn_id": active.turn_id,
-                    "role": role,
-                    "prompt": prompt,
-                    "model": self.last_selection.model if self.last_selection else None,
-                    "stop_reason": result.stop_reason,
-                    "error": error,
-                    "rounds": result.rounds,
-                    "usage": result.usage,
-                    "started_at": active.started_at,
-                },
-            )
-        except Exception:
-            pass
-        self.finish_turn()
-        self.emit(
-            ev.TurnFinished(
-                turn_id=active.turn_id,
-                conversation_id=ctx.conversation_id,
-                stop_reason=result.stop_reason,  # type: ignore[arg-type]
-                text=result.text,
-                error=error,
-                usage=result.usage,
-                role=role,
-            )
-        )
+        def closed(result: TurnResult) -> None:
+            self.reload_conversation()
+            self.finish_turn()
 
-    def setup_for(
-        self,
-        active: ActiveTurn,
-        role_spec: RoleSpec,
-        selection: ModelSelection,
-        *,
-        job: DispatchJob | None = None,
-        conversation_id: str | None = None,
-        turn_id: str | None = None,
-    ) -> TurnSetup:
-        ctx = active.context
-        config = ctx.config_snapshot
-        budget = config.get("tool_step_budget")
-        if job is not None:
-            dispatch_opts = (config.get("services") or {}).get("dispatch") or {}
-            budget = dispatch_opts.get("child_step_budget") or CHILD_STEP_BUDGET
-        return TurnSetup(
-            turn_id=turn_id or active.turn_id,
-            conversation_id=conversation_id or ctx.conversation_id,
-            role=role_spec.name,
-            model=selection.model,
-            system_prompt=build_system_prompt(role_spec, ctx.scope),
-            config=config,
-            cancel=job.cancel if job is not None else active.cancel,
-            cwd=ctx.scope.cwd,
-            context_window=selection.context_window,
-            max_output_tokens=selection.max_output_tokens,
-            job_id=job.job_id if job is not None else None,
-            project_id=ctx.scope.project_id,
-            project_root=ctx.scope.project_root,
-            services=MappingProxyType({"store": self.store, "runtime_session": self.session_id}),
-            step_budget=int(budget) if budget else None,
-            repeat_limit=CHILD_REPEAT_LIMIT if job is not None else None,
-            usage_scope=(ctx.conversation_id, active.turn_id) if job is not None else None,
+        hooks = TurnHooks(
+            prepare=lambda: self.conversations.clear_todo(role_spec.name),
+            selected=selected,
+            closed=closed,
         )
+        return await self.driver.drive(plan, hooks)
 
     def deps(self) -> TurnDeps:
         """The collaborators of the tool loop for this runtime."""
@@ -654,52 +473,29 @@ class Runtime:
             emit=self.emit,
             recorder=self.persistence,
             usage=self.usage,
-            window=_window_for(self.config.effective),
             now=lambda: datetime.now().astimezone(),
-            snapshot=build_state_snapshot,
         )
 
     # -- configuration --------------------------------------------------------------------
     def reload_config(self) -> None:
         """Reload the layered config (after ``/config set`` or an edit in the config screen)."""
-        persisted = self.store.config.get(OVERRIDES_KEY) or {}
-        self.config = load_effective_config(
-            LoadOptions(
-                config_path=self.options.config_path,
-                persisted=persisted,
-                ephemeral=self.options.ephemeral,
-            )
-        )
-        if not self._llm_injected:
-            self._llm = None  # rebuilt from the new llm_config on next use
+        self.overrides.reload()
+        self._config_changed()
 
     def set_config(self, path: str, raw_value: str) -> Any:
         """``/config set``: validate then persist one override; returns the stored value."""
-        from smith_tui.config import get_value, set_override
-
-        patch = self.store.config.get(OVERRIDES_KEY) or {}
-        new_patch = set_override(patch, path, raw_value)
-        try:
-            load_effective_config(
-                LoadOptions(
-                    config_path=self.options.config_path,
-                    persisted=new_patch,
-                    ephemeral=self.options.ephemeral,
-                )
-            )
-        except ConfigError as exc:
-            raise RuntimeError_(exc.message) from None
-        self.store.config.set(OVERRIDES_KEY, new_patch)
-        self.reload_config()
-        return get_value(self.config, path)
+        value = self.overrides.set(path, raw_value)
+        self._config_changed()
+        return value
 
     def unset_config(self, path: str) -> None:
         """``/config unset``: remove one override (pruning empty parents)."""
-        from smith_tui.config import unset_override
+        self.overrides.unset(path)
+        self._config_changed()
 
-        patch = self.store.config.get(OVERRIDES_KEY) or {}
-        self.store.config.set(OVERRIDES_KEY, unset_override(patch, path))
-        self.reload_config()
+    def _config_changed(self) -> None:
+        if not self._llm_injected:
+            self._llm = None  # rebuilt from the new llm_config on next use
 
 
 class _LazyLLM:

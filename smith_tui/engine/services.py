@@ -1,6 +1,6 @@
 """Service composition (docs/DESIGN.md §5.1).
 
-``compose_services`` builds the ten service handles by name, each from the
+``compose_services`` builds the service handles by name, each from the
 ``services.<name>`` options of the config. A handle given in ``handles`` is
 used as is instead (tests inject pre-built handles; dispatch children share
 the parent's).
@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from smith_tui.engine import matrix, roles
@@ -19,18 +18,7 @@ from smith_tui.engine.model_select import ModelSelection, select_model
 from smith_tui.engine.persistence import Persistence
 from smith_tui.tools.registry import ToolRegistry
 
-SERVICE_NAMES = (
-    "role",
-    "model",
-    "tool",
-    "dispatch",
-    "conversation",
-    "persistence",
-    "config",
-    "ui",
-    "prompt",
-    "command",
-)
+SERVICE_NAMES = ("role", "model", "tool", "dispatch", "persistence", "command")
 
 
 class RoleService:
@@ -70,22 +58,15 @@ class ModelService:
 
 @dataclass(frozen=True)
 class Services:
-    """The ten service handles of a runtime, read-only once composed."""
+    """The service handles of a runtime, read-only once composed."""
 
     role: Any
     model: Any
     tool: Any
     dispatch: Any
-    conversation: Any
+    """``None`` unless handed in: the runtime builds the dispatch service over its driver."""
     persistence: Any
-    config: Any
-    ui: Any
-    prompt: Any
     command: Any
-
-    def as_mapping(self) -> Mapping[str, Any]:
-        """The handles by name (a read-only view)."""
-        return MappingProxyType({name: getattr(self, name) for name in SERVICE_NAMES})
 
 
 Factory = Callable[[Mapping[str, Any]], Any]
@@ -138,5 +119,4 @@ def default_factories(
         "model": lambda options: ModelService(options, llm, environment),
         "tool": tool_factory,
         "persistence": lambda options: Persistence(store),
-        "ui": lambda options: MappingProxyType(dict(options)),
     }

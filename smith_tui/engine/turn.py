@@ -22,13 +22,18 @@ from typing import Any, Protocol
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.prompt import build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.window import WindowSettings
+from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers, ToolCall
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolResult
 
-WIRE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+#: The step budget and repeat guard of a dispatched child turn (docs/DESIGN.md §5.7).
+CHILD_STEP_BUDGET = 40
+CHILD_REPEAT_LIMIT = 3
 
 
 class TurnRecorder(Protocol):
@@ -57,8 +62,33 @@ class TurnRecorder(Protocol):
         """Keep the debug snapshot of one outgoing request."""
 
 
-class NullRecorder(TurnRecorder):
-    """A recorder that keeps nothing (used where persistence is not wanted)."""
+@dataclass(frozen=True)
+class TurnSettings:
+    """The settings a turn reads, taken from the effective config once, when it begins."""
+
+    window: WindowSettings = field(default_factory=WindowSettings)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    step_budget: int | None = None
+    repeat_limit: int | None = None
+    """Stop when the same tool call (name and arguments) repeats this many times in a row."""
+    max_parallel: int = 3
+    """How many calls of one parallel batch run at once (``services.dispatch.max_parallel``)."""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *, child: bool = False) -> TurnSettings:
+        """Read the settings of a top-level turn, or of a dispatched child's (``child``)."""
+        dispatch = (config.get("services") or {}).get("dispatch") or {}
+        if child:
+            budget = dispatch.get("child_step_budget") or CHILD_STEP_BUDGET
+        else:
+            budget = config.get("tool_step_budget")
+        return cls(
+            window=WindowSettings.from_config(config),
+            retry=RetryPolicy.from_config(config),
+            step_budget=int(budget) if budget else None,
+            repeat_limit=CHILD_REPEAT_LIMIT if child else None,
+            max_parallel=max(1, int(dispatch.get("max_parallel", 3) or 1)),
+        )
 
 
 @dataclass
@@ -71,8 +101,10 @@ class TurnSetup:
     model: str
     system_prompt: str
     config: Mapping[str, Any]
+    """The effective config snapshot, as tools see it (the loop reads ``settings``)."""
     cancel: CancelToken
     cwd: Path
+    settings: TurnSettings = field(default_factory=TurnSettings)
     context_window: int = 128_000
     max_output_tokens: int | None = None
     job_id: str | None = None
@@ -81,9 +113,6 @@ class TurnSetup:
     project_id: str | None = None
     project_root: Path | None = None
     services: Mapping[str, Any] = field(default_factory=dict)
-    step_budget: int | None = None
-    repeat_limit: int | None = None
-    """Stop when the same tool call (name and arguments) repeats this many times in a row."""
 
 
 @dataclass
@@ -91,15 +120,12 @@ class TurnDeps:
     """The collaborators of the loop."""
 
     llm: Any
+    """Anything with ``async chat_stream(ChatRequest, StreamHandlers) -> ChatResponse``."""
     registry: ToolRegistry
     emit: Callable[[ev.Event], None]
-    recorder: TurnRecorder = field(default_factory=NullRecorder)
+    recorder: TurnRecorder
     usage: UsageTracker = field(default_factory=UsageTracker)
-    window: (
-        Callable[[list[dict[str, Any]], Mapping[str, Any], int], list[dict[str, Any]]] | None
-    ) = None
     now: Callable[[], datetime] = lambda: datetime.now().astimezone()
-    snapshot: Callable[[datetime], dict[str, Any]] | None = None
 
 
 @dataclass
@@ -116,26 +142,14 @@ class TurnResult:
     loop_detected: str | None = None
 
 
-def to_wire(message: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the Chat-Completions part of a stored message (drops our own extras)."""
-    wire = {k: v for k, v in message.items() if k in WIRE_KEYS}
-    if wire.get("role") == "assistant" and not wire.get("tool_calls"):
-        wire.pop("tool_calls", None)
-    if wire.get("role") != "tool":
-        wire.pop("tool_call_id", None)
-    if wire.get("content") is None and wire.get("role") != "assistant":
-        wire["content"] = ""
-    return wire
-
-
 def _summary(result: ToolResult) -> str:
     first = (result.error or result.content or "").strip().splitlines()
     line = first[0] if first else ""
     return line[:120]
 
 
-class _StreamHandlers:
-    """Forwards client stream callbacks to engine events."""
+class _StreamForwarder:
+    """Turns the client's stream callbacks into engine events for one attempt."""
 
     def __init__(self, setup: TurnSetup, emit: Callable[[ev.Event], None], attempt: Attempt):
         self.setup = setup
@@ -143,6 +157,12 @@ class _StreamHandlers:
         self.attempt = attempt
         self.text: list[str] = []
         self._streaming = False
+
+    def handlers(self) -> StreamHandlers:
+        """The handlers to pass to ``chat_stream``."""
+        return StreamHandlers(
+            on_text=self.on_text, on_reasoning=self.on_reasoning, on_tool_delta=self.on_tool_delta
+        )
 
     def _mark(self) -> None:
         self.attempt.output_shown = True
@@ -182,41 +202,227 @@ class _StreamHandlers:
     def on_tool_delta(self, delta: Any) -> None:
         self._mark()
 
-    def on_usage(self, usage: Any) -> None:
-        pass
 
-    def on_error(self, error: Any) -> None:
-        pass
-
-    def on_done(self, response: Any) -> None:
-        pass
+def _is_empty(response: ChatResponse) -> bool:
+    return not (response.content or "").strip() and not response.tool_calls
 
 
-def _response_parts(response: Any) -> tuple[str, str, list[dict[str, Any]], Any, Any]:
-    """Return (content, reasoning, tool_calls as wire dicts, usage, reasoning_details)."""
-    message = response.message
-    content = getattr(message, "content", None) or ""
-    calls = []
-    for call in getattr(message, "tool_calls", None) or []:
-        calls.append(
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name or "", "arguments": call.arguments or ""},
-            }
+class TurnLoop:
+    """The tool loop of one turn: request, record the round, execute its calls, decide.
+
+    One instance runs one turn (:meth:`run`); the transcript it grows starts as a
+    copy of ``history``.
+    """
+
+    def __init__(
+        self,
+        setup: TurnSetup,
+        deps: TurnDeps,
+        history: Sequence[dict[str, Any]],
+        user_message: dict[str, Any] | None,
+    ) -> None:
+        self.setup = setup
+        self.deps = deps
+        self.transcript: list[dict[str, Any]] = list(history)
+        self.added: list[dict[str, Any]] = []
+        self.user_message = user_message
+        self.usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        self.tools = deps.registry.llm_specs(setup.role)
+        self.calls = _CallRunner(setup, deps)
+        self.round_no = 0
+        self.last_text = ""
+
+    async def run(self) -> TurnResult:
+        """Run rounds until completion, cancellation, error or budget exhaustion."""
+        if self.user_message is not None:
+            self._add([self.user_message])
+            self.deps.recorder.user_message(self.setup, self.user_message)
+        while True:
+            if self.setup.cancel.is_cancelled():
+                return self._end("cancelled", self.last_text, normalize("cancelled"))
+            self.round_no += 1
+            self._emit(ev.StatusChanged, status="thinking")
+            partial: list[str] = []
+            try:
+                response = await self._request(partial)
+            except (AgentFailure, asyncio.CancelledError) as exc:
+                return self._request_failed(exc, "".join(partial))
+            calls = self._record_reply(response)
+            if not calls:
+                return self._end("completed", response.content or "")
+            outcome = await self.calls.run(calls)
+            self._record_results(calls, outcome)
+            result = self._decide(outcome)
+            if result is not None:
+                return result
+
+    # -- one round ------------------------------------------------------------------------
+    async def _request(self, partial: list[str]) -> ChatResponse:
+        """Send the transcript (with retries); ``partial`` holds the text the last attempt showed."""
+        setup, deps = self.setup, self.deps
+        messages = build_messages(
+            setup.system_prompt,
+            self.transcript,
+            deps.now(),
+            context_window=setup.context_window,
+            window=setup.settings.window,
         )
-    return (
-        content,
-        getattr(response, "reasoning", "") or "",
-        calls,
-        getattr(response, "usage", None),
-        getattr(response, "reasoning_details", None),
-    )
+        deps.recorder.request_snapshot(setup, setup.model, setup.system_prompt, self.tools)
 
+        async def attempt_call(attempt: Attempt) -> ChatResponse:
+            self._emit(
+                ev.LLMRequestStarted,
+                turn_id=setup.turn_id,
+                model=setup.model,
+                attempt=attempt.number,
+            )
+            forwarder = _StreamForwarder(setup, deps.emit, attempt)
+            partial[:] = []
+            forwarder.text = partial
+            request = ChatRequest(
+                model=setup.model,
+                messages=messages,
+                tools=self.tools or None,
+                stream=True,
+                max_new_tokens=setup.max_output_tokens or None,
+                cancel=setup.cancel,
+            )
+            return await deps.llm.chat_stream(request, forwarder.handlers())
 
-def _is_empty(response: Any) -> bool:
-    content, _, calls, _, _ = _response_parts(response)
-    return not content.strip() and not calls
+        def on_retry(layer: str, attempt: int, delay: float, reason: str) -> None:
+            self._emit(
+                ev.RetryScheduled,
+                turn_id=setup.turn_id,
+                attempt=attempt,
+                delay_s=delay,
+                reason=reason,
+                layer=layer,
+            )
+
+        def on_reset(reason: str) -> None:
+            self._emit(ev.StreamReset, turn_id=setup.turn_id, reason=reason)
+
+        return await call_with_retries(
+            attempt_call, _is_empty, setup.settings.retry, setup.cancel, on_retry, on_reset
+        )
+
+    def _request_failed(self, exc: BaseException, shown: str) -> TurnResult:
+        """Keep what the failed request showed, and end the turn (re-raise a task cancel)."""
+        error = normalize(exc)
+        if shown.strip():
+            message = {
+                "role": "assistant",
+                "content": shown,
+                "metadata": {"partial": True, "stop": error.code},
+            }
+            self._add([message])
+            self.deps.recorder.round(self.setup, self.round_no, [message], None)
+        text = shown or self.last_text
+        if isinstance(exc, asyncio.CancelledError):
+            self._end("cancelled", text, error)
+            raise exc
+        if error.kind == "cancelled":
+            return self._end("cancelled", text, error)
+        return self._end("error", text, error)
+
+    def _record_reply(self, response: ChatResponse) -> list[ToolCall]:
+        """Count the reply's usage and put the assistant message on record; return its calls.
+
+        The message goes on record before any of its tools starts: if the process dies
+        while a tool runs, the stored call is an orphan that repair answers on resume (it
+        may have had effects) instead of a call that never happened.
+        """
+        setup, deps = self.setup, self.deps
+        calls = _unique_call_ids(response.tool_calls, self.transcript)
+        counts = deps.usage.add(setup.role, response.usage, job_id=setup.job_id)
+        for key, value in counts.items():
+            self.usage[key] += value
+        self._emit(
+            ev.UsageUpdated,
+            turn_id=setup.turn_id,
+            model=setup.model,
+            delta=counts,
+            totals=deps.usage.totals(),
+            context_tokens=counts["input_tokens"] + counts["output_tokens"],
+            context_window=setup.context_window,
+        )
+        assistant = assistant_message(response)
+        self._emit(
+            ev.AssistantMessage,
+            turn_id=setup.turn_id,
+            content=response.content or "",
+            reasoning=response.reasoning or "",
+            tool_calls=[call.to_wire() for call in calls],
+        )
+        self.last_text = response.content or self.last_text
+        self._add([assistant])
+        deps.recorder.round(setup, self.round_no, [assistant], counts)
+        return calls
+
+    def _record_results(self, calls: list[ToolCall], outcome: _RoundOutcome) -> None:
+        """Append and record the round's tool results (one per call, in call order)."""
+        messages = [
+            tool_message(call, res) for call, res in zip(calls, outcome.results, strict=True)
+        ]
+        self._add(messages)
+        self.deps.recorder.round(self.setup, self.round_no, messages, None)
+
+    def _decide(self, outcome: _RoundOutcome) -> TurnResult | None:
+        """End the turn after a round of calls, or ``None`` to go on."""
+        if outcome.stop == "cancelled":
+            return self._end("cancelled", self.last_text, normalize("cancelled"))
+        if outcome.terminal is not None:
+            return self._end("completed", self.last_text, terminal=outcome.terminal)
+        if outcome.stop == "budget_exhausted":
+            budget = self.setup.settings.step_budget
+            return self._end(
+                "budget_exhausted",
+                self.last_text,
+                AgentError(
+                    "budget_exhausted",
+                    "budget_exhausted",
+                    f"the tool step budget ({budget}) is used up",
+                ),
+            )
+        if outcome.stop == "loop":
+            return self._end(
+                "error",
+                self.last_text,
+                AgentError("policy", "repeated_tool_call", outcome.loop_message or "repeated call"),
+                loop_detected=outcome.loop_message,
+            )
+        return None
+
+    # -- helpers --------------------------------------------------------------------------
+    def _add(self, messages: list[dict[str, Any]]) -> None:
+        self.transcript.extend(messages)
+        self.added.extend(messages)
+
+    def _emit(self, kind: type[ev.Event], **fields: Any) -> None:
+        """Emit an event of ``kind`` as this turn's role (and job)."""
+        self.deps.emit(kind(role=self.setup.role, job_id=self.setup.job_id, **fields))
+
+    def _end(
+        self,
+        stop: str,
+        text: str = "",
+        error: AgentError | None = None,
+        *,
+        terminal: ToolResult | None = None,
+        loop_detected: str | None = None,
+    ) -> TurnResult:
+        status = {"completed": "idle", "cancelled": "cancelled"}.get(stop, "error")
+        self._emit(ev.StatusChanged, status=status)  # type: ignore[arg-type]
+        return TurnResult(
+            stop,
+            text,
+            error,
+            self.added,
+            terminal=terminal,
+            rounds=self.round_no,
+            usage=dict(self.usage),
+            loop_detected=loop_detected,
+        )
 
 
 async def run_turn(
@@ -225,214 +431,58 @@ async def run_turn(
     user_message: dict[str, Any] | None,
     deps: TurnDeps,
 ) -> TurnResult:
-    """Run the tool loop until completion, cancellation, error or budget exhaustion."""
-    emit = deps.emit
-    role, job = setup.role, setup.job_id
-    transcript: list[dict[str, Any]] = list(history)
-    added: list[dict[str, Any]] = []
-    turn_usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-    policy = RetryPolicy.from_config(setup.config)
-    tools = deps.registry.llm_specs(role)
-    steps_left = setup.step_budget
-    repeat_key: str | None = None
-    repeat_count = 0
-    round_no = 0
+    """Run one turn's tool loop (:class:`TurnLoop`) and return how it ended."""
+    return await TurnLoop(setup, deps, history, user_message).run()
 
-    def result(stop: str, text: str = "", error: AgentError | None = None, **kw: Any) -> TurnResult:
-        status = {"completed": "idle", "cancelled": "cancelled"}.get(stop, "error")
-        emit(ev.StatusChanged(status=status, role=role, job_id=job))  # type: ignore[arg-type]
-        return TurnResult(stop, text, error, added, rounds=round_no, usage=dict(turn_usage), **kw)
 
-    if user_message is not None:
-        transcript.append(user_message)
-        added.append(user_message)
-        deps.recorder.user_message(setup, user_message)
+def assistant_message(response: ChatResponse) -> dict[str, Any]:
+    """The assistant message of ``response`` as the transcript keeps it.
 
-    last_text = ""
-    while True:
-        if setup.cancel.is_cancelled():
-            return result("cancelled", last_text, normalize("cancelled"))
-        round_no += 1
-        emit(ev.StatusChanged(status="thinking", role=role, job_id=job))
-        # The system prompt shares the window: budget the transcript with what is left.
-        budget = max(1, setup.context_window - len(setup.system_prompt) // 4)
-        window_input = deps.window(transcript, setup.config, budget) if deps.window else transcript
-        wire = [{"role": "system", "content": setup.system_prompt}]
-        wire.extend(to_wire(m) for m in window_input)
-        if deps.snapshot is not None:
-            wire.append(deps.snapshot(deps.now()))
-        deps.recorder.request_snapshot(setup, setup.model, setup.system_prompt, tools)
-
-        partial: list[str] = []
-
-        async def call(
-            attempt: Attempt,
-            wire: list[dict[str, Any]] = wire,
-            partial: list[str] = partial,
-        ) -> Any:
-            emit(
-                ev.LLMRequestStarted(
-                    turn_id=setup.turn_id,
-                    model=setup.model,
-                    attempt=attempt.number,
-                    role=role,
-                    job_id=job,
-                )
-            )
-            handlers = _StreamHandlers(setup, emit, attempt)
-            request = {
-                "model": setup.model,
-                "messages": wire,
-                "stream": True,
-                "cancel": setup.cancel,
-            }
-            if tools:
-                request["tools"] = tools
-            if setup.max_output_tokens:
-                request["max_new_tokens"] = setup.max_output_tokens
-            partial[:] = []
-            handlers.text = partial
-            return await deps.llm.chat_stream(request, handlers)
-
-        def on_retry(layer: str, attempt: int, delay: float, reason: str) -> None:
-            emit(
-                ev.RetryScheduled(
-                    turn_id=setup.turn_id,
-                    attempt=attempt,
-                    delay_s=delay,
-                    reason=reason,
-                    layer=layer,  # type: ignore[arg-type]
-                    role=role,
-                    job_id=job,
-                )
-            )
-
-        def on_reset(reason: str) -> None:
-            emit(ev.StreamReset(turn_id=setup.turn_id, reason=reason, role=role, job_id=job))
-
-        try:
-            response = await call_with_retries(
-                call, _is_empty, policy, setup.cancel, on_retry, on_reset
-            )
-        except (AgentFailure, asyncio.CancelledError) as exc:
-            error = normalize(exc)
-            shown = "".join(partial)
-            if shown.strip():
-                message = {
-                    "role": "assistant",
-                    "content": shown,
-                    "metadata": {"partial": True, "stop": error.code},
-                }
-                transcript.append(message)
-                added.append(message)
-                deps.recorder.round(setup, round_no, [message], None)
-            if isinstance(exc, asyncio.CancelledError) or error.kind == "cancelled":
-                if not isinstance(exc, asyncio.CancelledError):
-                    return result("cancelled", shown or last_text, error)
-                result("cancelled", shown or last_text, error)
-                raise
-            return result("error", shown or last_text, error)
-
-        content, reasoning, calls, usage, details = _response_parts(response)
-        calls = _unique_call_ids(calls, transcript)
-        counts = deps.usage.add(role, usage, job_id=job)
-        for key, value in counts.items():
-            turn_usage[key] += value
-        emit(
-            ev.UsageUpdated(
-                turn_id=setup.turn_id,
-                model=setup.model,
-                delta=counts,
-                totals=deps.usage.totals(),
-                context_tokens=counts["input_tokens"] + counts["output_tokens"],
-                context_window=setup.context_window,
-                role=role,
-                job_id=job,
-            )
-        )
-        assistant: dict[str, Any] = {"role": "assistant", "content": content}
-        broken: dict[str, str] = {}
-        if calls:
-            assistant["tool_calls"], broken = _transcript_calls(calls)
-        if reasoning:
-            assistant["reasoning"] = reasoning
-        if details:
-            assistant["metadata"] = {"reasoning_details": details}
+    The wire part comes from the client (:meth:`ChatResponse.to_wire_message`, without
+    reasoning); the content stays a string even when the model only called tools, the
+    reasoning text and details are kept locally (never sent back, see
+    :mod:`smith_tui.engine.prompt`), and broken tool-call arguments are replaced (see
+    :func:`_transcript_calls`).
+    """
+    message = response.to_wire_message(include_reasoning=False)
+    message["content"] = response.content or ""
+    metadata: dict[str, Any] = {}
+    if message.get("tool_calls"):
+        message["tool_calls"], broken = _transcript_calls(message["tool_calls"])
         if broken:
-            assistant.setdefault("metadata", {})["raw_arguments"] = broken
-        emit(
-            ev.AssistantMessage(
-                turn_id=setup.turn_id,
-                content=content,
-                reasoning=reasoning,
-                tool_calls=calls,
-                role=role,
-                job_id=job,
-            )
-        )
-        last_text = content or last_text
-        # The assistant message goes on record before any of its tools starts: if the
-        # process dies while a tool runs, the stored call is an orphan that repair answers
-        # on resume (it may have had effects) instead of a call that never happened.
-        transcript.append(assistant)
-        added.append(assistant)
-        deps.recorder.round(setup, round_no, [assistant], counts)
-        if not calls:
-            return result("completed", content)
+            metadata["raw_arguments"] = broken
+    if response.reasoning:
+        message["reasoning"] = response.reasoning
+    if response.reasoning_details:
+        metadata["reasoning_details"] = response.reasoning_details
+    if metadata:
+        message["metadata"] = metadata
+    return message
 
-        outcome = await _run_calls(setup, deps, calls, steps_left, repeat_key, repeat_count)
-        repeat_key, repeat_count = outcome.repeat_key, outcome.repeat_count
-        if steps_left is not None:
-            steps_left -= outcome.steps_used
-        stop, terminal = outcome.stop, outcome.terminal
-        tool_messages = []
-        for call_dict, res in zip(calls, outcome.results, strict=True):
-            message = {
-                "role": "tool",
-                "tool_call_id": call_dict["id"],
-                "name": res.name,
-                "content": res.content,
-                "metadata": {
-                    "ok": res.ok,
-                    "duration_s": round(res.duration_s, 3),
-                    "mutation_state": res.mutation_state,
-                    **({"cancelled": True} if res.cancelled else {}),
-                },
-            }
-            recall_key = res.metadata.get("recall_key")
-            if recall_key:
-                message["recall_key"] = recall_key
-            tool_messages.append(message)
-        transcript.extend(tool_messages)
-        added.extend(tool_messages)
-        deps.recorder.round(setup, round_no, tool_messages, None)
 
-        if stop == "cancelled":
-            return result("cancelled", last_text, normalize("cancelled"))
-        if terminal is not None:
-            return result("completed", last_text, None, terminal=terminal)
-        if stop == "budget_exhausted":
-            return result(
-                "budget_exhausted",
-                last_text,
-                AgentError(
-                    "budget_exhausted",
-                    "budget_exhausted",
-                    f"the tool step budget ({setup.step_budget}) is used up",
-                ),
-            )
-        if stop == "loop":
-            return result(
-                "error",
-                last_text,
-                AgentError("policy", "repeated_tool_call", outcome.loop_message or "repeated call"),
-                loop_detected=outcome.loop_message,
-            )
+def tool_message(call: ToolCall, result: ToolResult) -> dict[str, Any]:
+    """The tool message that answers ``call`` with ``result``, as the transcript keeps it."""
+    message: dict[str, Any] = {
+        "role": "tool",
+        "tool_call_id": call.id,
+        "name": result.name,
+        "content": result.content,
+        "metadata": {
+            "ok": result.ok,
+            "duration_s": round(result.duration_s, 3),
+            "mutation_state": result.mutation_state,
+            **({"cancelled": True} if result.cancelled else {}),
+        },
+    }
+    recall_key = result.metadata.get("recall_key")
+    if recall_key:
+        message["recall_key"] = recall_key
+    return message
 
 
 def _unique_call_ids(
-    calls: list[dict[str, Any]], transcript: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+    calls: list[ToolCall], transcript: Sequence[Mapping[str, Any]]
+) -> list[ToolCall]:
     """Rename a call whose id an earlier message already used (some servers start their ids
     from zero in every reply): a transcript that repeats an id is refused by every request
     after it."""
@@ -445,12 +495,12 @@ def _unique_call_ids(
         for call in message.get("tool_calls") or ()
     }
     for call in calls:
-        base = call["id"]
+        base = call.id
         suffix = 0
-        while call["id"] in used:
+        while call.id in used:
             suffix += 1
-            call["id"] = f"{base}_{suffix}"
-        used.add(call["id"])
+            call.id = f"{base}_{suffix}"
+        used.add(call.id)
     return calls
 
 
@@ -480,14 +530,14 @@ def _transcript_calls(
     return kept, broken
 
 
-def _repeat_key(call: dict[str, Any]) -> str:
+def _repeat_key(call: ToolCall) -> str:
     """Identify a call by name and arguments (JSON arguments compared by value)."""
-    arguments = call["function"]["arguments"]
+    arguments = call.arguments
     try:
         arguments = json.dumps(json.loads(arguments), sort_keys=True)
     except (TypeError, ValueError):
         pass
-    return json.dumps([call["function"]["name"], arguments])
+    return json.dumps([call.name, arguments])
 
 
 @dataclass
@@ -496,64 +546,157 @@ class _RoundOutcome:
     stop: str | None
     terminal: ToolResult | None
     loop_message: str | None
-    repeat_key: str | None
-    repeat_count: int
-    steps_used: int
 
 
-async def _run_calls(
-    setup: TurnSetup,
-    deps: TurnDeps,
-    calls: list[dict[str, Any]],
-    steps_left: int | None,
-    repeat_key: str | None,
-    repeat_count: int,
-) -> _RoundOutcome:
-    """Execute one round's calls in order; consecutive parallel tools run concurrently."""
-    role, job = setup.role, setup.job_id
-    results: list[ToolResult | None] = [None] * len(calls)
-    stop: str | None = None
-    terminal: ToolResult | None = None
-    loop_message: str | None = None
-    steps_used = 0
-    max_parallel = int(
-        ((setup.config.get("services") or {}).get("dispatch") or {}).get("max_parallel", 3) or 1
+_NOT_RUN = {
+    "cancelled": ("the turn was cancelled before this call ran", "cancelled"),
+    "budget_exhausted": (
+        "the tool step budget is used up; this call did not run",
+        "budget_exhausted",
+    ),
+    "loop": ("not run: the turn was stopped for repeating a call", "repeated_call"),
+    "terminal": ("not run: the turn already ended with a terminal tool", "skipped"),
+}
+"""Why a call after the round stopped did not run: (reason, error code)."""
+
+
+def _not_run(call: ToolCall, reason: str, code: str) -> ToolResult:
+    """The result of a call that did not run."""
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=False,
+        content=f"error: {reason}",
+        error=reason,
+        cancelled=code == "cancelled",
+        metadata={"error_code": code},
     )
-    semaphore = asyncio.Semaphore(max(1, max_parallel))
 
-    def placeholder(index: int, reason: str, code: str) -> ToolResult:
-        call = calls[index]
-        return ToolResult(
-            call_id=call["id"],
-            name=call["function"]["name"],
-            ok=False,
-            content=f"error: {reason}",
-            error=reason,
-            cancelled=code == "cancelled",
-            metadata={"error_code": code},
+
+class _CallRunner:
+    """Executes the tool calls of a turn's rounds, keeping the step budget and repeat guard.
+
+    Calls run in order; a run of consecutive parallel calls forms one batch that runs
+    concurrently (at most ``max_parallel`` at once). Every call passes the same checks
+    (cancel, budget, repeat) before it starts.
+    """
+
+    def __init__(self, setup: TurnSetup, deps: TurnDeps) -> None:
+        self.setup = setup
+        self.deps = deps
+        self.steps_left = setup.settings.step_budget
+        self.repeat_key: str | None = None
+        self.repeat_count = 0
+        self.semaphore = asyncio.Semaphore(setup.settings.max_parallel)
+
+    async def run(self, calls: list[ToolCall]) -> _RoundOutcome:
+        """Execute one round's calls; every call gets a result, run or not."""
+        results: list[ToolResult | None] = [None] * len(calls)
+        stop: str | None = None
+        terminal: ToolResult | None = None
+        loop_message: str | None = None
+        steps_used = 0
+        index = 0
+        while index < len(calls):
+            if stop is not None:
+                if results[index] is None:
+                    results[index] = _not_run(calls[index], *_NOT_RUN[stop])
+                index += 1
+                continue
+            batch: list[int] = []
+            while index + len(batch) < len(calls):
+                candidate = index + len(batch)
+                if batch and not (
+                    self._parallel(calls[batch[0]]) and self._parallel(calls[candidate])
+                ):
+                    break
+                why = self._admit(calls[candidate], steps_used + len(batch))
+                if why == "loop":
+                    loop_message = self._loop_message(calls[candidate])
+                    results[candidate] = _not_run(calls[candidate], loop_message, "repeated_call")
+                if why is not None:
+                    stop = why
+                    break
+                batch.append(candidate)
+            if not batch:
+                continue
+            batch_results = await self._run_batch([calls[i] for i in batch])
+            for i, res in zip(batch, batch_results, strict=True):
+                results[i] = res
+            steps_used += len(batch)
+            index = batch[-1] + 1
+            spec = self.deps.registry.get(calls[batch[0]].name)
+            res = batch_results[0]
+            if (
+                len(batch) == 1
+                and spec is not None
+                and spec.is_terminal
+                and res.ok
+                and stop is None
+            ):
+                terminal = res
+                stop = "terminal"
+            if self.setup.cancel.is_cancelled() and stop is None:
+                stop = "cancelled"
+        if self.steps_left is not None:
+            self.steps_left -= steps_used
+        return _RoundOutcome(
+            results=[r for r in results if r is not None],
+            stop=None if stop == "terminal" else stop,
+            terminal=terminal,
+            loop_message=loop_message,
         )
 
-    async def run_one(index: int) -> ToolResult:
-        call = calls[index]
-        name = call["function"]["name"]
-        arguments = call["function"]["arguments"]
-        emit = deps.emit
+    def _parallel(self, call: ToolCall) -> bool:
+        spec = self.deps.registry.get(call.name)
+        return spec is not None and spec.parallel
+
+    def _admit(self, call: ToolCall, planned: int) -> str | None:
+        """Check one call before it runs; return why it may not run, or None."""
+        if self.setup.cancel.is_cancelled():
+            return "cancelled"
+        if self.steps_left is not None and planned >= self.steps_left:
+            return "budget_exhausted"
+        key = _repeat_key(call)
+        if key == self.repeat_key:
+            self.repeat_count += 1
+        else:
+            self.repeat_key, self.repeat_count = key, 1
+        limit = self.setup.settings.repeat_limit
+        if limit and self.repeat_count >= limit:
+            return "loop"
+        return None
+
+    def _loop_message(self, call: ToolCall) -> str:
+        return (
+            f"stopped: {call.name} was called {self.repeat_count} times "
+            "in a row with the same arguments"
+        )
+
+    async def _run_batch(self, batch: list[ToolCall]) -> list[ToolResult]:
+        if len(batch) == 1:
+            return [await self._run_one(batch[0])]
+        return list(await asyncio.gather(*(self._run_one(call) for call in batch)))
+
+    async def _run_one(self, call: ToolCall) -> ToolResult:
+        setup, emit = self.setup, self.deps.emit
+        role, job = setup.role, setup.job_id
         emit(
             ev.ToolCallStarted(
                 turn_id=setup.turn_id,
-                call_id=call["id"],
-                name=name,
-                arguments=arguments,
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
                 role=role,
                 job_id=job,
             )
         )
-        emit(ev.StatusChanged(status="tool", detail=name, role=role, job_id=job))
+        emit(ev.StatusChanged(status="tool", detail=call.name, role=role, job_id=job))
 
         def on_output(text: str) -> None:
             emit(
                 ev.ToolOutputDelta(
-                    turn_id=setup.turn_id, call_id=call["id"], text=text, role=role, job_id=job
+                    turn_id=setup.turn_id, call_id=call.id, text=text, role=role, job_id=job
                 )
             )
 
@@ -566,17 +709,19 @@ async def _run_calls(
             conversation_id=setup.conversation_id,
             project_id=setup.project_id,
             project_root=setup.project_root,
-            services={**setup.services, "call_id": call["id"], "job_id": job},
+            services={**setup.services, "call_id": call.id, "job_id": job},
             on_output=on_output,
         )
-        async with semaphore:
+        async with self.semaphore:
             started = time.monotonic()
-            res = await execute_tool_call(deps.registry, call["id"], name, arguments, ctx)
+            res = await execute_tool_call(
+                self.deps.registry, call.id, call.name, call.arguments, ctx
+            )
         emit(
             ev.ToolCallFinished(
                 turn_id=setup.turn_id,
-                call_id=call["id"],
-                name=name,
+                call_id=call.id,
+                name=call.name,
                 ok=res.ok,
                 duration_s=res.duration_s or time.monotonic() - started,
                 summary=_summary(res),
@@ -589,83 +734,3 @@ async def _run_calls(
             )
         )
         return res
-
-    def is_parallel(index: int) -> bool:
-        spec = deps.registry.get(calls[index]["function"]["name"])
-        return spec is not None and spec.parallel
-
-    def admit(index: int, planned: int) -> str | None:
-        """Check one call before it runs; return why it may not run, or None."""
-        nonlocal repeat_key, repeat_count, loop_message
-        if setup.cancel.is_cancelled():
-            return "cancelled"
-        if steps_left is not None and planned >= steps_left:
-            return "budget_exhausted"
-        key = _repeat_key(calls[index])
-        if key == repeat_key:
-            repeat_count += 1
-        else:
-            repeat_key, repeat_count = key, 1
-        if setup.repeat_limit and repeat_count >= setup.repeat_limit:
-            loop_message = (
-                f"stopped: {calls[index]['function']['name']} was called {repeat_count} times "
-                "in a row with the same arguments"
-            )
-            results[index] = placeholder(index, loop_message, "repeated_call")
-            return "loop"
-        return None
-
-    index = 0
-    while index < len(calls):
-        if stop is not None:
-            reason = {
-                "cancelled": ("the turn was cancelled before this call ran", "cancelled"),
-                "budget_exhausted": (
-                    "the tool step budget is used up; this call did not run",
-                    "budget_exhausted",
-                ),
-                "loop": ("not run: the turn was stopped for repeating a call", "repeated_call"),
-                "terminal": ("not run: the turn already ended with a terminal tool", "skipped"),
-            }[stop]
-            if results[index] is None:
-                results[index] = placeholder(index, *reason)
-            index += 1
-            continue
-        # A run of consecutive parallel calls forms one batch; any other call runs alone.
-        # Every member passes the same checks (cancel, budget, repeat) as a lone call.
-        batch: list[int] = []
-        while index + len(batch) < len(calls):
-            candidate = index + len(batch)
-            if batch and not (is_parallel(batch[0]) and is_parallel(candidate)):
-                break
-            why = admit(candidate, steps_used + len(batch))
-            if why is not None:
-                stop = why
-                break
-            batch.append(candidate)
-        if not batch:
-            continue
-        if len(batch) == 1:
-            batch_results = [await run_one(batch[0])]
-        else:
-            batch_results = list(await asyncio.gather(*(run_one(i) for i in batch)))
-        for i, res in zip(batch, batch_results, strict=True):
-            results[i] = res
-        steps_used += len(batch)
-        index = batch[-1] + 1
-        spec = deps.registry.get(calls[batch[0]]["function"]["name"])
-        res = batch_results[0]
-        if len(batch) == 1 and spec is not None and spec.is_terminal and res.ok and stop is None:
-            terminal = res
-            stop = "terminal"
-        if setup.cancel.is_cancelled() and stop is None:
-            stop = "cancelled"
-    return _RoundOutcome(
-        results=[r for r in results if r is not None],
-        stop=None if stop == "terminal" else stop,
-        terminal=terminal,
-        loop_message=loop_message,
-        repeat_key=repeat_key,
-        repeat_count=repeat_count,
-        steps_used=steps_used,
-    )

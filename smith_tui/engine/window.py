@@ -19,7 +19,8 @@ mutated; rewritten messages are shallow copies, untouched ones are returned as
 the same objects.
 
 Messages are Chat-Completions wire dicts that may carry extra local keys such
-as ``recall_key``; :func:`to_wire` strips those before a request is sent.
+as ``recall_key``; :func:`smith_tui.engine.prompt.to_wire` strips those when
+:func:`smith_tui.engine.prompt.build_messages` builds a request.
 """
 
 from __future__ import annotations
@@ -32,20 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 Message = Mapping[str, Any]
-
-#: Keys a Chat-Completions message may carry on the wire; anything else is local.
-#: ``reasoning_content`` / ``reasoning_details`` are echoed back to providers that want them.
-WIRE_KEYS = frozenset(
-    {
-        "role",
-        "content",
-        "name",
-        "tool_calls",
-        "tool_call_id",
-        "reasoning_content",
-        "reasoning_details",
-    }
-)
 
 #: Characters per estimated token (no tokenizer is available).
 CHARS_PER_TOKEN = 4
@@ -73,6 +60,38 @@ class WindowResult:
     dropped_rounds: int
     estimated_tokens: int
     dropped_invalid: int = 0
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """The ``context_management.*`` settings :func:`apply_window` takes."""
+
+    enabled: bool = True
+    tool_output_keep_rounds: int = 7
+    tool_output_elide_over_chars: int = 1024
+    trim_threshold_pct: float = 80
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> WindowSettings:
+        """Read the settings from an effective config mapping."""
+        cm = config.get("context_management") or {}
+        return cls(
+            enabled=bool(cm.get("enabled", True)),
+            tool_output_keep_rounds=int(cm.get("tool_output_keep_rounds", 7)),
+            tool_output_elide_over_chars=int(cm.get("tool_output_elide_over_chars", 1024)),
+            trim_threshold_pct=float(cm.get("trim_threshold_pct", 80)),
+        )
+
+    def apply(self, messages: Sequence[Message], context_window: int) -> WindowResult:
+        """:func:`apply_window` with these settings."""
+        return apply_window(
+            messages,
+            enabled=self.enabled,
+            tool_output_keep_rounds=self.tool_output_keep_rounds,
+            tool_output_elide_over_chars=self.tool_output_elide_over_chars,
+            trim_threshold_pct=self.trim_threshold_pct,
+            context_window=context_window,
+        )
 
 
 def tokens_for_chars(chars: int) -> int:
@@ -134,16 +153,6 @@ def _quote(text: str) -> str:
     if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return f'"{text}"'
     return json.dumps(text)
-
-
-def to_wire(messages: Sequence[Message]) -> list[Message]:
-    """Return ``messages`` with every non-wire key (``recall_key``, …) removed.
-
-    Messages that only hold wire keys are returned as the same objects; the
-    others are copied, so the input is never mutated.
-    """
-    wire = WIRE_KEYS
-    return [m if m.keys() <= wire else {k: v for k, v in m.items() if k in wire} for m in messages]
 
 
 def apply_window(

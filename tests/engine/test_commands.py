@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from smith_tui.engine import events as ev
+from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.runtime import Runtime, RuntimeOptions
 from smith_tui.store import TOOL_OUTCOME_UNKNOWN
 from tests.support.llm_server import ScriptedLLMServer, text_reply
@@ -190,27 +193,44 @@ async def test_session_lifecycle(tmp_path: Path, llm_server) -> None:
     await runtime.aclose()
 
 
-def test_compose_services_injects_handles(tmp_path: Path, llm_server) -> None:
-    sentinel = object()
+class _FixedModel:
+    """A model service handed in: every turn runs on one model."""
+
+    def __init__(self) -> None:
+        self.roles: list[str] = []
+
+    async def catalog(self) -> list:
+        return []
+
+    async def select(self, request_model, pinned, role_spec, config) -> ModelSelection:
+        self.roles.append(role_spec.name)
+        return ModelSelection("injected-model", "test", None, 4096, None)
+
+
+async def test_compose_services_uses_a_handed_in_handle(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.enqueue(text_reply("hi"))
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"llm_config": {"api_url": llm_server.base_url}}))
+    model = _FixedModel()
     runtime = Runtime.open(
         RuntimeOptions(cwd=tmp_path, config_path=str(cfg), db_path=str(tmp_path / "x.db")),
-        handles={"ui": sentinel},
+        handles={"model": model},
         env={},
     )
-    handles = runtime.services.as_mapping()
-    assert set(handles) == {
-        "role",
-        "model",
-        "tool",
-        "dispatch",
-        "conversation",
-        "persistence",
-        "config",
-        "ui",
-        "prompt",
-        "command",
-    }
-    assert handles["ui"] is sentinel
-    runtime.store.close()
+    assert runtime.services.model is model
+    result = await runtime.run_turn("hello")
+    assert result.stop_reason == "completed"
+    assert model.roles == ["direct"]
+    assert llm_server.chat_requests()[0]["model"] == "injected-model"
+    await runtime.aclose()
+
+
+def test_compose_services_refuses_an_unknown_handle(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"unknown service handle\(s\): ui"):
+        Runtime.open(
+            RuntimeOptions(cwd=tmp_path, db_path=str(tmp_path / "x.db")),
+            handles={"ui": object()},
+            env={},
+        )

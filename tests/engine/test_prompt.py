@@ -9,15 +9,17 @@ from pathlib import Path
 import pytest
 
 from smith_tui.engine.prompt import (
+    WIRE_KEYS,
     PromptProfileError,
     build_messages,
     build_state_snapshot,
     build_system_prompt,
     load_profile,
+    to_wire,
 )
 from smith_tui.engine.roles import RoleSpec, list_roles, resolve_role
 from smith_tui.engine.scope import TurnScope
-from smith_tui.engine.window import apply_window, to_wire
+from smith_tui.engine.window import WindowSettings
 
 FULL_SCOPE = TurnScope(
     cwd=Path("/repo/src"),
@@ -120,28 +122,65 @@ def test_naive_time_is_taken_as_local() -> None:
     assert build_state_snapshot(naive) == build_state_snapshot(local)
 
 
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+
+
 def test_build_messages_wraps_history_without_touching_it() -> None:
-    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    history = [
+        {"role": "user", "content": "hi", "metadata": {"x": 1}, "id": 7},
+        {"role": "assistant", "content": "hello", "reasoning": "because"},
+    ]
     before = copy.deepcopy(history)
-    now = datetime(2030, 1, 1, tzinfo=UTC)
-    messages = build_messages("SYSTEM", history, now)
-    assert messages[0] == {"role": "system", "content": "SYSTEM"}
-    assert messages[1] is history[0] and messages[2] is history[1]
-    assert messages[3] == build_state_snapshot(now)
+    messages = build_messages("SYSTEM", history, NOW)
+    assert messages == [
+        {"role": "system", "content": "SYSTEM"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        build_state_snapshot(NOW),
+    ]
     assert history == before
 
 
 def test_window_then_messages_keeps_the_real_question() -> None:
     history = [{"role": "user", "content": "question"}, {"role": "assistant", "content": "x" * 800}]
-    windowed = apply_window(history, context_window=10, trim_threshold_pct=100).messages
-    messages = to_wire(build_messages("S", windowed, datetime(2030, 1, 1, tzinfo=UTC)))
+    settings = WindowSettings(trim_threshold_pct=100)
+    messages = build_messages("S", history, NOW, context_window=10, window=settings)
     assert [m["content"][:8] for m in messages] == ["S", "question", "[state s"]
     assert all(m.keys() <= {"role", "content"} for m in messages)
+    # The window is off: everything goes.
+    off = build_messages("S", history, NOW, context_window=10, window=WindowSettings(enabled=False))
+    assert len(off) == 4
 
 
-def test_marked_snapshot_survives_the_window_and_loses_its_marker() -> None:
-    history = [{"role": "user", "content": "question"}, {"role": "assistant", "content": "x" * 800}]
-    snapshot = {**build_state_snapshot(datetime(2030, 1, 1, tzinfo=UTC)), "transient": True}
-    windowed = apply_window([*history, snapshot], context_window=10, trim_threshold_pct=100)
-    assert windowed.messages == [history[0], snapshot]
-    assert to_wire(windowed.messages)[-1] == build_state_snapshot(datetime(2030, 1, 1, tzinfo=UTC))
+def test_the_system_prompt_takes_its_share_of_the_window() -> None:
+    history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x" * 200}]
+    settings = WindowSettings(trim_threshold_pct=100)
+    assert len(build_messages("S", history, NOW, context_window=60, window=settings)) == 4
+    long_prompt = "p" * 160  # 40 of the 60 tokens
+    assert len(build_messages(long_prompt, history, NOW, context_window=60, window=settings)) == 3
+
+
+def test_to_wire_keeps_only_wire_keys_and_never_reasoning() -> None:
+    assistant = {
+        "role": "assistant",
+        "content": "hi",
+        "tool_calls": [],
+        "reasoning": "r",
+        "reasoning_content": "rc",
+        "reasoning_details": [{"type": "reasoning.encrypted", "data": "x"}],
+        "metadata": {"reasoning_details": [{"type": "reasoning.text", "text": "t"}]},
+        "tool_call_id": "stray",
+    }
+    tool = {"role": "tool", "tool_call_id": "a", "name": "bash", "content": None, "recall_key": "k"}
+    snap = {"role": "user", "content": "snap", "transient": True}
+    before = copy.deepcopy([assistant, tool, snap])
+    assert to_wire(assistant) == {"role": "assistant", "content": "hi"}
+    assert to_wire(tool) == {"role": "tool", "tool_call_id": "a", "name": "bash", "content": ""}
+    assert to_wire(snap) == {"role": "user", "content": "snap"}
+    assert to_wire({"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}) == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c"}],
+    }
+    assert [assistant, tool, snap] == before
+    assert all(to_wire(m).keys() <= WIRE_KEYS for m in before)

@@ -13,14 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from smith_tui.engine.window import (
-    WIRE_KEYS,
+    WindowSettings,
     _pinned_indices,
     _walk,
     apply_window,
     elision_placeholder,
     estimate_tokens,
     message_chars,
-    to_wire,
 )
 
 Msg = dict[str, Any]
@@ -183,17 +182,15 @@ def test_bad_settings_raise_clear_errors() -> None:
         apply_window([], context_window=0)
 
 
-def test_to_wire_strips_local_keys_without_mutating() -> None:
-    plain = {"role": "assistant", "content": "hi", "reasoning_content": "because"}
-    tagged = {"role": "tool", "tool_call_id": "a", "content": "x", "recall_key": "k"}
-    snap = user("snap", transient=True)
-    before = copy.deepcopy([plain, tagged, snap])
-    out = to_wire([plain, tagged, snap])
-    assert out[0] is plain
-    assert out[1] == {"role": "tool", "tool_call_id": "a", "content": "x"}
-    assert out[2] == {"role": "user", "content": "snap"}
-    assert [plain, tagged, snap] == before
-    assert all(m.keys() <= WIRE_KEYS for m in out)
+def test_window_settings_come_from_context_management() -> None:
+    settings = WindowSettings.from_config(
+        {"context_management": {"enabled": False, "tool_output_keep_rounds": 2}}
+    )
+    assert settings == WindowSettings(enabled=False, tool_output_keep_rounds=2)
+    assert WindowSettings.from_config({}) == WindowSettings()
+    history = [user("question"), assistant("x" * 800)]
+    assert settings.apply(history, 10).messages == history  # disabled: nothing dropped
+    assert WindowSettings().apply(history, 10).messages == [history[0]]
 
 
 def test_round_the_fast_path_gives_up_on_midway_is_redone_in_full() -> None:

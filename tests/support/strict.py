@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from smith_tui.engine.persistence import message_dict
-from smith_tui.engine.turn import to_wire
+from smith_tui.engine.prompt import to_wire
 from smith_tui.llm import LLMError, sanitize_messages
 from smith_tui.store import Store
 

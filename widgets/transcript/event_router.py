@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from smith_tui.engine import events as ev
 
-if TYPE_CHECKING:
-    from smith_tui.widgets.transcript.transcript import Transcript
+
+class Transcript(Protocol):
+    """The transcript methods events map onto (the transcript module imports this one)."""
+
+    streaming: bool
+
+    def begin_assistant(self, role: str) -> object: ...
+    def append_text(self, text: str) -> object: ...
+    def append_reasoning(self, text: str) -> object: ...
+    def end_assistant(self) -> object: ...
+    def reset_stream(self) -> object: ...
+    def add_user(self, prompt: str) -> object: ...
+    def add_tool_call(self, call_id: str, name: str, arguments: str) -> object: ...
+    def finish_tool_call(
+        self,
+        call_id: str,
+        ok: bool,
+        duration_s: float,
+        summary: str,
+        content: str,
+        metadata: dict[str, Any],
+    ) -> object: ...
+    def add_notice(self, text: str, style: str = "info") -> object: ...
 
 
 def route_event(transcript: Transcript, event: Any) -> None:

@@ -1,0 +1,137 @@
+"""The active conversation of a runtime: which one, its live transcript and its todo list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from smith_tui.engine import events as ev
+from smith_tui.engine.errors import RuntimeError_
+from smith_tui.engine.persistence import Persistence, message_dict
+from smith_tui.store import Store
+from smith_tui.tools import todo as todo_tool
+
+
+class Conversations:
+    """The active conversation (resumed, created, loaded) and its transcript and todo list.
+
+    ``project_id`` gives the project of the working directory, ``role`` the role events
+    are named for, and ``require_idle`` raises when a turn is running (the conversation
+    may not change under it).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        persistence: Persistence,
+        *,
+        emit: Callable[[ev.Event], None],
+        project_id: Callable[[], str],
+        role: Callable[[], str],
+        require_idle: Callable[[], None],
+        auto_resume: bool = False,
+    ) -> None:
+        self.store = store
+        self.persistence = persistence
+        self.emit = emit
+        self.project_id = project_id
+        self.role = role
+        self.require_idle = require_idle
+        self.conversation_id: str | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.todo: list[dict[str, Any]] = []
+        self._resume_checked = not auto_resume
+
+    @property
+    def pinned_model(self) -> str | None:
+        """The model pinned to the active conversation with ``/model``."""
+        if not self.conversation_id:
+            return None
+        conv = self.store.conversations.get(self.conversation_id)
+        return conv.pinned_model if conv else None
+
+    def new(self, title: str | None = None) -> str:
+        """Start a fresh conversation and make it active."""
+        self.require_idle()
+        project_id = self.project_id()
+        self.conversation_id = self.store.conversations.create(project_id, title)
+        self.messages = []
+        self.todo = []
+        self._resume_checked = True
+        self.persistence.set_active_conversation(self.conversation_id, project_id)
+        self.emit(
+            ev.ConversationChanged(
+                conversation_id=self.conversation_id, reason="new", role=self.role()
+            )
+        )
+        return self.conversation_id
+
+    def load(self, conversation_id: str, reason: str = "load") -> str:
+        """Make an existing conversation active (an id prefix that names one is enough)."""
+        self.require_idle()
+        conv = self.store.conversations.get(conversation_id)
+        if conv is None:
+            matches = [
+                c.id
+                for c in self.store.conversations.list_all(limit=500)
+                if c.id.startswith(conversation_id)
+            ]
+            if len(matches) != 1:
+                raise RuntimeError_(
+                    f"no conversation with id {conversation_id!r}; /history lists them"
+                )
+            conv = self.store.conversations.get(matches[0])
+            assert conv is not None
+        self.store.conversations.repair_orphan_tool_calls(conv.id)
+        self.conversation_id = conv.id
+        self._resume_checked = True
+        self.reload()
+        # Under the conversation's own project: resuming project A's conversation while in
+        # project B must not make a restart in B reopen it.
+        self.persistence.set_active_conversation(conv.id, conv.project_id)
+        self.emit(ev.ConversationChanged(conversation_id=conv.id, reason=reason, role=self.role()))
+        return conv.id
+
+    def reload(self) -> None:
+        """Rebuild the live transcript and todo list from the store."""
+        if self.conversation_id is None:
+            self.messages = []
+            return
+        stored = self.store.conversations.list_messages(self.conversation_id)
+        self.messages = [message_dict(m) for m in stored]
+        self.todo = todo_tool.load_todo(self.store, self.conversation_id)
+
+    def continue_latest(self) -> str | None:
+        """Load the most recent conversation of this project, if there is one."""
+        conv = self.store.conversations.most_recent(self.project_id())
+        if conv is None:
+            return None
+        return self.load(conv.id, reason="continue")
+
+    def ensure(self) -> str:
+        """Return the active conversation, resuming or creating one on first use."""
+        if self.conversation_id is not None:
+            return self.conversation_id
+        if not self._resume_checked:
+            self._resume_checked = True
+            project_id = self.project_id()
+            active = self.persistence.active_conversation(project_id)
+            conv = self.store.conversations.get(active) if active else None
+            if conv is not None and conv.project_id == project_id:
+                return self.load(conv.id, reason="resume")
+        return self.new()
+
+    def clear_todo(self, role: str) -> None:
+        """Empty the todo list at the start of a turn (stored and live)."""
+        if self.conversation_id is not None:
+            todo_tool.clear_todo(self.store, self.conversation_id)
+        if self.todo:
+            self.todo = []
+            self.emit(ev.TodoUpdated(items=[], role=role))
+
+    def todo_changed(self, event: ev.Event) -> ev.TodoUpdated | None:
+        """Take a new todo list from a finished ``todo`` call; the event to emit after it."""
+        if isinstance(event, ev.ToolCallFinished) and "todo" in event.metadata:
+            self.todo = list(event.metadata["todo"])
+            return ev.TodoUpdated(items=self.todo, role=event.role, job_id=event.job_id)
+        return None

@@ -1,0 +1,248 @@
+"""The turn driver: the one way a turn runs, top-level or dispatched (docs/DESIGN.md §5.2, §5.7).
+
+start (``TurnStarted``, the turn row) → select the model → set the turn up →
+:class:`~smith_tui.engine.turn.TurnLoop` → finish (orphan repair when it did not
+complete, the turn record, ``TurnFinished``). A top-level turn and a dispatched
+child differ only in their :class:`TurnPlan`. Whatever goes wrong becomes the
+turn's :class:`~smith_tui.engine.turn.TurnResult`; failures while closing the turn
+are logged, never raised over the result.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from smith_tui.cancel import CancelToken
+from smith_tui.engine import events as ev
+from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
+from smith_tui.engine.prompt import build_system_prompt
+from smith_tui.engine.roles import RoleSpec
+from smith_tui.engine.scope import TurnScope
+from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
+
+log = logging.getLogger(__name__)
+
+
+class ModelSelector(Protocol):
+    """Chooses the model of a turn (the model service)."""
+
+    async def select(
+        self,
+        request_model: str | None,
+        pinned: str | None,
+        role_spec: RoleSpec,
+        config: Mapping[str, Any],
+    ) -> ModelSelection:
+        """Resolve the model for ``role_spec``."""
+        ...
+
+
+class TurnBook(Protocol):
+    """Where turns are opened and closed (the persistence service)."""
+
+    def start_turn(self, conversation_id: str, role: str, turn_id: str) -> None:
+        """Record that a turn started."""
+
+    def finish_turn(
+        self,
+        conversation_id: str,
+        turn_id: str,
+        stop_reason: str,
+        error: dict[str, Any] | None,
+        record: dict[str, Any],
+    ) -> None:
+        """Close the turn and write its record."""
+
+    def repair_orphans(self, conversation_id: str) -> None:
+        """Answer tool calls left without a result."""
+
+
+@dataclass(frozen=True)
+class ExecutionContext:
+    """What a top-level turn observes, fixed when it begins (docs/DESIGN.md §5.2).
+
+    A child dispatched during the turn shares its config snapshot and scope.
+    """
+
+    session_id: str
+    turn_id: str
+    active_role: str
+    conversation_id: str
+    config_snapshot: Mapping[str, Any]
+    scope: TurnScope
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What one turn is: its ids, role, prompt, history and the context it runs in."""
+
+    turn_id: str
+    conversation_id: str
+    role: RoleSpec
+    prompt: str
+    history: list[dict[str, Any]]
+    cancel: CancelToken
+    scope: TurnScope
+    config: Mapping[str, Any]
+    requested_model: str | None = None
+    pinned_model: str | None = None
+    job_id: str | None = None
+    """Set for a dispatched child turn (its settings are the child's)."""
+    usage_scope: tuple[str, str] | None = None
+    record: Mapping[str, Any] = field(default_factory=dict)
+    """Extra fields of the turn record (a child's job id and session)."""
+    started_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class TurnHooks:
+    """What the owner of a turn does at its steps (all optional)."""
+
+    prepare: Callable[[], None] | None = None
+    """Before the model is selected (a failure ends the turn with an error)."""
+    selected: Callable[[ModelSelection], None] | None = None
+    closed: Callable[[TurnResult], None] | None = None
+    """After the turn is on record, before ``TurnFinished`` is emitted."""
+
+
+class TurnDriver:
+    """Runs turns: the one sequence shared by top-level turns and dispatched children."""
+
+    def __init__(
+        self,
+        *,
+        book: TurnBook,
+        models: ModelSelector,
+        deps: Callable[[], TurnDeps],
+        emit: Callable[[ev.Event], None],
+        session_id: str,
+        store: Any,
+    ) -> None:
+        self.book = book
+        self.models = models
+        self.deps = deps
+        self.emit = emit
+        self.session_id = session_id
+        self.store = store
+
+    async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
+        """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
+        hooks = hooks or TurnHooks()
+        self.emit(
+            ev.TurnStarted(
+                turn_id=plan.turn_id,
+                conversation_id=plan.conversation_id,
+                prompt=plan.prompt,
+                role=plan.role.name,
+                job_id=plan.job_id,
+            )
+        )
+        state: dict[str, Any] = {"model": None}
+        result: TurnResult | None = None
+        try:
+            result = await self._run(plan, hooks, state)
+        finally:
+            if result is None:
+                result = TurnResult("cancelled", error=normalize("cancelled"))
+            self._close(plan, hooks, result, state["model"])
+        return result
+
+    async def _run(self, plan: TurnPlan, hooks: TurnHooks, state: dict[str, Any]) -> TurnResult:
+        try:
+            if hooks.prepare is not None:
+                hooks.prepare()
+            self.book.start_turn(plan.conversation_id, plan.role.name, plan.turn_id)
+            selection = await self.models.select(
+                plan.requested_model, plan.pinned_model, plan.role, plan.config
+            )
+            state["model"] = selection.model
+            if hooks.selected is not None:
+                hooks.selected(selection)
+            setup = self.setup(plan, selection)
+            user = {"role": "user", "content": plan.prompt}
+            return await TurnLoop(setup, self.deps(), plan.history, user).run()
+        except ModelSelectionError as exc:
+            return self._failed(plan, AgentError("config", "no_model", str(exc)))
+        except AgentFailure as exc:
+            return self._failed(plan, exc.error)
+        except Exception as exc:  # anything thrown ends this turn, never its caller
+            return self._failed(plan, normalize(exc))
+
+    def setup(self, plan: TurnPlan, selection: ModelSelection) -> TurnSetup:
+        """The fixed setup of ``plan``'s loop once its model is chosen."""
+        return TurnSetup(
+            turn_id=plan.turn_id,
+            conversation_id=plan.conversation_id,
+            role=plan.role.name,
+            model=selection.model,
+            system_prompt=build_system_prompt(plan.role, plan.scope),
+            config=plan.config,
+            cancel=plan.cancel,
+            cwd=plan.scope.cwd,
+            settings=TurnSettings.from_config(plan.config, child=plan.job_id is not None),
+            context_window=selection.context_window,
+            max_output_tokens=selection.max_output_tokens,
+            job_id=plan.job_id,
+            usage_scope=plan.usage_scope,
+            project_id=plan.scope.project_id,
+            project_root=plan.scope.project_root,
+            services=MappingProxyType({"store": self.store, "runtime_session": self.session_id}),
+        )
+
+    def _failed(self, plan: TurnPlan, error: AgentError) -> TurnResult:
+        self.emit(
+            ev.StatusChanged(
+                status="error", detail=error.message, role=plan.role.name, job_id=plan.job_id
+            )
+        )
+        return TurnResult("error", error=error)
+
+    def _close(
+        self, plan: TurnPlan, hooks: TurnHooks, result: TurnResult, model: str | None
+    ) -> None:
+        if result.stop_reason != "completed":
+            # A turn torn down while a tool ran (its task cancelled, an unexpected error)
+            # left the call on record without a result: answer it so the next request is valid.
+            try:
+                self.book.repair_orphans(plan.conversation_id)
+            except Exception:
+                log.exception("repairing the orphaned tool calls of turn %s failed", plan.turn_id)
+        error = result.error.to_dict() if result.error else None
+        record = {
+            "turn_id": plan.turn_id,
+            "role": plan.role.name,
+            "prompt": plan.prompt,
+            "model": model,
+            "stop_reason": result.stop_reason,
+            "error": error,
+            "rounds": result.rounds,
+            "usage": result.usage,
+            "started_at": plan.started_at,
+            **plan.record,
+        }
+        try:
+            self.book.finish_turn(
+                plan.conversation_id, plan.turn_id, result.stop_reason, error, record
+            )
+        except Exception:  # the record is best effort; the result still reaches the caller
+            log.exception("writing the record of turn %s failed", plan.turn_id)
+        if hooks.closed is not None:
+            hooks.closed(result)
+        self.emit(
+            ev.TurnFinished(
+                turn_id=plan.turn_id,
+                conversation_id=plan.conversation_id,
+                stop_reason=result.stop_reason,  # type: ignore[arg-type]
+                text=result.text,
+                error=error,
+                usage=result.usage,
+                role=plan.role.name,
+                job_id=plan.job_id,
+            )
+        )
