@@ -11,10 +11,11 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from smith_tui.dispatch.job import CHILD_ROLES, DispatchJob, build_job
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
+from smith_tui.engine.roles import UnknownRoleError, resolve_role
 from smith_tui.tools.args import Flag, Text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec, compact_schema
 
@@ -32,6 +33,15 @@ SaveNote = Callable[[str, str, str], None]
 
 def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
+
+
+def _known_role(value: str) -> str:
+    # Whether the caller may dispatch to it is build_job's check; here only that it exists.
+    try:
+        resolve_role(value)
+    except UnknownRoleError:
+        raise ValueError(f"must be one of {', '.join(CHILD_ROLES)}, got {value!r:.60}") from None
+    return value
 
 
 class DispatchContext(BaseModel):
@@ -56,9 +66,11 @@ class DispatchArgs(ToolArgs):
     model_config = ConfigDict(extra="allow")
 
     # Role aliases are accepted too (resolve_role); the schema offers the canonical names.
-    target_role: Annotated[str, WithJsonSchema({"type": "string", "enum": list(CHILD_ROLES)})] = (
-        Field(description="worker (Niobe) changes code; explorer (Link) reads and researches.")
-    )
+    target_role: Annotated[
+        str,
+        AfterValidator(_known_role),
+        WithJsonSchema({"type": "string", "enum": list(CHILD_ROLES)}),
+    ] = Field(description="worker (Niobe) changes code; explorer (Link) reads and researches.")
     task: Text = Field(
         description="What the child must do, self-contained: it cannot see this chat."
     )

@@ -21,7 +21,7 @@ from smith_tui.dispatch.service import DispatchService
 from smith_tui.tools.builtin import builtin_tools
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
-from smith_tui.tools.spec import ToolContext, ToolSpec
+from smith_tui.tools.spec import ToolContext, ToolError, ToolSpec
 
 # The arguments and the required ones of the hand-written schemas this replaced.
 OLD_SCHEMAS: dict[str, tuple[set[str], list[str]]] = {
@@ -219,3 +219,25 @@ async def test_lenient_numbers_and_null_reach_the_handler_validated(tmp_path: Pa
     arguments["limit"] = 1.0  # an integral float is an integer
     result = await execute_tool_call(registry, "c1", "read", json.dumps(arguments), _ctx(tmp_path))
     assert result.ok and result.metadata["end_line"] == 2
+
+
+def test_dispatch_arguments_are_checked_in_the_same_style() -> None:
+    dispatch = DispatchService(_never, lambda parent, child: True).tool()
+    with pytest.raises(ToolError) as caught:
+        dispatch.parse_arguments({"target_role": "ghost", "task": "x"})
+    assert caught.value.code == "invalid_arguments"
+    assert caught.value.message == (
+        "dispatch: `target_role` must be one of worker, explorer, got 'ghost'; "
+        "missing required argument `context` (an object with user_request_summary)."
+    )
+    # Role aliases, a bare string for files and "true" for a flag are still accepted.
+    args = dispatch.parse_arguments(
+        {
+            "target_role": "Niobe",
+            "task": "t",
+            "context": {"user_request_summary": "s"},
+            "files": "a.py",
+            "allow_raw_transcript": "true",
+        }
+    )
+    assert args.files == ["a.py"] and args.allow_raw_transcript is True
