@@ -109,7 +109,7 @@ class DispatchService:
         self.save_note = save_note
 
     async def handle(self, args: DispatchArgs, ctx: ToolContext) -> ToolOutput:
-        """The ``dispatch`` tool handler: build the job, run the child, persist, return its result."""
+        """The ``dispatch`` handler: build the job, run the child, persist, return its result."""
         job = build_job(
             args.model_dump(exclude_none=True),
             parent_role=ctx.role,

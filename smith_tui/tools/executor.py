@@ -76,14 +76,15 @@ async def execute_tool_call(
     arguments: Any,
     ctx: ToolContext,
 ) -> ToolResult:
-    """Resolve, decode and validate, check cancellation, run, check again and normalise.
+    """Decode, resolve, validate, check cancellation, run, check again and normalise.
 
     The arguments are validated once, here, against the tool's ``Args`` model
     (:meth:`ToolSpec.parse_arguments`); the handler gets the validated instance.
     Never raises for tool-level problems: bad JSON, bad arguments, unknown or
-    denied tools and handler failures all become error results the model can read. The values of
-    the API-key variables (``smith_tui.config.secrets``) never appear in the
-    result or in the output passed to ``ctx.on_output``: they read ``***``.
+    denied tools and handler failures all become error results the model can
+    read. The values of the API-key variables (``smith_tui.config.secrets``)
+    never appear in the result or in the output passed to ``ctx.on_output``:
+    they read ``***``.
     """
     secrets = secret_values(ctx.config)
     stream = None

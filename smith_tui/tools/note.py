@@ -78,9 +78,10 @@ def _query(value: str) -> str:
 class Args(ToolArgs):
     """Arguments of ``note``; which of the others are needed depends on ``action``."""
 
-    action: Annotated[Literal[ACTIONS], BeforeValidator(_action)] = Field(  # type: ignore[valid-type]
-        description="list, get, upsert, delete or search."
-    )
+    action: Annotated[
+        Literal[ACTIONS],  # type: ignore[valid-type]
+        BeforeValidator(_action),
+    ] = Field(description="list, get, upsert, delete or search.")
     id: Key | None = Field(
         None,
         description="Note id for get/upsert/delete: 1-200 characters, no surrounding spaces.",

@@ -126,7 +126,9 @@ class Args(ToolArgs):
     )
     max_files: Annotated[int, Field(ge=0, le=50), NotBool] = Field(
         12,
-        description="How many relevant files to list symbols for (default 12; 0 for the tree only).",
+        description=(
+            "How many relevant files to list symbols for (default 12; 0 for the tree only)."
+        ),
     )
 
 
