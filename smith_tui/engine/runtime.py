@@ -33,14 +33,21 @@ from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, nor
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, resolve_role
-from smith_tui.engine.runtime_config import ConfigOverrides
+from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.store import Store, discover_project
 
-__all__ = ["ActiveTurn", "Runtime", "RuntimeError_", "RuntimeOptions", "SessionState"]
+__all__ = [
+    "OVERRIDES_KEY",
+    "ActiveTurn",
+    "Runtime",
+    "RuntimeError_",
+    "RuntimeOptions",
+    "SessionState",
+]
 
 log = logging.getLogger(__name__)
 
