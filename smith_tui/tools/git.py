@@ -760,7 +760,36 @@ async def _locate(git: str, root: Path, ctx: ToolContext) -> _Repository:
             f"project and does not name {work_tree} as its work tree; the git tool only "
             "reads the project's own repository"
         )
+    _refuse_outside_alternates(common, work_tree)
     return _Repository(work_tree, git_dir, index)
+
+
+def _refuse_outside_alternates(common: Path, work_tree: Path) -> None:
+    """Refuse a repository that borrows objects from a folder outside the project.
+
+    ``objects/info/alternates`` makes git read objects from other object stores
+    (``clone --shared``/``--reference``); a hostile repository could name another
+    repository on the machine and have ``show`` print its files.
+    """
+    alternates = common / "objects" / "info" / "alternates"
+    try:
+        text = alternates.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise _not_a_repository(f"cannot read {alternates}: {exc.strerror or exc}") from None
+    for line in text.splitlines():
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        target = (alternates.parent.parent / entry).resolve()
+        if not _inside(target, work_tree):
+            raise _not_a_repository(
+                f"the repository borrows objects from {target} ({alternates}), which is "
+                "outside the project; the git tool only reads the project's own objects "
+                "(run `git repack -a -d` and remove that file to make the repository "
+                "self-contained)"
+            )
 
 
 @dataclass(frozen=True)

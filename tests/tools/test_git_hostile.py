@@ -343,6 +343,32 @@ async def test_a_commondir_leading_to_another_repository_is_refused(tmp_path: Pa
     assert str(other / ".git") in caught.value.message
 
 
+async def test_alternates_leading_to_another_repository_are_refused(tmp_path: Path) -> None:
+    other = other_repository(tmp_path / "private")
+    secret_blob = plain_git(other, "rev-parse", "HEAD:secret.txt").stdout.strip()
+    project = make_repo(tmp_path / "project")
+    info = project / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(f"{other / '.git' / 'objects'}\n")
+    assert SECRET in plain_git(project, "show", secret_blob).stdout, "control: git borrows it"
+    with pytest.raises(ToolError) as caught:
+        await handler({"command": "show", "args": [secret_blob]}, ctx_for(project))
+    assert caught.value.code == "not_a_repository"
+    assert "borrows objects" in caught.value.message
+    assert SECRET not in caught.value.message
+
+
+async def test_alternates_inside_the_project_are_accepted(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "project")
+    inner = project / "vendor" / "objects"
+    inner.mkdir(parents=True)
+    info = project / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(f"# a comment\n{inner}\n")
+    result = await handler({"command": "log", "args": ["--oneline"]}, ctx_for(project))
+    assert result.content.strip()
+
+
 async def test_linked_worktrees_and_submodules_still_work(tmp_path: Path) -> None:
     main = make_repo(tmp_path / "main")
     linked = tmp_path / "linked"
