@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,15 @@ from tests.support.llm_server import text_reply, tool_call
 #: Characters the tool prints, at least, before the test lets it finish.
 FLOOD_CHARS = 100_000_000
 BURST_BYTES = 4_000_000
-#: Seconds a key press may take to show while the flood runs (fixed: well under one).
+# Measured on a 2-core machine, with the pane keeping the whole unfinished line (before the
+# bounded tail) and with it: keys answered in 0.4-1.8 s / 0.04 s, the resident set grew by
+# 308 MiB / 2 MiB, 100 MB of output got through in about 50 s / well under 1 s.
+#: Seconds a key press may take to show while the flood runs.
 ANSWER_WITHIN_S = 10.0
-#: Growth of the resident set allowed while the flood runs (the broken pane kept gigabytes).
-MAX_GROWTH_BYTES = 200 * 1024 * 1024
+#: Seconds the 100 MB may take to get through the tool and the app.
+FLOOD_WITHIN_S = 30.0
+#: Growth of the resident set allowed while the flood runs.
+MAX_GROWTH_BYTES = 100 * 1024 * 1024
 
 
 def resident_bytes() -> int:
@@ -99,6 +105,16 @@ async def test_a_100_mb_line_keeps_the_app_responsive_and_its_memory_bounded(
             finished.append(event)
 
     runtime.subscribe(count)
+    try:
+        await flood_the_app(runtime, emitted, stop=release.touch)
+    finally:
+        release.touch()  # a failed test must not leave the loop running
+    (result,) = finished
+    assert result.ok and result.metadata["stdout_bytes"] >= FLOOD_CHARS
+
+
+async def flood_the_app(runtime, emitted: list[int], stop: Callable[[], object]) -> None:
+    """Run the flooding turn in the app; ``stop`` ends the tool's output."""
     app = make_app(runtime)
     async with running(app) as pilot:
         activity = app.screen.query_one(ToolActivity)
@@ -127,19 +143,17 @@ async def test_a_100_mb_line_keeps_the_app_responsive_and_its_memory_bounded(
             # The tool is still flooding: it stops only once the test releases it.
             assert prompt.text == "hello"
             await wait_for(
-                pilot, lambda: emitted[0] >= FLOOD_CHARS, within=120, what="100 MB of output"
+                pilot, lambda: emitted[0] >= FLOOD_CHARS, within=FLOOD_WITHIN_S, what="100 MB"
             )
-            # What shows is the end of the line, cut, and the pane holds no more than that.
-            call = activity.calls[-1]
-            assert call.state == "running"
-            (line,) = call.tail_lines(activity.tail_size)
-            assert line.startswith(CUT_MARK) and set(line[1:]) == {"x"}
-            assert len(line) <= LINE_CHARS
         growth = memory.peak - baseline
         assert growth < MAX_GROWTH_BYTES, f"the app grew by {growth / 2**20:.0f} MiB"
+        # What shows is the end of the line, cut: the pane holds no more than that.
+        call = activity.calls[-1]
+        assert call.state == "running"
+        (line,) = call.tail_lines(activity.tail_size)
+        assert line.startswith(CUT_MARK) and set(line[1:]) == {"x"}
+        assert len(line) <= LINE_CHARS
 
-        release.touch()
+        stop()
         await wait_for_text(pilot, "The flood is over.", within=30)
         await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
-    (result,) = finished
-    assert result.ok and result.metadata["stdout_bytes"] >= FLOOD_CHARS
