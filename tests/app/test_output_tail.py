@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smith_tui.app.bridge import coalesce
+from smith_tui.app.main_screen import MainScreen
 from smith_tui.engine import events as ev
 from smith_tui.widgets.activity import ToolActivity
 from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, LINE_CHARS, OutputTail, tail_text
@@ -93,6 +94,15 @@ def test_merging_keeps_text_deltas_whole_and_cuts_tool_output() -> None:
     assert output.text == CUT_MARK + "x" * (LINE_CHARS - 1)
     (answer,) = coalesce(text)
     assert answer.text == "word " * 100_000
+
+
+def test_events_held_until_the_panes_exist_stay_merged_and_cut() -> None:
+    screen = MainScreen(None)  # no runtime: the panes are never mounted
+    piece = ev.ToolOutputDelta(turn_id="t", call_id="c", text="x" * 65_536)
+    for _ in range(3):
+        screen.apply_events([piece] * 100 + [ev.TextDelta(turn_id="t", text="word ")])
+    assert [type(e).__name__ for e in screen._held] == ["ToolOutputDelta", "TextDelta"] * 3
+    assert all(len(e.text) <= LINE_CHARS for e in screen._held)
 
 
 async def test_the_bridge_holds_a_flood_as_a_few_lines() -> None:
