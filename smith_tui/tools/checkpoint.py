@@ -1,0 +1,537 @@
+"""Checkpoints: snapshots of a project's files in a private shadow repository, and restores.
+
+Before a turn first changes files, :meth:`Checkpoints.record_turn` copies the working tree
+(tracked and untracked files that the user's ignore rules do not exclude) into a shadow
+repository under Smith's data folder; :meth:`Checkpoints.restore` puts a recorded tree back.
+The user's own ``.git`` is only ever read (its ``info/exclude`` and ``core.excludesFile``),
+never written: no commits, stashes, refs or index changes.
+
+How it stays cheap and safe:
+
+* the shadow repository (``GIT_DIR``) keeps its own index between checkpoints, so
+  ``git add -A`` only re-reads files whose stat data changed: a checkpoint of an unchanged
+  tree costs a directory walk;
+* every git call uses the hardened command line and scrubbed environment of the ``git``
+  tool (:func:`~smith_tui.tools.git.git_env`, :func:`~smith_tui.tools.git.base_argv`);
+  the shadow's config is ours, and its ``info/attributes`` switches off every attribute
+  that would transform content (filters, end-of-line conversion, ident, encodings), so
+  a work tree's ``.gitattributes`` can neither run a program nor alter the bytes kept;
+* the files a checkpoint would have to copy are measured first; more than ``max_bytes``
+  refuses the checkpoint with :class:`CheckpointTooBig` instead of copying a huge tree;
+* a restore first records the current state (so it can be undone), then writes only the
+  files that differ and deletes only files the current snapshot holds: ignored files are
+  in neither tree, so they are never touched.
+
+The list of checkpoints is an append-only JSON-lines file in the shadow repository, so it
+outlives the process (``--continue``) without a database table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from smith_tui.tools.git import base_argv, find_git, git_env
+from smith_tui.tools.spec import ToolError
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""Most bytes one checkpoint may copy (changed and new files) unless configured otherwise."""
+
+_LOG_NAME = "smith-checkpoints.jsonl"
+_REF = "refs/heads/snapshots"
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_TIME_LIMIT = 300.0
+
+# Highest-precedence attributes (the shadow's info/attributes beat any .gitattributes):
+# keep bytes as they are and never start a filter driver (diff drivers: --no-ext-diff).
+_ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding !diff !merge\n"
+
+# Config for every call on top of the git tool's SAFE_CONFIG.
+_SHADOW_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.bare", "false"),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.symlinks", "true"),
+    ("core.quotePath", "false"),
+    ("core.excludesFile", ""),
+    ("advice.addEmbeddedRepo", "false"),
+    ("advice.addIgnoredFile", "false"),
+    ("index.threads", "true"),
+    ("commit.gpgSign", "false"),
+)
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "smith",
+    "GIT_AUTHOR_EMAIL": "smith@localhost",
+    "GIT_COMMITTER_NAME": "smith",
+    "GIT_COMMITTER_EMAIL": "smith@localhost",
+}
+
+Kind = Literal["turn", "restore"]
+
+
+class CheckpointError(ToolError):
+    """A checkpoint or restore could not be done; the message says why and what to do."""
+
+    def __init__(self, message: str, *, code: str = "checkpoint_failed") -> None:
+        super().__init__(message, code=code)
+
+
+class CheckpointTooBig(CheckpointError):
+    """The files a checkpoint would copy exceed the size limit."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="checkpoint_too_big")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file that differs between two trees: ``A`` added, ``M`` modified, ``D`` deleted."""
+
+    status: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One recorded state of the files: what was there before a turn (or a restore)."""
+
+    id: str
+    kind: Kind
+    before: str
+    """Tree id of the files before the turn or restore."""
+    created_at: float
+    turn_id: str | None = None
+    conversation_id: str | None = None
+    prompt: str = ""
+    after: str | None = None
+    """Tree id once the turn ended (a restore: the tree it put back); ``None`` while open."""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """What a restore did."""
+
+    checkpoint: Checkpoint
+    """The checkpoint whose files were put back."""
+    undo: Checkpoint
+    """The record of the state before the restore (restoring it undoes this restore)."""
+    changes: tuple[Change, ...]
+    """What the restore wrote (``A``/``M``: written back, ``D``: deleted)."""
+
+
+def shadow_folder(data_dir: Path, work_tree: Path) -> Path:
+    """The shadow repository of ``work_tree`` inside ``data_dir`` (one per project folder)."""
+    key = hashlib.sha256(str(work_tree.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+    return data_dir / "checkpoints" / key[:32]
+
+
+def _user_git_dir(work_tree: Path) -> Path | None:
+    """The user's repository of ``work_tree`` (common dir of a linked worktree), read-only."""
+    dot = work_tree / ".git"
+    if dot.is_dir():
+        git_dir = dot
+    elif dot.is_file():
+        try:
+            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = (work_tree / text.removeprefix("gitdir:").strip()).resolve()
+    else:
+        return None
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    return (git_dir / common).resolve()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return ""
+
+
+class Checkpoints:
+    """The checkpoints of one project folder (``work_tree``), kept in ``shadow``.
+
+    Synchronous and blocking (git subprocesses): the engine calls it from a worker thread.
+    """
+
+    def __init__(
+        self, work_tree: Path, shadow: Path, *, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
+        self.work_tree = work_tree.resolve()
+        self.shadow = shadow
+        self.max_bytes = max_bytes
+        self._git: str | None = None
+        self._ready = False
+
+    @classmethod
+    def for_project(
+        cls, data_dir: Path, work_tree: Path, *, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Checkpoints:
+        """The checkpoints of ``work_tree`` with the shadow repository under ``data_dir``."""
+        return cls(work_tree, shadow_folder(data_dir, work_tree), max_bytes=max_bytes)
+
+    # ------------------------------------------------------------------ running git
+
+    def _env(self, index: Path | None = None, *, init: bool = False) -> dict[str, str]:
+        env = git_env(_SHADOW_CONFIG)
+        env.update(_IDENTITY, GIT_DIR=str(self.shadow))
+        if not init:
+            env.update(
+                GIT_WORK_TREE=str(self.work_tree),
+                GIT_INDEX_FILE=str(index or self.shadow / "index"),
+            )
+        return env
+
+    def _run(
+        self,
+        *args: str,
+        index: Path | None = None,
+        stdin: bytes | None = None,
+        ok: Sequence[int] = (0,),
+        init: bool = False,
+    ) -> bytes:
+        if self._git is None:
+            self._git = find_git()
+        argv = [*base_argv(self._git, _SHADOW_CONFIG), *args]
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=self.work_tree,
+                env=self._env(index, init=init),
+                input=stdin,
+                capture_output=True,
+                timeout=_TIME_LIMIT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CheckpointError(f"checkpoint: git {args[0]} could not run: {exc}") from None
+        if done.returncode not in ok:
+            detail = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+            raise CheckpointError(f"checkpoint: git {args[0]} failed: {detail}")
+        return done.stdout
+
+    def _ensure_shadow(self) -> None:
+        if self._ready:
+            return
+        if not self.work_tree.is_dir():
+            raise CheckpointError(f"checkpoint: the project folder {self.work_tree} is missing")
+        if not (self.shadow / "HEAD").is_file():
+            self.shadow.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._run("init", "--quiet", "--bare", "--template=", init=True)
+        info = self.shadow / "info"
+        info.mkdir(exist_ok=True)
+        if _read(info / "attributes") != _ATTRIBUTES:
+            (info / "attributes").write_text(_ATTRIBUTES, encoding="utf-8")
+        self._ready = True
+
+    def _user_config(self, user_git: Path | None) -> str:
+        """The user's ``core.excludesFile``: repository config, then global, then the default."""
+        home = Path.home()
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+        files = [home / ".gitconfig", Path(xdg) / "git" / "config"]
+        if user_git is not None:
+            files.insert(0, user_git / "config")
+        for config in files:
+            if not config.is_file():
+                continue
+            out = self._run(
+                "config",
+                "--file",
+                str(config),
+                "--type=path",
+                "--get",
+                "core.excludesFile",
+                ok=(0, 1),
+            )
+            value = out.decode("utf-8", "surrogateescape").strip()
+            if value:
+                return value
+        return str(Path(xdg) / "git" / "ignore")
+
+    def _sync_excludes(self) -> None:
+        """Copy the user's ignore rules outside the work tree into the shadow's info/exclude.
+
+        ``.gitignore`` files inside the work tree are read by git directly.
+        """
+        user_git = _user_git_dir(self.work_tree)
+        parts = [_read(Path(self._user_config(user_git)))]
+        if user_git is not None:
+            parts.append(_read(user_git / "info" / "exclude"))
+        text = "\n".join(part.rstrip("\n") for part in parts if part) + "\n"
+        target = self.shadow / "info" / "exclude"
+        if _read(target) != text:
+            target.write_text(text, encoding="utf-8", errors="surrogateescape")
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _pending_bytes(self) -> tuple[int, int]:
+        """Files (and their total size) that ``git add -A`` would read anew."""
+        out = self._run("ls-files", "-z", "--modified", "--others", "--exclude-standard")
+        count = size = 0
+        for raw in set(out.split(b"\0")):
+            if not raw:
+                continue
+            try:
+                info = os.lstat(self.work_tree / os.fsdecode(raw))
+            except OSError:
+                continue  # deleted since the last checkpoint: nothing to copy
+            count += 1
+            size += info.st_size
+        return count, size
+
+    def snapshot(self) -> str:
+        """Copy the current files into the shadow repository; return their tree id.
+
+        Raises :class:`CheckpointTooBig` (nothing copied) when the files to copy exceed
+        ``max_bytes``.
+        """
+        self._ensure_shadow()
+        self._sync_excludes()
+        count, size = self._pending_bytes()
+        if size > self.max_bytes:
+            raise CheckpointTooBig(
+                f"checkpoint skipped: {count} new or changed files, {_mb(size)}, exceed the "
+                f"limit checkpoints.max_bytes ({_mb(self.max_bytes)}), so this turn's file "
+                "changes cannot be undone. Add large files to .gitignore or raise the limit."
+            )
+        if count:
+            self._run("add", "-A", "--ignore-errors", "--", ".", ok=(0, 1))
+        else:
+            # Nothing new or changed; deletions still have to leave the index.
+            self._run("add", "-u", "--ignore-errors", "--", ".", ok=(0, 1))
+        tree = self._run("write-tree").decode().strip()
+        self._keep(tree)
+        return tree
+
+    def _keep(self, tree: str) -> None:
+        """Make ``tree`` reachable from the shadow's one ref so that it is never pruned."""
+        head = self._run("rev-parse", "-q", "--verify", _REF, ok=(0, 1)).decode().strip()
+        if head:
+            parent_tree = self._run("rev-parse", f"{head}^{{tree}}").decode().strip()
+            if parent_tree == tree:
+                return
+        parents = ["-p", head] if head else []
+        commit = self._run("commit-tree", tree, *parents, "-m", "smith checkpoint")
+        self._run("update-ref", _REF, commit.decode().strip())
+
+    # ------------------------------------------------------------------ the record log
+
+    @property
+    def _log(self) -> Path:
+        return self.shadow / _LOG_NAME
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with open(self._log, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+    def list(self) -> list[Checkpoint]:
+        """Every checkpoint, oldest first (an unreadable line is skipped)."""
+        try:
+            lines = self._log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+        found: dict[str, Checkpoint] = {}
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(entry, dict):
+                continue
+            if "finish" in entry:
+                done = found.get(str(entry["finish"]))
+                if done is not None and isinstance(entry.get("after"), str):
+                    found[done.id] = replace(done, after=entry["after"])
+                continue
+            try:
+                item = Checkpoint(
+                    id=str(entry["id"]),
+                    kind=entry["kind"],
+                    before=str(entry["before"]),
+                    created_at=float(entry["created_at"]),
+                    turn_id=entry.get("turn_id"),
+                    conversation_id=entry.get("conversation_id"),
+                    prompt=str(entry.get("prompt") or ""),
+                    after=entry.get("after"),
+                    data=dict(entry.get("data") or {}),
+                )
+            except (KeyError, TypeError, ValueError):
+                continue
+            found[item.id] = item
+        return list(found.values())
+
+    def get(self, checkpoint_id: str) -> Checkpoint | None:
+        """The checkpoint ``checkpoint_id`` (a unique prefix will do), or ``None``."""
+        matches = [c for c in self.list() if c.id.startswith(checkpoint_id)]
+        return matches[0] if len(matches) == 1 else None
+
+    def _record(self, kind: Kind, before: str, after: str | None, **fields: Any) -> Checkpoint:
+        item = Checkpoint(
+            id=uuid.uuid4().hex[:12],
+            kind=kind,
+            before=before,
+            created_at=time.time(),
+            after=after,
+            turn_id=fields.get("turn_id"),
+            conversation_id=fields.get("conversation_id"),
+            prompt=fields.get("prompt") or "",
+            data=fields.get("data") or {},
+        )
+        entry = {k: v for k, v in item.__dict__.items() if v not in (None, "", {})}
+        self._append(entry)
+        return item
+
+    # ------------------------------------------------------------------ turns
+
+    def record_turn(
+        self,
+        turn_id: str | None = None,
+        conversation_id: str | None = None,
+        prompt: str = "",
+        data: dict[str, Any] | None = None,
+    ) -> Checkpoint:
+        """Record the files as they are before a turn changes them."""
+        tree = self.snapshot()
+        return self._record(
+            "turn",
+            tree,
+            None,
+            turn_id=turn_id,
+            conversation_id=conversation_id,
+            prompt=prompt,
+            data=data,
+        )
+
+    def finish(self, checkpoint: Checkpoint) -> Checkpoint:
+        """Record the files as the turn left them; return the completed checkpoint."""
+        tree = self.snapshot()
+        self._append({"finish": checkpoint.id, "after": tree})
+        return replace(checkpoint, after=tree)
+
+    def changes(self, old: str, new: str) -> list[Change]:
+        """Files that differ from tree ``old`` to tree ``new`` (renames as delete + add)."""
+        if old == new:
+            return []
+        out = self._run("diff-tree", "-r", "-z", "--no-renames", old, new)
+        parts = out.split(b"\0")
+        found = []
+        for meta, raw in zip(parts[0::2], parts[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            status = meta.split()[-1].decode()[:1]
+            found.append(Change("M" if status == "T" else status, os.fsdecode(raw)))
+        return found
+
+    def diff(self, old: str, new: str) -> str:
+        """The combined diff from tree ``old`` to tree ``new`` as text (binary files named)."""
+        out = self._run(
+            "diff-tree",
+            "-p",
+            "-r",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--find-renames",
+            old,
+            new,
+        )
+        return out.decode("utf-8", "replace")
+
+    def turn_changes(self, checkpoint: Checkpoint) -> list[Change]:
+        """What the turn (or restore) of ``checkpoint`` changed; open: changed so far."""
+        after = checkpoint.after if checkpoint.after is not None else self.snapshot()
+        return self.changes(checkpoint.before, after)
+
+    def last_change(self) -> Checkpoint | None:
+        """The newest checkpoint whose turn (or restore) changed files."""
+        current: str | None = None
+        for item in reversed(self.list()):
+            after = item.after
+            if after is None:
+                current = current or self.snapshot()
+                after = current
+            if after != item.before:
+                return item
+        return None
+
+    # ------------------------------------------------------------------ restoring
+
+    def restore(self, checkpoint: Checkpoint) -> RestoreResult:
+        """Put the files of ``checkpoint`` (its ``before`` tree) back into the work tree.
+
+        The current state is recorded first as a ``restore`` checkpoint, so restoring that
+        one undoes this restore. Files the current snapshot does not hold (ignored ones)
+        are never touched.
+        """
+        current = self.snapshot()
+        target = checkpoint.before
+        changes = self.changes(current, target)
+        undo = self._record(
+            "restore",
+            current,
+            target,
+            prompt=f"restore of checkpoint {checkpoint.id}",
+            data={"restored": checkpoint.id},
+        )
+        self._write_tree(target, changes)
+        return RestoreResult(checkpoint, undo, tuple(changes))
+
+    def undo(self) -> RestoreResult | None:
+        """Restore the files to before the last turn (or restore) that changed them."""
+        item = self.last_change()
+        return None if item is None else self.restore(item)
+
+    def _write_tree(self, tree: str, changes: Iterable[Change]) -> None:
+        removed = [c.path for c in changes if c.status == "D"]
+        written = [c.path for c in changes if c.status != "D"]
+        for path in removed:
+            target = self.work_tree / path
+            try:
+                if target.is_symlink() or target.is_file():
+                    target.unlink()
+            except OSError as exc:
+                raise CheckpointError(f"checkpoint: cannot delete {path}: {exc}") from None
+            self._prune_empty(target.parent)
+        if not written:
+            return
+        index = self.shadow / "restore-index"
+        try:
+            self._run("read-tree", tree, index=index)
+            paths = b"\0".join(os.fsencode(p) for p in written) + b"\0"
+            self._run("checkout-index", "-f", "-z", "--stdin", index=index, stdin=paths)
+        finally:
+            index.unlink(missing_ok=True)
+
+    def _prune_empty(self, folder: Path) -> None:
+        while folder != self.work_tree and self.work_tree in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def empty_tree() -> str:
+    """The id of git's empty tree."""
+    return _EMPTY_TREE
