@@ -16,7 +16,7 @@ from typing import Any
 
 from smith_tui.config.defaults import DEFAULTS
 from smith_tui.config.errors import ConfigError, OverrideError
-from smith_tui.config.schema import ContextManagement, LLMConfig, SmithConfig
+from smith_tui.config.schema import ContextManagement, LLMConfig, SandboxConfig, SmithConfig
 from smith_tui.config.tree import (
     contains,
     deep_merge,
@@ -46,6 +46,7 @@ OVERRIDABLE_PATHS: frozenset[str] = frozenset(
         *_TOP_LEVEL,
         *(f"llm_config.{name}" for name in LLMConfig.model_fields if "key" not in name),
         *(f"context_management.{name}" for name in ContextManagement.model_fields),
+        *(f"sandbox.{name}" for name in SandboxConfig.model_fields),
     )
 )
 """The exact overridable paths; ``models.<key>`` paths are allowed in addition."""

@@ -23,9 +23,10 @@ from smith_tui.config.fields import (
     SafeRelativePath,
 )
 from smith_tui.config.section import Section
-from smith_tui.config.services import Services
+from smith_tui.config.services import AbsoluteFolder, Services
 
 Role = Literal["direct", "orchestrator"]
+SandboxMode = Literal["off", "auto", "on"]
 TRANSPORT_TIMEOUT_FIELDS = tuple(DEFAULT_TRANSPORT_TIMEOUTS)
 
 
@@ -108,6 +109,36 @@ class ContextManagement(Section):
     )
 
 
+class SandboxConfig(Section):
+    """How ``bash`` commands are confined (bubblewrap, Linux only)."""
+
+    mode: SandboxMode = Field(
+        "auto",
+        description=(
+            "'auto': run bash commands under bubblewrap (bwrap) when it is installed and "
+            "works, else unsandboxed with a one-time notice; 'on': require it (bash calls "
+            "fail without it); 'off': never sandbox."
+        ),
+    )
+    network: bool = Field(
+        False, description="Let sandboxed commands use the network (false: no network at all)."
+    )
+    writable: list[AbsoluteFolder] = Field(
+        default_factory=list,
+        description=(
+            "Folders sandboxed commands may write besides the project folder and the temp "
+            "folder (absolute paths, ~ allowed; missing ones are skipped)."
+        ),
+    )
+    git_writable: bool = Field(
+        False,
+        description=(
+            "Let sandboxed commands write the project's .git folder (git add, commit); "
+            "false keeps it read-only."
+        ),
+    )
+
+
 class SmithConfig(Section):
     """The whole configuration of smith (the merged, validated result of every layer)."""
 
@@ -144,8 +175,11 @@ class SmithConfig(Section):
     context_management: ContextManagement = Field(
         default_factory=ContextManagement, description="Context-window management."
     )
+    sandbox: SandboxConfig = Field(
+        default_factory=SandboxConfig, description="The sandbox bash commands run in."
+    )
 
-    @field_validator("models", "services", "context_management", mode="before")
+    @field_validator("models", "services", "context_management", "sandbox", mode="before")
     @classmethod
     def _null_table_means_default(cls, value: Any) -> Any:
         return {} if value is None else value

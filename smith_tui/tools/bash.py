@@ -7,6 +7,8 @@ SIGTERM first, SIGKILL after a short grace. Output streams to
 only their heads and tails are kept once they outgrow the budget.
 
 The shell's environment has no API-key variables (``smith_tui.config.secrets``).
+On Linux it runs in the bubblewrap sandbox of ``smith_tui.tools.sandbox`` as
+``sandbox.mode`` says; a command the sandbox stopped says so in its result.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ from pydantic import Field
 from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.process import signal_group
+from smith_tui.tools.sandbox import (
+    bwrap_argv,
+    failure_note,
+    require_sandbox,
+    sandbox_settings,
+    sandbox_state,
+)
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -231,6 +240,22 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     budget = max_output_chars(ctx, "bash")
     cwd = _working_dir(ctx)
     secrets = secret_values(ctx.config)  # also makes _child_env hide the configured names
+    sandbox = sandbox_settings(ctx.config)
+    state = await asyncio.to_thread(sandbox_state, sandbox)
+    require_sandbox(state)
+    # A read-only permission mode will pass False here (project folder read-only too).
+    project_writable = True
+    argv = ["bash", "-c", command]
+    if state.active and state.bwrap:
+        project = ctx.project_root or cwd
+        argv = bwrap_argv(
+            state.bwrap,
+            argv,
+            cwd=cwd,
+            project=project,
+            settings=sandbox,
+            project_writable=project_writable,
+        )
     if ctx.is_cancelled():
         raise ToolError("the call was cancelled before the command started.", code="cancelled")
     # Our own pipes (not asyncio's PIPE) so we can close the read ends ourselves even
@@ -240,9 +265,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     unowned = [out_r, err_r]  # read ends not yet handed to a transport
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            command,
+            *argv,
             cwd=str(cwd),
             env=_child_env(),
             stdin=asyncio.subprocess.DEVNULL,
@@ -262,11 +285,12 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     except OSError as exc:
         _close_fds(unowned)
         raise ToolError(
-            f"could not start bash: {exc.strerror or exc}.", code="spawn_failed"
+            f"could not start {Path(argv[0]).name}: {exc.strerror or exc}.", code="spawn_failed"
         ) from None
     finally:
         _close_fds([out_w, err_w])
-    pgid = proc.pid  # start_new_session makes the shell its group (and session) leader
+    # start_new_session makes the shell (or bwrap) its group (and session) leader
+    pgid = proc.pid
     # One capture (and redactor) per stream: a key split across two reads of stdout is
     # still caught when a piece of stderr arrives in between.
     captures = {name: StreamCapture(budget, secrets) for name in ("stdout", "stderr")}
@@ -350,6 +374,10 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             "is not captured (redirect background output to a file, e.g. `cmd > log 2>&1 &`)."
         )
     out, err = captures["stdout"], captures["stderr"]
+    if state.active and outcome == "completed" and exit_code != 0:
+        seen = "".join((out.head, *out.tail, err.head, *err.tail))
+        if note := failure_note(seen, sandbox, project_writable=project_writable):
+            lines.append(note)
     # Split the budget between the streams, favouring the one that needs more.
     if out.total_chars + err.total_chars <= budget:
         out_budget, err_budget = budget, budget
@@ -376,6 +404,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             or out.total_chars > out_budget
             or err.total_chars > err_budget,
             "pgid": pgid,
+            "sandboxed": state.active,
         },
         mutation_state="attempted" if outcome == "completed" else "unknown",
         ok=outcome == "completed",
@@ -392,7 +421,9 @@ TOOL = ToolSpec(
         "redirect big outputs to a file and inspect it with read or grep. Default timeout "
         f"{DEFAULT_TIMEOUT_S:g} s (set `timeout_s` for longer jobs, up to the configured "
         "maximum); on timeout or cancellation the whole process group is killed. To leave a "
-        "server running, start it in the background with its output redirected to a file."
+        "server running, start it in the background with its output redirected to a file. "
+        "Commands may run in a sandbox (the result says so when it stopped one): then only "
+        "the project folder and /tmp are writable and there is no network."
     ),
     args=Args,
     handler=handler,

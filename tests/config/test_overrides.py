@@ -187,6 +187,10 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "context_management.tool_output_keep_rounds",
             "context_management.tool_output_elide_over_chars",
             "context_management.trim_threshold_pct",
+            "sandbox.mode",
+            "sandbox.network",
+            "sandbox.writable",
+            "sandbox.git_writable",
         ]
     )
     assert all(is_overridable_path(path) for path in paths)
