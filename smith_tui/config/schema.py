@@ -139,6 +139,25 @@ class SandboxConfig(Section):
     )
 
 
+class CheckpointsConfig(Section):
+    """Checkpoints of the project's files before each turn changes them (``/undo``)."""
+
+    enabled: bool = Field(
+        True,
+        description=(
+            "Record the project's files (those git does not ignore) in a private shadow "
+            "repository under the data folder before a turn first changes them."
+        ),
+    )
+    max_bytes: PositiveInt = Field(
+        256 * 1024 * 1024,
+        description=(
+            "Most bytes of new or changed files one checkpoint may copy; a bigger change "
+            "skips the checkpoint with a notice."
+        ),
+    )
+
+
 class SmithConfig(Section):
     """The whole configuration of smith (the merged, validated result of every layer)."""
 
@@ -178,8 +197,13 @@ class SmithConfig(Section):
     sandbox: SandboxConfig = Field(
         default_factory=SandboxConfig, description="The sandbox bash commands run in."
     )
+    checkpoints: CheckpointsConfig = Field(
+        default_factory=CheckpointsConfig, description="Checkpoints of the project's files."
+    )
 
-    @field_validator("models", "services", "context_management", "sandbox", mode="before")
+    @field_validator(
+        "models", "services", "context_management", "sandbox", "checkpoints", mode="before"
+    )
     @classmethod
     def _null_table_means_default(cls, value: Any) -> Any:
         return {} if value is None else value
