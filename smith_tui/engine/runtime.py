@@ -34,6 +34,7 @@ from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, resolve_role
 from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
+from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.turn import TurnDeps, TurnResult
@@ -123,6 +124,8 @@ class Runtime:
         """Dispatch jobs in flight, by job id (for cancelling one sub-agent)."""
         self.bus = EventBus()
         self._active_role_override: str | None = None
+        self.sandbox = SandboxReporter(self.emit)
+        """Reports whether bash commands run sandboxed (``SandboxStatus`` events)."""
 
         factories = default_factories(llm=_LazyLLM(self), store=store, env=self.env)
         factories["command"] = lambda options: CommandService(self)
@@ -152,7 +155,7 @@ class Runtime:
             jobs=self.jobs,
             emit=self.emit,
         )
-        self.dispatch = self.services.dispatch or DispatchService(
+        self.dispatch = DispatchService(
             runner.run, self.services.role.check_dispatch, self.persistence.save_scratchpad
         )
         registry = self.services.tool
@@ -247,6 +250,7 @@ class Runtime:
             return
         self.session = SessionState(status="running", started_at=time.time())
         self.emit(ev.SessionStarted(session_id=self.session_id, role=self.active_role))
+        self.sandbox.refresh(self.config.effective)
         retention = self.config.model.services.observe.retention_days
         try:
             self.persistence.prune_snapshots(float(retention))
@@ -501,6 +505,8 @@ class Runtime:
         self._config_changed()
 
     def _config_changed(self) -> None:
+        if self.session.status == "running":
+            self.sandbox.refresh(self.config.effective)
         if not self._llm_injected:
             self._llm = None  # rebuilt from the new llm_config on next use
 

@@ -18,16 +18,13 @@ from smith_tui.engine.model_select import ModelSelection, select_model
 from smith_tui.engine.persistence import Persistence
 from smith_tui.tools.registry import ToolRegistry
 
-SERVICE_NAMES = ("role", "model", "tool", "dispatch", "persistence", "command")
+SERVICE_NAMES = ("role", "model", "tool", "persistence", "command")
 
 
 class RoleService:
-    """The role catalog and the policy matrix."""
+    """The policy matrix's dispatch edges (which role may dispatch to which)."""
 
-    resolve = staticmethod(roles.resolve_role)
-    list = staticmethod(roles.list_roles)
     check_dispatch = staticmethod(matrix.check_dispatch)
-    check_tool = staticmethod(matrix.check_tool)
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.options = options
@@ -63,8 +60,6 @@ class Services:
     role: Any
     model: Any
     tool: Any
-    dispatch: Any
-    """``None`` unless handed in: the runtime builds the dispatch service over its driver."""
     persistence: Any
     command: Any
 

@@ -1,11 +1,16 @@
-"""The tool loop of one turn (docs/DESIGN.md §5.5).
+"""The tool loop of one turn (docs/DESIGN.md §5.5): :class:`TurnLoop`.
 
-build model messages → context-window policy → model call with retries →
-extract tool calls → execute them in order (budget and cancellation checked
-before each) → append results → repeat. The assistant message is handed to the
-recorder before its tools start and the results as soon as they are in, so a
-crash loses at most the model reply in flight, and a call whose tool was
-running is on record (repair answers it on resume).
+Each round: build the request (:func:`smith_tui.engine.prompt.build_messages`: context
+window, wire form, state snapshot) → call the model with retries
+(:meth:`TurnLoop._request`) → record the assistant message
+(:meth:`TurnLoop._record_reply`) → execute its tool calls in order, budget, repeat and
+cancellation checked before each (:class:`_CallRunner`) → record the results
+(:meth:`TurnLoop._record_results`) → stop or go on (:meth:`TurnLoop._decide`). The
+assistant message is handed to the recorder before its tools start and the results as
+soon as they are in, so a crash loses at most the model reply in flight, and a call
+whose tool was running is on record (repair answers it on resume).
+
+Turns are started by :class:`smith_tui.engine.driver.TurnDriver`.
 """
 
 from __future__ import annotations
@@ -135,7 +140,6 @@ class TurnResult:
     stop_reason: str
     text: str = ""
     error: AgentError | None = None
-    messages: list[dict[str, Any]] = field(default_factory=list)
     terminal: ToolResult | None = None
     rounds: int = 0
     usage: dict[str, int] = field(default_factory=dict)
@@ -224,7 +228,6 @@ class TurnLoop:
         self.setup = setup
         self.deps = deps
         self.transcript: list[dict[str, Any]] = list(history)
-        self.added: list[dict[str, Any]] = []
         self.user_message = user_message
         self.usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self.tools = deps.registry.llm_specs(setup.role)
@@ -396,7 +399,6 @@ class TurnLoop:
     # -- helpers --------------------------------------------------------------------------
     def _add(self, messages: list[dict[str, Any]]) -> None:
         self.transcript.extend(messages)
-        self.added.extend(messages)
 
     def _emit(self, kind: type[ev.Event], **fields: Any) -> None:
         """Emit an event of ``kind`` as this turn's role (and job)."""
@@ -417,22 +419,11 @@ class TurnLoop:
             stop,
             text,
             error,
-            self.added,
             terminal=terminal,
             rounds=self.round_no,
             usage=dict(self.usage),
             loop_detected=loop_detected,
         )
-
-
-async def run_turn(
-    setup: TurnSetup,
-    history: Sequence[dict[str, Any]],
-    user_message: dict[str, Any] | None,
-    deps: TurnDeps,
-) -> TurnResult:
-    """Run one turn's tool loop (:class:`TurnLoop`) and return how it ended."""
-    return await TurnLoop(setup, deps, history, user_message).run()
 
 
 def assistant_message(response: ChatResponse) -> dict[str, Any]:
