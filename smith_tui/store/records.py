@@ -42,17 +42,6 @@ class Message:
     recall_key: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
-    def to_wire(self) -> dict[str, Any]:
-        """Return the Chat-Completions shape: role, content, and tool fields when present."""
-        wire: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_calls:
-            wire["tool_calls"] = self.tool_calls
-        if self.tool_call_id is not None:
-            wire["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            wire["name"] = self.name
-        return wire
-
 
 @dataclass(frozen=True)
 class Turn:
