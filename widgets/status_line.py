@@ -68,6 +68,10 @@ class StatusLine(Widget):
     """``retrying in Ns (reason)`` while a retry waits, else empty."""
     frame: reactive[int] = reactive(0)
     """The spinner frame."""
+    sandbox: reactive[str] = reactive("")
+    """Whether bash commands run sandboxed (``sandboxed``, ``unsandboxed`` …); empty: not known."""
+    sandbox_active: reactive[bool] = reactive(False)
+    """Whether they do (a sandbox that is wanted but missing shows as a warning)."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -121,7 +125,9 @@ class StatusLine(Widget):
                 self._clear_retry()
         if not top:
             return
-        if isinstance(event, ev.StatusChanged):
+        if isinstance(event, ev.SandboxStatus):
+            self.sandbox, self.sandbox_active = event.label, event.active
+        elif isinstance(event, ev.StatusChanged):
             self.status, self.detail = event.status, event.detail
             if event.status not in ("thinking",):
                 self._clear_retry()
@@ -156,6 +162,9 @@ class StatusLine(Widget):
         parts += [("  │  ", "dim"), (alias, f"bold {tint}" if tint else "bold")]
         if self.model:
             parts.append((f" · {self.model}", "dim"))
+        if self.sandbox:
+            warn = not self.sandbox_active and self.sandbox != "sandbox off"
+            parts += [("  │  ", "dim"), (self.sandbox, "bold $warning" if warn else "dim")]
         if self.title:
             parts += [("  │  ", "dim"), (self.title, "italic")]
         return Content.assemble(*parts)

@@ -240,3 +240,18 @@ class ConversationChanged(Event):
     type: ClassVar[str] = "conversation_changed"
     conversation_id: str
     reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxStatus(Event):
+    """Whether ``bash`` commands run sandboxed; sent at session start and when it changes.
+
+    ``label`` is a few words for a status line. ``notice`` is set the first time
+    the sandbox is wanted but cannot be used (said once per session), else empty.
+    """
+
+    type: ClassVar[str] = "sandbox"
+    mode: str
+    active: bool
+    label: str
+    notice: str = ""

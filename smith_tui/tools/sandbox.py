@@ -191,24 +191,26 @@ def bwrap_argv(
 ) -> list[str]:
     """The command line that runs ``argv`` in the sandbox.
 
-    ``project_writable=False`` leaves the project folder read-only too (for a
+    ``project_writable=False`` makes the project folder read-only too (for a
     read-only permission mode); the temp folders and ``sandbox.writable`` stay
-    writable. Later mounts cover earlier ones, so the project's ``.git`` is
-    made read-only after every writable folder (a parent folder in
-    ``sandbox.writable`` cannot undo it).
+    writable. Later mounts cover earlier ones, so the project (and its
+    ``.git``) is mounted after every writable folder: a parent folder in
+    ``sandbox.writable``, or a project under ``/tmp``, cannot undo it.
     """
     line = [bwrap, "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
     if not settings.network:
         line.append("--unshare-net")
-    writable = [_real(folder) for folder in (*temp_folders(), *settings.writable)]
+    for folder in (*temp_folders(), *settings.writable):
+        line += ["--bind-try", _real(folder), _real(folder)]
     root = _real(project)
-    if project_writable:
-        writable.append(root)
-    for folder in writable:
-        line += ["--bind-try", folder, folder]
     git = os.path.join(root, ".git")
-    if project_writable and not settings.git_writable and os.path.lexists(git):
-        line += ["--ro-bind", git, git]
+    if not project_writable:
+        # Read-only even when it lies inside a writable folder (a project under /tmp).
+        line += ["--ro-bind", root, root]
+    else:
+        line += ["--bind", root, root]
+        if not settings.git_writable and os.path.lexists(git):
+            line += ["--ro-bind", git, git]
     line += ["--chdir", _real(cwd), *argv]
     return line
 

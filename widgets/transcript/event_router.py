@@ -75,6 +75,8 @@ def route_event(transcript: Transcript, event: Any) -> None:
     elif isinstance(event, ev.CommandOutput):
         if event.text:
             t.add_notice(event.text, "info" if event.ok else "error")
+    elif isinstance(event, ev.SandboxStatus) and event.notice:
+        t.add_notice(event.notice, "error" if event.mode == "on" else "warning")
 
 
 def _turn_finished(t: Transcript, event: ev.TurnFinished) -> None:

@@ -1,0 +1,317 @@
+"""The bash sandbox with the real bubblewrap: what a command may write and reach, and the modes.
+
+Tests that need a working ``bwrap`` skip with the probe's reason when it is
+missing or cannot build a sandbox here (e.g. user namespaces are not allowed
+in this container). ``.ci/run`` installs bubblewrap so they run in CI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith_tui.cancel import CancelToken
+from smith_tui.engine import events as ev
+from smith_tui.tools.bash import TOOL
+from smith_tui.tools.sandbox import failure_note, probe_bwrap, sandbox_settings
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
+from tests.support.runtime import open_runtime
+from tests.tools.test_bash import is_running, live_members
+
+PROBE = probe_bwrap()
+needs_bwrap = pytest.mark.skipif(
+    not PROBE.ok, reason=f"the sandbox cannot run here: {PROBE.reason}"
+)
+
+
+def make_ctx(project: Path, sandbox: dict[str, Any] | None = None) -> ToolContext:
+    return ToolContext(
+        role="worker",
+        turn_id="turn1",
+        cwd=project,
+        cancel=CancelToken.new_root(),
+        config={"sandbox": sandbox} if sandbox is not None else {},
+        project_root=project,
+    )
+
+
+async def run(ctx: ToolContext, command: str) -> ToolOutput:
+    result = await TOOL.run({"command": command}, ctx)
+    assert isinstance(result, ToolOutput)
+    return result
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder with a ``.git`` folder in it."""
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside both the project and the temp folders (/tmp, $TMPDIR)."""
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
+    tmp_roots = [Path("/tmp").resolve(), Path(tempfile.gettempdir()).resolve()]
+    if any(base.resolve().is_relative_to(root) for root in tmp_roots):
+        pytest.skip(f"no folder outside the temp folders to write to ({base} is inside one)")
+    folder = Path(tempfile.mkdtemp(prefix="smith-sandbox-test-", dir=base))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def no_bwrap_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``PATH`` holding bash (and git) but no bwrap."""
+    bin_dir = tmp_path / "bin-without-bwrap"
+    bin_dir.mkdir()
+    for tool in ("bash", "git"):
+        found = shutil.which(tool)
+        assert found, f"{tool} is needed by this test"
+        (bin_dir / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+@pytest.fixture
+def broken_bwrap_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``PATH`` whose bwrap fails the way it does where namespaces are not allowed."""
+    bin_dir = tmp_path / "bin-broken-bwrap"
+    bin_dir.mkdir()
+    fake = bin_dir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    (bin_dir / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+# ---------------------------------------------------------------------------
+# the filesystem
+
+
+@needs_bwrap
+async def test_writes_inside_the_project_and_tmp_work_outside_fail_and_say_why(
+    project: Path, outside: Path
+) -> None:
+    in_tmp = Path("/tmp") / f"smith-sandbox-{uuid.uuid4().hex}"
+    try:
+        result = await run(
+            make_ctx(project),
+            f"echo in > inside.txt && echo t > {in_tmp} && echo out > {outside}/x.txt",
+        )
+        assert (project / "inside.txt").read_text() == "in\n"
+        assert in_tmp.read_text() == "t\n"
+    finally:
+        in_tmp.unlink(missing_ok=True)
+    assert not (outside / "x.txt").exists()
+    assert result.metadata["sandboxed"] is True
+    assert result.metadata["exit_code"] != 0
+    assert "Read-only file system" in result.content
+    assert "bash sandbox (bubblewrap)" in result.content
+    assert "sandbox.writable" in result.content
+
+
+@needs_bwrap
+async def test_the_same_command_works_with_the_sandbox_off(project: Path, outside: Path) -> None:
+    result = await run(make_ctx(project, {"mode": "off"}), f"echo out > {outside}/x.txt")
+    assert result.metadata["exit_code"] == 0
+    assert result.metadata["sandboxed"] is False
+    assert (outside / "x.txt").read_text() == "out\n"
+
+
+@needs_bwrap
+async def test_a_folder_in_sandbox_writable_can_be_written(project: Path, outside: Path) -> None:
+    result = await run(
+        make_ctx(project, {"writable": [str(outside)]}), f"echo out > {outside}/x.txt"
+    )
+    assert result.metadata["exit_code"] == 0, result.content
+    assert (outside / "x.txt").read_text() == "out\n"
+
+
+@needs_bwrap
+async def test_git_folder_is_read_only_unless_allowed(project: Path) -> None:
+    result = await run(make_ctx(project), "echo x > .git/touched")
+    assert result.metadata["exit_code"] != 0
+    assert not (project / ".git" / "touched").exists()
+    assert "sandbox.git_writable" in result.content
+    # A parent folder listed as writable does not undo it.
+    widened = make_ctx(project, {"writable": [str(project.parent)]})
+    assert (await run(widened, "echo x > .git/touched")).metadata["exit_code"] != 0
+    allowed = await run(make_ctx(project, {"git_writable": True}), "echo x > .git/touched")
+    assert allowed.metadata["exit_code"] == 0, allowed.content
+    assert (project / ".git" / "touched").read_text() == "x\n"
+
+
+@needs_bwrap
+async def test_a_read_only_project_keeps_tmp_writable(project: Path) -> None:
+    from smith_tui.tools.sandbox import bwrap_argv
+
+    assert PROBE.path is not None
+    argv = bwrap_argv(
+        PROBE.path,
+        ["bash", "-c", "echo t > /tmp/$$.probe && rm /tmp/$$.probe && echo x > inside.txt"],
+        cwd=project,
+        project=project,
+        settings=sandbox_settings({}),
+        project_writable=False,
+    )
+    proc = await asyncio.create_subprocess_exec(*argv, stderr=asyncio.subprocess.PIPE)
+    _, err = await proc.communicate()
+    assert proc.returncode != 0
+    assert b"Read-only file system" in err
+    assert not (project / "inside.txt").exists()
+
+
+# ---------------------------------------------------------------------------
+# the network
+
+
+@needs_bwrap
+async def test_network_is_off_unless_allowed(project: Path) -> None:
+    connections = 0
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        writer.close()
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    command = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    try:
+        blocked = await run(make_ctx(project), command)
+        assert blocked.metadata["exit_code"] != 0
+        assert "connected" not in blocked.content.split("--- stderr")[0]
+        assert "sandbox.network" in blocked.content
+        assert connections == 0
+        for sandbox in ({"network": True}, {"mode": "off"}):
+            allowed = await run(make_ctx(project, sandbox), command)
+            assert allowed.metadata["exit_code"] == 0, allowed.content
+            assert "connected" in allowed.content
+            assert "sandbox.network" not in allowed.content
+        assert connections == 2
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+# ---------------------------------------------------------------------------
+# cancellation
+
+
+@needs_bwrap
+async def test_cancel_kills_the_sandboxed_process_tree(project: Path) -> None:
+    ctx = make_ctx(project)
+    pids = project / "pids"
+    command = (
+        "(trap '' TERM; sleep 300) & a=$!; sleep 300 & b=$!; "
+        f"echo $$ $a $b > {pids}.part && mv {pids}.part {pids}; wait"
+    )
+    task = asyncio.ensure_future(run(ctx, command))
+    for _ in range(500):
+        if pids.exists():
+            break
+        await asyncio.sleep(0.01)
+    assert pids.exists(), "the sandboxed command did not start"
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert all(is_running(pid) for pid in started)
+    ctx.cancel.cancel("test")
+    result = await asyncio.wait_for(task, timeout=10)
+    assert result.metadata["outcome"] == "cancelled"
+    assert result.metadata["sandboxed"] is True
+    assert not [pid for pid in started if is_running(pid)]
+    assert live_members(result.metadata["pgid"]) == []
+
+
+# ---------------------------------------------------------------------------
+# without bubblewrap
+
+
+async def test_auto_without_bwrap_runs_unsandboxed(
+    project: Path, outside: Path, no_bwrap_path: Path
+) -> None:
+    result = await run(make_ctx(project), f"echo out > {outside}/x.txt")
+    assert result.metadata["exit_code"] == 0, result.content
+    assert result.metadata["sandboxed"] is False
+    assert (outside / "x.txt").read_text() == "out\n"
+
+
+async def test_on_without_bwrap_is_a_clear_error(project: Path, no_bwrap_path: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        await run(make_ctx(project, {"mode": "on"}), "echo ran > ran.txt")
+    assert caught.value.code == "sandbox_unavailable"
+    message = caught.value.message
+    assert "not installed" in message and "apt-get install bubblewrap" in message
+    assert "sandbox.mode off" in message
+    assert not (project / "ran.txt").exists()
+
+
+async def test_a_broken_bwrap_is_not_used(project: Path, broken_bwrap_path: Path) -> None:
+    result = await run(make_ctx(project), "echo ran > ran.txt")
+    assert result.metadata["sandboxed"] is False
+    assert (project / "ran.txt").exists()
+    with pytest.raises(ToolError) as caught:
+        await run(make_ctx(project, {"mode": "on"}), "echo again > again.txt")
+    assert "No permissions to create new namespace" in caught.value.message
+    assert not (project / "again.txt").exists()
+
+
+async def test_the_runtime_says_once_that_commands_run_unsandboxed(
+    tmp_path: Path, no_bwrap_path: Path
+) -> None:
+    runtime, recorder = open_runtime(tmp_path, "http://127.0.0.1:9/v1")
+    try:
+        runtime.start_session()
+        runtime.set_config("sandbox.network", "true")  # a change: the state is sent again
+        runtime.set_config("sandbox.network", "false")
+        statuses = recorder.of(ev.SandboxStatus)
+        assert [s.label for s in statuses] == ["unsandboxed"] * 3
+        assert not any(s.active for s in statuses)
+        notices = [s.notice for s in statuses if s.notice]
+        assert len(notices) == 1
+        assert "not installed" in notices[0] and "run unsandboxed" in notices[0]
+        assert "sandbox.mode off" in notices[0]
+        runtime.set_config("sandbox.mode", "on")  # now commands fail: that is said once too
+        last = recorder.of(ev.SandboxStatus)[-1]
+        assert last.label == "sandbox unavailable" and "will fail" in last.notice
+        runtime.set_config("sandbox.mode", "off")
+        assert recorder.of(ev.SandboxStatus)[-1].label == "sandbox off"
+        assert not recorder.of(ev.SandboxStatus)[-1].notice
+    finally:
+        await runtime.aclose()
+
+
+@needs_bwrap
+async def test_the_runtime_reports_an_active_sandbox_without_a_notice(tmp_path: Path) -> None:
+    runtime, recorder = open_runtime(tmp_path, "http://127.0.0.1:9/v1")
+    try:
+        runtime.start_session()
+        (status,) = recorder.of(ev.SandboxStatus)
+        assert status.active and status.label == "sandboxed" and status.notice == ""
+    finally:
+        await runtime.aclose()
+
+
+def test_output_without_a_sign_of_the_sandbox_gets_no_note() -> None:
+    settings = sandbox_settings({})
+    assert failure_note("make: *** [all] Error 2", settings) == ""
+    assert "sandbox.network" in failure_note("curl: (6) Could not resolve host: x", settings)
+    networked = sandbox_settings({"sandbox": {"network": True}})
+    assert failure_note("Could not resolve host", networked) == ""
+
+
+def test_a_bad_sandbox_table_is_a_clear_tool_error() -> None:
+    with pytest.raises(ToolError) as caught:
+        sandbox_settings({"sandbox": {"mode": "sometimes"}})
+    assert "sandbox.mode" in caught.value.message
