@@ -8,7 +8,6 @@ only the visible lines, so thousands of calls cost no widgets.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import deque
@@ -25,8 +24,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from smith_tui.app.formatting import format_duration, key_argument
 from smith_tui.engine import events as ev
-from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.engine.roles import role_display
 from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, OutputTail, tail_text
 
 CallState = Literal["running", "ok", "error", "cancelled"]
@@ -39,53 +39,9 @@ TAIL_LINES = 3
 TICK_S = 0.25
 
 _MARKS: dict[str, str] = {"running": "▶", "ok": "✓", "error": "✗", "cancelled": "⊘"}
-_ARG_KEYS = ("command", "pattern", "query", "url", "path", "name", "key", "task", "action")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 # Carriage returns stay: the output tail starts a line over at them (progress bars).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def format_elapsed(seconds: float) -> str:
-    """A short duration: ``0.4s``, ``12s``, ``2m05s``, ``1h02m``."""
-    seconds = max(0.0, seconds)
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{int(seconds)}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def key_argument(name: str, arguments: str) -> str:
-    """The argument that says what a call does (the command, the path, the query…)."""
-    try:
-        args = json.loads(arguments) if arguments else {}
-    except (ValueError, TypeError):
-        return " ".join(str(arguments).split())
-    if not isinstance(args, dict):
-        return ""
-    if name == "dispatch":
-        role = str(args.get("target_role") or "")
-        return f"{role}: {args.get('task') or ''}".strip(": ")
-    if name == "report":
-        return str(args.get("status") or "")
-    if name == "todo" and isinstance(args.get("items"), list):
-        return f"{len(args['items'])} items"
-    if name == "git":
-        extra = args.get("args")
-        tail = " ".join(map(str, extra)) if isinstance(extra, list) else str(extra or "")
-        return " ".join(f"{args.get('command') or ''} {tail}".split())
-    for key in _ARG_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())
-    for value in args.values():
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())
-    return ""
 
 
 def clean_output(text: str) -> str:
@@ -93,14 +49,6 @@ def clean_output(text: str) -> str:
     carriage returns (tabs become spaces)."""
     text = _ANSI.sub("", text).replace("\t", "    ")
     return _CONTROL.sub("", text)
-
-
-def _role_alias_tint(role: str) -> tuple[str, str | None]:
-    try:
-        spec = resolve_role(role)
-    except UnknownRoleError:
-        return role or "?", None
-    return spec.alias, spec.tint
 
 
 def _fit(text: str, width: int) -> str:
@@ -409,9 +357,9 @@ class ToolActivity(ScrollView, can_focus=True):
         elapsed = ""
         if sub < 0:
             if record.state == "running":
-                elapsed = format_elapsed(self.clock() - record.started)
+                elapsed = format_duration(self.clock() - record.started)
             else:
-                elapsed = format_elapsed(record.duration_s or 0.0)
+                elapsed = format_duration(record.duration_s or 0.0)
         cache_key = (record.key, record.version, sub, width, elapsed)
         strip = self._cache.get(cache_key)
         if strip is None:
@@ -426,7 +374,7 @@ class ToolActivity(ScrollView, can_focus=True):
     def _header_segments(self, record: ToolCallRecord, width: int, elapsed: str) -> list[Segment]:
         base = self.rich_style
         state_style = self.get_component_rich_style(f"tool-activity--{record.state}")
-        alias, tint = _role_alias_tint(record.role)
+        alias, tint = role_display(record.role)
         alias_style = Style(bold=True, color=tint) if tint else Style(bold=True)
         right = f" {elapsed}"
         head = [

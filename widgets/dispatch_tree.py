@@ -25,9 +25,8 @@ from textual.widget import Widget
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from smith_tui.app.formatting import format_duration, format_tokens, role_label
 from smith_tui.engine import events as ev
-from smith_tui.engine.roles import UnknownRoleError, resolve_role
-from smith_tui.widgets.activity import format_elapsed
 
 #: Seconds between two redraws of the running jobs' elapsed time.
 TICK_S = 0.25
@@ -55,17 +54,6 @@ _TURN_MARKS = {
 _LIST_FIELDS = ("changes", "verification", "findings", "evidence", "limitations")
 
 
-def format_tokens(count: int) -> str:
-    """A compact token count: ``850``, ``1.2k``, ``12k``, ``1.2M``."""
-    if count < 1000:
-        return str(count)
-    if count < 10_000:
-        return f"{count / 1000:.1f}k"
-    if count < 1_000_000:
-        return f"{count // 1000}k"
-    return f"{count / 1_000_000:.1f}M"
-
-
 def first_words(text: str, limit: int = PROMPT_CHARS) -> str:
     """The start of ``text`` on one line, cut at a word boundary near ``limit``."""
     flat = " ".join(text.split())
@@ -77,17 +65,9 @@ def first_words(text: str, limit: int = PROMPT_CHARS) -> str:
     return cut + "…"
 
 
-def _alias_style(role: str) -> tuple[str, str]:
-    try:
-        spec = resolve_role(role)
-    except UnknownRoleError:
-        return role or "?", "bold"
-    return spec.alias, f"bold {spec.tint}" if spec.tint else "bold"
-
-
 def report_text(job_role: str, task: str, result: dict[str, Any] | None) -> Content:
     """A job's report for the detail area: status, summary, then each non-empty list field."""
-    alias, style = _alias_style(job_role)
+    alias, style = role_label(job_role)
     parts: list[str | tuple[str, str]] = [(alias, style)]
     if result is None:
         parts += [(" · running", _JOB_STYLES["running"]), "\n", task]
@@ -390,7 +370,7 @@ class DispatchTree(Widget, can_focus=False):
         mark, style = _TURN_MARKS.get(turn.stop_reason, ("?", ""))
         text = Text.assemble((mark, style), " ", (f"#{turn.number} ", "dim"))
         if turn.role != "direct":
-            alias, alias_style = _alias_style(turn.role)
+            alias, alias_style = role_label(turn.role)
             text.append(f"{alias} ", alias_style)
         text.append(first_words(turn.prompt))
         if turn.tokens:
@@ -398,7 +378,7 @@ class DispatchTree(Widget, can_focus=False):
         return text
 
     def _job_label(self, job: JobInfo) -> Text:
-        alias, alias_style = _alias_style(job.role)
+        alias, alias_style = role_label(job.role)
         end = job.finished if job.finished is not None else self.clock()
         style = _JOB_STYLES.get(job.status, "")
         text = Text.assemble(
@@ -407,7 +387,7 @@ class DispatchTree(Widget, can_focus=False):
             (alias, alias_style),
             " ",
             (job.status, style),
-            (f" {format_elapsed(end - job.started)}", "dim"),
+            (f" {format_duration(end - job.started)}", "dim"),
         )
         if job.tokens:
             text.append(f" {format_tokens(job.tokens)} tok", "dim")

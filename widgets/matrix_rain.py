@@ -30,7 +30,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.engine.roles import role_display
 from smith_tui.widgets.textual_compat import terminal_driver
 
 #: Digits, symbols and half-width katakana: every glyph is one cell wide.
@@ -61,14 +61,6 @@ def use_kitty_graphics(env: Mapping[str, str], setting: str | bool | None = "aut
     from smith_tui.widgets.rain.detect import kitty_graphics_supported
 
     return kitty_graphics_supported(env, override=setting)
-
-
-def role_tint(role: str) -> str | None:
-    """The rain tint of ``role``, or ``None`` for roles without one (Smith)."""
-    try:
-        return resolve_role(role).tint
-    except UnknownRoleError:
-        return None
 
 
 @dataclass
@@ -130,7 +122,7 @@ class MatrixRain(Widget):
         """Start the rain on a tinted role's request; stop it at that role's first output."""
         key = (event.job_id, event.role)
         if isinstance(event, ev.LLMRequestStarted):
-            tint = role_tint(event.role)
+            tint = role_display(event.role)[1]
             if tint is not None:
                 self._waiting[key] = tint
         elif _ends_wait(event):

@@ -9,8 +9,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from smith_tui.app.formatting import role_label
 from smith_tui.engine import events as ev
-from smith_tui.engine.roles import UnknownRoleError, resolve_role
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 #: Statuses during which the spinner turns.
@@ -30,15 +30,6 @@ _FINISHED = {
     "error": "error",
     "budget_exhausted": "error",
 }
-
-
-def role_label(role: str) -> tuple[str, str | None]:
-    """The alias and tint of ``role`` (the name itself and no tint when unknown)."""
-    try:
-        spec = resolve_role(role)
-    except UnknownRoleError:
-        return role, None
-    return spec.alias, spec.tint
 
 
 class StatusLine(Widget):
@@ -158,8 +149,7 @@ class StatusLine(Widget):
             parts.append((f": {self.detail}", style))
         if self.retry:
             parts += ["  ", (self.retry, "bold $warning")]
-        alias, tint = role_label(self.role)
-        parts += [("  │  ", "dim"), (alias, f"bold {tint}" if tint else "bold")]
+        parts += [("  │  ", "dim"), role_label(self.role)]
         if self.model:
             parts.append((f" · {self.model}", "dim"))
         if self.sandbox:

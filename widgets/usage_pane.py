@@ -19,9 +19,9 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import ProgressBar, Sparkline, Static
 
+from smith_tui.app.formatting import format_tokens, role_label
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import list_roles
-from smith_tui.widgets.dispatch_tree import format_tokens
 
 #: Finished turns kept for the sparkline.
 HISTORY = 60
@@ -199,10 +199,10 @@ class UsagePane(Widget):
             (f"{'':<{role_w}}{'turn in/out':<{turn_w}}session", "dim")
         ]
         for spec in list_roles():
-            style = f"bold {spec.tint}" if spec.tint else "bold"
+            alias, style = role_label(spec.name)
             turn = _in_out(self.turn.get(spec.name))
             session = _in_out(self.session.get(spec.name))
-            parts += ["\n", (f"{spec.alias:<{role_w}}", style), f"{turn:<{turn_w}}{session}"]
+            parts += ["\n", (f"{alias:<{role_w}}", style), f"{turn:<{turn_w}}{session}"]
         if self.priced:
             mark = "+" if self.unpriced else ""
             turn_cost = format_cost(self.turn_cost) + mark

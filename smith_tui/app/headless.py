@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from smith_tui.app.formatting import key_argument
 from smith_tui.engine import events as ev
 
 
@@ -49,7 +50,9 @@ class HeadlessPrinter:
         elif isinstance(event, ev.ToolCallStarted):
             self._newline()
             who = f"{event.role}/" if event.job_id else ""
-            self.stderr.write(f"→ {who}{event.name} {_short(event.arguments)}\n")
+            self.stderr.write(
+                f"→ {who}{event.name} {_short(key_argument(event.name, event.arguments))}\n"
+            )
         elif isinstance(event, ev.ToolCallFinished) and not event.ok:
             self.stderr.write(f"  ✗ {event.name}: {event.summary}\n")
         elif isinstance(event, ev.RetryScheduled):

@@ -72,3 +72,16 @@ def resolve_role(name: str) -> RoleSpec:
 def list_roles(*, user_facing: bool | None = None) -> list[RoleSpec]:
     """Return the catalog in a fixed order, optionally only (non-)user-facing roles."""
     return [s for s in _CATALOG if user_facing is None or s.user_facing == user_facing]
+
+
+def role_display(role: str) -> tuple[str, str | None]:
+    """How ``role`` is shown: its alias (Smith, Tank, Niobe, Link) and its tint.
+
+    An unknown role shows under its own name ("?" when empty) and without a tint, so a
+    record from an older or newer version still renders.
+    """
+    try:
+        spec = resolve_role(role)
+    except UnknownRoleError:
+        return role or "?", None
+    return spec.alias, spec.tint

@@ -6,6 +6,7 @@ import json
 
 from textual.color import Color
 
+from smith_tui.app.formatting import key_argument
 from smith_tui.engine import events as ev
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.code_markdown import CopyableFence
@@ -13,7 +14,6 @@ from smith_tui.widgets.transcript.diff_view import DiffView, change_lines, rende
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import ToolEntry
 from smith_tui.widgets.transcript.notice import Notice
-from smith_tui.widgets.transcript.tool_args import key_argument
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
@@ -46,7 +46,7 @@ async def test_tool_entry_is_compact_and_expands_to_the_full_result() -> None:
         transcript.finish_tool_call("call_1", True, 0.314, "12 files", output, {"exit_code": 0})
         await pilot.pause()
         text = screen_text(app)
-        assert "0.31s ✓" in text and "file_3.txt" not in text
+        assert "0.3s ✓" in text and "file_3.txt" not in text
         await pilot.click(entry)
         await wait_until(pilot, lambda: "file_11.txt" in screen_text(app), "the full result")
         assert entry.expanded and "▾ bash" in screen_text(app)

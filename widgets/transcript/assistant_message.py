@@ -7,10 +7,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from smith_tui.app.formatting import role_label
 from smith_tui.widgets.transcript.entries import AssistantEntry
 from smith_tui.widgets.transcript.parking import child_offsets
 from smith_tui.widgets.transcript.reasoning import ReasoningBlock
-from smith_tui.widgets.transcript.roles import role_alias, role_tint
 from smith_tui.widgets.transcript.streaming_markdown import (
     DEFAULT_PART_CHARS,
     StreamingMarkdown,
@@ -45,8 +45,7 @@ class AssistantMessage(Vertical):
 
     def compose(self) -> ComposeResult:
         """Header, reasoning (when there is some) and body."""
-        tint = role_tint(self.entry.role)
-        header = Text(role_alias(self.entry.role), style=f"bold {tint}" if tint else "bold")
+        header = Text(*role_label(self.entry.role))
         yield Static(header, classes="assistant-header")
         if self.reasoning is not None:
             yield self.reasoning

@@ -9,8 +9,8 @@ from typing import Any, Literal
 from rich.text import Text
 from textual.widgets import Static
 
+from smith_tui.app.formatting import parse_arguments
 from smith_tui.widgets.transcript.entries import ToolEntry
-from smith_tui.widgets.transcript.tool_args import parse_arguments
 
 LineKind = Literal["added", "removed", "hunk", "header", "context"]
 

@@ -7,8 +7,9 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from smith_tui.app.formatting import role_label
+from smith_tui.engine.roles import role_display
 from smith_tui.widgets.transcript.entries import DispatchEntry
-from smith_tui.widgets.transcript.roles import role_alias, role_tint
 
 STATUS_STYLES = {"ok": "green", "partial": "yellow", "blocked": "red"}
 #: The lists of a report, in the order the card shows them.
@@ -58,9 +59,9 @@ class DispatchCard(Static):
         role = str(result.get("role") or "worker")
         status = str(result.get("status") or "unknown")
         self.status = status
-        tint = role_tint(role)
+        tint = role_display(role)[1]
         title = Text()
-        title.append(role_alias(role), style=f"bold {tint}" if tint else "bold")
+        title.append(*role_label(role))
         title.append(" · ")
         title.append(status, style=STATUS_STYLES.get(status, "bold"))
         self.border_title = title

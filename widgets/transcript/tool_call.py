@@ -13,21 +13,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from smith_tui.app.formatting import format_duration, key_argument
 from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
 from smith_tui.widgets.transcript.entries import ToolEntry
-from smith_tui.widgets.transcript.tool_args import key_argument
-
-
-def format_duration(seconds: float | None) -> str:
-    """A short duration: ``0.31s``, ``12.3s``, ``2m05s`` ("" when unknown)."""
-    if seconds is None:
-        return ""
-    if seconds < 1:
-        return f"{seconds:.2f}s"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes}m{rest:02d}s"
 
 
 def status_mark(entry: ToolEntry) -> tuple[str, str]:
