@@ -9,7 +9,7 @@ delivered once the panes are in place.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from textual.app import ComposeResult
 from textual.containers import Container, Horizontal, Vertical
@@ -39,6 +39,26 @@ class SmithHost(Protocol):
         """Hand one prompt line to the runtime; ``False`` when it was not taken."""
 
 
+@runtime_checkable
+class EventSink(Protocol):
+    """A widget that follows engine events: every widget named in :data:`SINK_IDS`.
+
+    (Textual widgets cannot subclass a Protocol, so the screen checks each sink when it
+    looks it up instead of trusting that the method is there.)
+    """
+
+    def handle_event(self, event: ev.Event) -> None:
+        """Update from one engine event."""
+
+
+@runtime_checkable
+class ConversationView(EventSink, Protocol):
+    """The sink that also shows a whole stored conversation at once (the transcript)."""
+
+    def load_messages(self, messages: list[dict[str, Any]]) -> object:
+        """Replace what is shown with ``messages`` (stored, wire-shaped)."""
+
+
 #: The content panes, mounted into their slots after the first frame: id → title.
 PANE_TITLES: dict[str, str] = {
     "transcript": "Transcript",
@@ -52,6 +72,8 @@ PANES_DELAY_S = 0.1
 
 #: The widgets that follow engine events, in delivery order.
 SINK_IDS = ("transcript", "tools", "dispatch", "usage", "status", "todo", "rain")
+#: The sink that shows the whole conversation when it is loaded.
+CONVERSATION_VIEW_ID = "transcript"
 
 
 def make_panes() -> dict[str, Widget]:
@@ -175,19 +197,26 @@ class MainScreen(Screen):
         value = self.runtime.config.effective.get("default_model")
         return str(value) if value else ""
 
+    def _sink(self, pane_id: str, protocol: type[EventSink] = EventSink) -> Any:
+        """The widget ``#pane_id``; TypeError when it does not implement ``protocol``."""
+        widget = self.query_one(f"#{pane_id}")
+        if not isinstance(widget, protocol):
+            raise TypeError(
+                f"#{pane_id} ({type(widget).__name__}) does not implement {protocol.__name__}"
+            )
+        return widget
+
     @property
-    def sinks(self) -> list[Widget]:
+    def sinks(self) -> list[EventSink]:
         """The widgets that follow engine events, in delivery order."""
-        return [self.query_one(f"#{pane_id}") for pane_id in SINK_IDS]
+        return [self._sink(pane_id) for pane_id in SINK_IDS]
 
     def show_conversation(self) -> None:
         """Load the active conversation into the panes (after mount, load, new, clear)."""
         runtime = self.runtime
         messages = list(runtime.messages)
-        for pane in self.sinks:
-            loader = getattr(pane, "load_messages", None)
-            if loader is not None:
-                self._guarded(pane, loader, messages)
+        view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
+        self._guarded(view, view.load_messages, messages)
         self.query_one(TodoPanel).set_items(list(getattr(runtime, "todo", []) or []))
         history = [
             str(m.get("content") or "")
@@ -218,7 +247,7 @@ class MainScreen(Screen):
         sinks = self.sinks
         for event in events:
             for pane in sinks:
-                self._guarded(pane, pane.handle_event, event)  # type: ignore[attr-defined]
+                self._guarded(pane, pane.handle_event, event)
             if isinstance(event, ev.ConversationChanged):
                 self.show_conversation()
             elif isinstance(event, ev.TurnFinished) and event.job_id is None:
@@ -229,7 +258,7 @@ class MainScreen(Screen):
                 status.role = self.runtime.active_role
                 status.model = self.runtime.model or status.model
 
-    def _guarded(self, pane: Widget, method: Any, argument: Any) -> None:
+    def _guarded(self, pane: object, method: Any, argument: Any) -> None:
         """Call a pane; one failing pane must not take the session down."""
         try:
             method(argument)
