@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -162,12 +162,18 @@ def _decode_json(raw: bytes, origin: str) -> Any:
 class LLMClient:
     """Async Chat-Completions client bound to one :class:`LLMConfig`.
 
-    Use as ``async with LLMClient(cfg) as client:`` or call :meth:`aclose`.
+    Use as ``async with LLMClient(cfg) as client:`` or call :meth:`aclose`. ``clock``
+    (seconds, monotonic) times the catalog cache; tests pass one they move by hand.
     """
 
     def __init__(
-        self, config: LLMConfig | Mapping[str, Any], *, http_client: httpx.AsyncClient | None = None
+        self,
+        config: LLMConfig | Mapping[str, Any],
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.clock = clock
         self.config = coerce_config(config)
         self.base_url = normalize_api_url(self.config.api_url)
         self._http = http_client
@@ -458,7 +464,7 @@ class LLMClient:
 
     async def list_models(self, *, refresh: bool = False) -> list[_catalog.ModelDescriptor]:
         """GET ``/models`` normalised; cached for ``config.catalog_ttl`` seconds."""
-        now = time.monotonic()
+        now = self.clock()
         if (
             not refresh
             and self._catalog is not None
@@ -472,7 +478,7 @@ class LLMClient:
         except (httpx.HTTPError, OSError) as exc:
             raise error_from_exception(exc) from exc
         self._catalog = models
-        self._catalog_at = time.monotonic()
+        self._catalog_at = self.clock()
         return models
 
     async def get_model(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -20,6 +19,7 @@ from smith_tui.llm import (
 )
 from tests.llm.helpers import config
 from tests.llm.minihttp import MiniJSONServer
+from tests.support.clock import ManualClock
 from tests.support.llm_script import STREAMS_DIR
 
 OPENROUTER = json.loads((STREAMS_DIR / "24_openrouter_models_catalog_subset.json").read_text())
@@ -47,14 +47,18 @@ async def test_openrouter_catalog_file(llm_server: Any) -> None:
 
 
 async def test_catalog_is_cached_until_refresh_or_ttl(llm_server: Any) -> None:
-    async with LLMClient(config(llm_server, catalog_ttl=0.3)) as client:
+    clock = ManualClock()
+    async with LLMClient(config(llm_server, catalog_ttl=300), clock=clock) as client:
         first = await client.list_models()
         second = await client.list_models()
         assert first is second
         assert len(llm_server.requests) == 1
         await client.list_models(refresh=True)
         assert len(llm_server.requests) == 2
-        await asyncio.sleep(0.35)
+        await clock.advance(299.9)
+        await client.list_models()
+        assert len(llm_server.requests) == 2  # still fresh just before the TTL
+        await clock.advance(0.2)
         await client.list_models()
         assert len(llm_server.requests) == 3
         model = await client.get_model("scripted-model")
