@@ -8,6 +8,7 @@ headless.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
 import shlex
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 
 from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, get_value
 from smith_tui.config.secrets import redact, secret_values
+from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
@@ -49,6 +51,7 @@ class CommandHost(Protocol):
     def new_conversation(self, title: str | None = None) -> str: ...
     def load_conversation(self, conversation_id: str, reason: str = "load") -> str: ...
     def ensure_conversation(self) -> str: ...
+    def reload_conversation(self) -> None: ...
     def set_config(self, path: str, raw_value: str) -> Any: ...
     def unset_config(self, path: str) -> None: ...
 
@@ -70,6 +73,8 @@ COMMANDS: dict[str, str] = {
     "/search": "/search QUERY — full-text search over messages",
     "/notes": "list project memory notes",
     "/export": "/export [PATH] — write the conversation to Markdown (or .json)",
+    "/undo": "restore the files to before the last turn that changed them",
+    "/rewind": "/rewind [ID [--conversation]] — list checkpoints or restore one",
     "/quit": "quit smith",
 }
 
@@ -294,6 +299,47 @@ class CommandService:
         except OSError as exc:
             raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
         return f"exported {len(runtime.messages)} messages to {target}", {"path": str(target)}
+
+    def _checkpoints(self) -> cp.Checkpoints:
+        if getattr(self.runtime, "busy", False):
+            raise CommandError("a turn is running; wait for it or cancel it (ctrl+c) first")
+        scope = getattr(self.runtime, "scope", None)
+        root = scope.project_root if scope is not None else Path(self.runtime.options.cwd)
+        data_dir = Path(self.runtime.store.path).parent
+        return cp.project_checkpoints(data_dir, root, self.runtime.config.effective)
+
+    async def _cmd_undo(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        if args:
+            raise CommandError("usage: /undo (no arguments; /rewind ID picks a checkpoint)")
+        return await asyncio.to_thread(cp.undo, self._checkpoints())
+
+    async def _cmd_rewind(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        usage = "usage: /rewind [ID [--conversation]]"
+        checkpoints = self._checkpoints()
+        if not args:
+            entries = await asyncio.to_thread(cp.rewind_entries, checkpoints)
+            return cp.rewind_text(entries), {"action": "rewind", "checkpoints": entries}
+        flags = [a for a in args[1:] if a.startswith("-")]
+        if (
+            len(args) > 2
+            or any(f != "--conversation" for f in flags)
+            or len(flags) != len(args) - 1
+        ):
+            raise CommandError(usage)
+        text, data, item = await asyncio.to_thread(cp.rewind, checkpoints, args[0])
+        if flags:
+            conv = self.runtime.conversation_id
+            if item.turn_id is None or item.conversation_id != conv or conv is None:
+                return (
+                    text
+                    + " The conversation was left as it is: the checkpoint is not a turn of it.",
+                    data,
+                )
+            removed = cp.truncate_conversation(self.runtime.store, conv, item.turn_id)
+            self.runtime.reload_conversation()
+            text += f" The conversation now ends before that turn ({removed} messages removed)."
+            data["removed_messages"] = removed
+        return text, data
 
     async def _cmd_quit(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         return "bye", {"action": "quit"}

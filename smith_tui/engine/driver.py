@@ -14,11 +14,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
+from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
 from smith_tui.engine.prompt import build_system_prompt
@@ -130,6 +132,8 @@ class TurnDriver:
         self.emit = emit
         self.session_id = session_id
         self.store = store
+        self.checkpoint: TurnCheckpoint | None = None
+        """The checkpoint of the top-level turn in flight (its dispatched children share it)."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
@@ -145,8 +149,12 @@ class TurnDriver:
         )
         state: dict[str, Any] = {"model": None}
         result: TurnResult | None = None
+        if plan.job_id is None:
+            self.checkpoint = self._checkpoint(plan)
         try:
             result = await self._run(plan, hooks, state)
+            if plan.job_id is None and self.checkpoint is not None:
+                await self.checkpoint.finish()
         finally:
             if result is None:
                 result = TurnResult("cancelled", error=normalize("cancelled"))
@@ -174,6 +182,25 @@ class TurnDriver:
         except Exception as exc:  # anything thrown ends this turn, never its caller
             return self._failed(plan, normalize(exc))
 
+    def _checkpoint(self, plan: TurnPlan) -> TurnCheckpoint | None:
+        """The checkpoint of a top-level turn (``None`` when checkpoints are off or unusable)."""
+        path = getattr(self.store, "path", None)
+        if path is None:
+            return None
+        try:
+            checkpoints = checkpoints_for(Path(path).parent, plan.scope.project_root, plan.config)
+        except Exception:
+            log.exception("checkpoints of turn %s are unavailable", plan.turn_id)
+            return None
+        return TurnCheckpoint(
+            checkpoints,
+            turn_id=plan.turn_id,
+            conversation_id=plan.conversation_id,
+            prompt=plan.prompt,
+            emit=self.emit,
+            role=plan.role.name,
+        )
+
     def setup(self, plan: TurnPlan, selection: ModelSelection) -> TurnSetup:
         """The fixed setup of ``plan``'s loop once its model is chosen."""
         return TurnSetup(
@@ -192,7 +219,13 @@ class TurnDriver:
             usage_scope=plan.usage_scope,
             project_id=plan.scope.project_id,
             project_root=plan.scope.project_root,
-            services=MappingProxyType({"store": self.store, "runtime_session": self.session_id}),
+            services=MappingProxyType(
+                {
+                    "store": self.store,
+                    "runtime_session": self.session_id,
+                    "checkpoint": self.checkpoint,
+                }
+            ),
         )
 
     def _failed(self, plan: TurnPlan, error: AgentError) -> TurnResult:

@@ -428,4 +428,5 @@ TOOL = ToolSpec(
     args=Args,
     handler=handler,
     mutating=True,
+    changes_files=True,
 )

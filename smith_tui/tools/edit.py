@@ -274,4 +274,5 @@ TOOL = ToolSpec(
     args=Args,
     handler=handler,
     mutating=True,
+    changes_files=True,
 )

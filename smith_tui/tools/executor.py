@@ -130,6 +130,10 @@ async def _execute(
     if ctx.is_cancelled():
         return _cancelled_result(call_id, name, started, "none")
 
+    checkpoint = ctx.services.get("checkpoint") if spec.changes_files else None
+    if checkpoint is not None:
+        await checkpoint()  # records the project's files once per turn; never raises
+
     mutation_if_cancelled = "unknown" if spec.mutating else "none"
     try:
         output = await spec.handler(args, ctx)

@@ -250,6 +250,8 @@ class ToolSpec(Generic[A]):
     role_denylist: frozenset[str] = frozenset()
     is_terminal: bool = False
     mutating: bool = False
+    changes_files: bool = False
+    """It may change the project's files: the executor awaits the ``checkpoint`` service first."""
     parallel: bool = False
     """Calls of a parallel tool in one round may run concurrently (e.g. ``dispatch``)."""
 

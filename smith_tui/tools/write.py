@@ -93,4 +93,5 @@ TOOL = ToolSpec(
     args=Args,
     handler=handler,
     mutating=True,
+    changes_files=True,
 )

@@ -1,0 +1,238 @@
+"""Checkpoints in the engine: one per top-level turn, taken before its first file change.
+
+:class:`TurnCheckpoint` is what a turn's tools see as the ``checkpoint`` service: the
+executor awaits it before every call of a tool that changes files (``write``, ``edit``,
+``bash``). The first call records the checkpoint (off the event loop); later calls, the
+turn's dispatched workers' included, find it done. A checkpoint that cannot be taken (too
+big, git missing) never stops the tool: the user gets a notice instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from smith_tui.engine import events as ev
+from smith_tui.tools.checkpoint import (
+    DEFAULT_MAX_BYTES,
+    Change,
+    Checkpoint,
+    CheckpointError,
+    Checkpoints,
+)
+
+log = logging.getLogger(__name__)
+
+NOTICE_COMMAND = "checkpoint"
+"""``CommandOutput.command`` of checkpoint notices (skipped checkpoints, turns that changed files)."""
+
+
+def checkpoints_for(
+    data_dir: Path, project_root: Path, config: Mapping[str, Any]
+) -> Checkpoints | None:
+    """The project's checkpoints as configured (``checkpoints.*``), ``None`` when disabled."""
+    section = config.get("checkpoints") or {}
+    if section.get("enabled", True) is False:
+        return None
+    max_bytes = section.get("max_bytes") or DEFAULT_MAX_BYTES
+    return Checkpoints.for_project(data_dir, project_root, max_bytes=int(max_bytes))
+
+
+def describe_changes(changes: list[Change] | tuple[Change, ...], limit: int = 12) -> str:
+    """``A new.py, M app.py, D old.py`` (at most ``limit`` files, then how many more)."""
+    shown = [f"{c.status} {c.path}" for c in changes[:limit]]
+    more = len(changes) - limit
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+class TurnCheckpoint:
+    """The checkpoint of one top-level turn, recorded at most once, on the first file change."""
+
+    def __init__(
+        self,
+        checkpoints: Checkpoints | None,
+        *,
+        turn_id: str,
+        conversation_id: str,
+        prompt: str,
+        emit: Callable[[ev.Event], None],
+        role: str | None = None,
+    ) -> None:
+        self.checkpoints = checkpoints
+        self.turn_id = turn_id
+        self.conversation_id = conversation_id
+        self.prompt = prompt
+        self.role = role
+        self._emit = emit
+        self._lock = asyncio.Lock()
+        self._tried = False
+        self.recorded: Checkpoint | None = None
+
+    async def __call__(self) -> None:
+        """Record the checkpoint unless this turn did already (tools await this)."""
+        if self._tried or self.checkpoints is None:
+            return
+        async with self._lock:
+            if self._tried:
+                return
+            self._tried = True
+            checkpoints = self.checkpoints
+            try:
+                self.recorded = await asyncio.to_thread(
+                    checkpoints.record_turn,
+                    self.turn_id,
+                    self.conversation_id,
+                    self.prompt[:500],
+                    {"message_turn": self.turn_id},
+                )
+            except CheckpointError as exc:
+                self._notice(exc.message, ok=False)
+            except Exception as exc:  # a checkpoint must never break the tool call
+                log.exception("checkpoint of turn %s failed", self.turn_id)
+                self._notice(f"checkpoint skipped: {type(exc).__name__}: {exc}", ok=False)
+
+    async def finish(self) -> list[Change]:
+        """Record how the turn left the files; return what it changed (empty: nothing)."""
+        recorded, checkpoints = self.recorded, self.checkpoints
+        if recorded is None or checkpoints is None:
+            return []
+        started = time.monotonic()
+        try:
+            done = await asyncio.to_thread(checkpoints.finish, recorded)
+            changes = await asyncio.to_thread(checkpoints.turn_changes, done)
+        except CheckpointError as exc:
+            self._notice(exc.message, ok=False)
+            return []
+        except Exception:  # closing the checkpoint must never fail the turn
+            log.exception("closing the checkpoint of turn %s failed", self.turn_id)
+            return []
+        log.debug("checkpoint of turn %s closed in %.3fs", self.turn_id, time.monotonic() - started)
+        if changes:
+            self._notice(
+                f"this turn changed {len(changes)} file{'s' if len(changes) != 1 else ''}: "
+                f"{describe_changes(changes)} — /undo restores them, /rewind lists checkpoints",
+                data={
+                    "checkpoint": recorded.id,
+                    "turn_id": self.turn_id,
+                    "files": [[c.status, c.path] for c in changes],
+                },
+            )
+        return changes
+
+    def _notice(self, text: str, *, ok: bool = True, data: dict[str, Any] | None = None) -> None:
+        self._emit(
+            ev.CommandOutput(
+                command=NOTICE_COMMAND, text=text, ok=ok, data=data or {}, role=self.role
+            )
+        )
+
+
+# ---------------------------------------------------------------------- slash commands
+
+REWIND_LIMIT = 50
+"""Most checkpoints ``/rewind`` lists (newest first)."""
+
+
+def project_checkpoints(
+    data_dir: Path, project_root: Path, config: Mapping[str, Any]
+) -> Checkpoints:
+    """The project's checkpoints for ``/undo`` and ``/rewind`` (even with recording off)."""
+    section = config.get("checkpoints") or {}
+    max_bytes = int(section.get("max_bytes") or DEFAULT_MAX_BYTES)
+    return Checkpoints.for_project(data_dir, project_root, max_bytes=max_bytes)
+
+
+def undo(checkpoints: Checkpoints) -> tuple[str, dict[str, Any]]:
+    """Restore the files to before the last turn that changed them; say what was restored."""
+    result = checkpoints.undo()
+    if result is None:
+        return "nothing to undo: no checkpointed turn changed files in this project", {}
+    return _restored_text(result), _restored_data(result)
+
+
+def rewind_entries(checkpoints: Checkpoints) -> list[dict[str, Any]]:
+    """The newest checkpoints, newest first: id, kind, turn, time, prompt, files changed."""
+    items = checkpoints.list()[-REWIND_LIMIT:]
+    current: str | None = None
+    entries = []
+    for item in reversed(items):
+        after = item.after
+        if after is None:
+            current = current or checkpoints.snapshot()
+            after = current
+        changes = checkpoints.changes(item.before, after)
+        entries.append(
+            {
+                "id": item.id,
+                "kind": item.kind,
+                "turn_id": item.turn_id,
+                "conversation_id": item.conversation_id,
+                "created_at": item.created_at,
+                "prompt": item.prompt,
+                "files": [[c.status, c.path] for c in changes],
+            }
+        )
+    return entries
+
+
+def rewind_text(entries: list[dict[str, Any]]) -> str:
+    """``/rewind`` without an id: the list, one checkpoint a line."""
+    if not entries:
+        return "no checkpoints yet in this project"
+    lines = ["checkpoints (newest first); /rewind ID restores the files to before that turn:"]
+    for entry in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created_at"]))
+        what = entry["prompt"].splitlines()[0][:60] if entry["prompt"] else entry["kind"]
+        count = len(entry["files"])
+        lines.append(
+            f"  {entry['id']}  {when}  {entry['turn_id'] or '-':<10} {what}  ({count} files)"
+        )
+    return "\n".join(lines)
+
+
+def rewind(checkpoints: Checkpoints, checkpoint_id: str) -> tuple[str, dict[str, Any], Checkpoint]:
+    """Restore the files of checkpoint ``checkpoint_id`` (a unique prefix will do)."""
+    item = checkpoints.get(checkpoint_id)
+    if item is None:
+        raise CheckpointError(
+            f"no checkpoint {checkpoint_id!r} in this project; /rewind lists them",
+            code="unknown_checkpoint",
+        )
+    result = checkpoints.restore(item)
+    return _restored_text(result), _restored_data(result), item
+
+
+def _restored_text(result: Any) -> str:
+    item = result.checkpoint
+    what = f"turn {item.turn_id}" if item.turn_id else item.prompt or item.kind
+    if not result.changes:
+        return f"the files already match the checkpoint before {what}; nothing to restore"
+    count = len(result.changes)
+    return (
+        f"restored {count} file{'s' if count != 1 else ''} to before {what}: "
+        f"{describe_changes(result.changes)}. /undo undoes this restore."
+    )
+
+
+def _restored_data(result: Any) -> dict[str, Any]:
+    return {
+        "checkpoint": result.checkpoint.id,
+        "undo_checkpoint": result.undo.id,
+        "files": [[c.status, c.path] for c in result.changes],
+    }
+
+
+def truncate_conversation(store: Any, conversation_id: str, turn_id: str) -> int:
+    """Delete the conversation's messages from turn ``turn_id`` on; return how many went."""
+    messages = store.conversations.list_messages(conversation_id)
+    start = next((i for i, m in enumerate(messages) if m.turn_id == turn_id), None)
+    if start is None:
+        return 0
+    with store.atomic():
+        for message in messages[start:]:
+            store.conversations.delete_message(message.id)
+    return len(messages) - start
