@@ -31,7 +31,13 @@ from smith_tui.engine.prompt import build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.window import WindowSettings
-from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers, ToolCall
+from smith_tui.llm import (
+    ChatRequest,
+    ChatResponse,
+    StreamHandlers,
+    ToolCall,
+    build_tool_result_message,
+)
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolResult
@@ -452,18 +458,15 @@ def assistant_message(response: ChatResponse) -> dict[str, Any]:
 
 
 def tool_message(call: ToolCall, result: ToolResult) -> dict[str, Any]:
-    """The tool message that answers ``call`` with ``result``, as the transcript keeps it."""
-    message: dict[str, Any] = {
-        "role": "tool",
-        "tool_call_id": call.id,
-        "name": result.name,
-        "content": result.content,
-        "metadata": {
-            "ok": result.ok,
-            "duration_s": round(result.duration_s, 3),
-            "mutation_state": result.mutation_state,
-            **({"cancelled": True} if result.cancelled else {}),
-        },
+    """The tool message that answers ``call`` with ``result``, as the transcript keeps it
+    (the client's result message, with the tool's name and our metadata)."""
+    message = build_tool_result_message(call.id, result.content)
+    message["name"] = result.name
+    message["metadata"] = {
+        "ok": result.ok,
+        "duration_s": round(result.duration_s, 3),
+        "mutation_state": result.mutation_state,
+        **({"cancelled": True} if result.cancelled else {}),
     }
     recall_key = result.metadata.get("recall_key")
     if recall_key:
