@@ -1,7 +1,8 @@
 """The context-window policy applied to the model-bound copy of a transcript.
 
-Before every model call the engine runs ``[system] + history`` through
-:func:`apply_window`, which has two layers (docs/DESIGN.md §5.4):
+Before every model call :func:`smith_tui.engine.prompt.build_messages` runs the
+history through :func:`apply_window` (with :class:`WindowSettings`, and the system
+prompt's share taken off the window), which has two layers (docs/DESIGN.md §5.4):
 
 1. **Elide** old tool output: tool results outside the most recent
    ``tool_output_keep_rounds`` tool-call rounds that are longer than
