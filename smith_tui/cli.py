@@ -39,6 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-url", help="Chat-Completions base URL (overrides config)")
     parser.add_argument("--db", metavar="PATH", help="SQLite database path")
     parser.add_argument("--config", metavar="PATH", help="user config JSON path")
+    parser.add_argument(
+        "--no-checkpoint",
+        action="store_true",
+        help="do not checkpoint the project's files before the turn changes them",
+    )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["undo"],
+        help="undo: restore the files to before the last turn that changed them, then exit",
+    )
     return parser
 
 
@@ -61,6 +72,8 @@ def _options(args: argparse.Namespace, *, headless: bool) -> Any:
         ephemeral["llm_config"] = {"api_url": args.api_url}
     if args.role:
         ephemeral["active_role"] = args.role
+    if args.no_checkpoint:
+        ephemeral["checkpoints"] = {"enabled": False}
     return RuntimeOptions(
         cwd=Path.cwd(),
         config_path=args.config,
@@ -126,9 +139,24 @@ async def _headless(runtime: Any, args: argparse.Namespace, prompt: str) -> int:
         await runtime.aclose()
 
 
+async def _undo(runtime: Any) -> int:
+    try:
+        out = await runtime.submit("/undo")
+    finally:
+        await runtime.aclose()
+    (sys.stdout if out.ok else sys.stderr).write(f"{out.text}\n")
+    return 0 if out.ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.command == "undo":
+        if args.prompt is not None:
+            sys.stderr.write("smith: 'smith undo' takes no prompt; run it on its own\n")
+            return 2
+        runtime = _open_runtime(args, headless=True)
+        return 2 if runtime is None else asyncio.run(_undo(runtime))
     headless = args.prompt is not None
     if headless:
         prompt = (sys.stdin.read() if args.prompt == "-" else args.prompt).strip()
