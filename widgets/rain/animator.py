@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 
 from smith_tui.widgets.rain.frames import RainField, parse_tint
 from smith_tui.widgets.rain.kitty import Anchor, CursorAnchor, KittyEncoder
@@ -27,7 +28,8 @@ class RainAnimator:
     ``write`` receives one ``str`` per tick (``bytes`` with ``as_bytes=True``).
     ``anchor`` defaults to :class:`CursorAnchor` at the layout's column; a full-screen app
     that knows the strip's screen cell passes a :class:`CellAnchor`. ``seed`` fixes the
-    animation (None: a fresh random one per animator).
+    animation (None: a fresh random one per animator). ``clock`` (monotonic seconds) and
+    ``sleep`` pace the ticks; tests pass a clock they move by hand.
     """
 
     def __init__(
@@ -40,6 +42,8 @@ class RainAnimator:
         seed: int | None = None,
         fps: float = FPS,
         as_bytes: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if fps <= 0:
             raise ValueError(f"the rain frame rate must be positive, got {fps}")
@@ -50,6 +54,8 @@ class RainAnimator:
         self.encoder = encoder if encoder is not None else KittyEncoder()
         self._seed = seed if seed is not None else random.randrange(1 << 30)
         self._interval = 1.0 / fps
+        self._clock = clock
+        self._sleep = sleep
         self._field: RainField | None = None
         self._running = False
         self._generation = 0
@@ -115,17 +121,16 @@ class RainAnimator:
             await asyncio.shield(task)
 
     async def _run(self, generation: int) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time()
+        deadline = self._clock()
         while self._running and self._generation == generation:
             # No await between this check and the write: stop() cannot slip in between.
             self._draw_frame()
             deadline += self._interval
-            delay = deadline - loop.time()
+            delay = deadline - self._clock()
             if delay < 0:  # fell behind: drop the missed ticks instead of bursting
-                deadline = loop.time()
+                deadline = self._clock()
                 delay = 0.0
-            await asyncio.sleep(delay)
+            await self._sleep(delay)
 
     def _draw_frame(self) -> None:
         field = self._field
