@@ -33,6 +33,7 @@ SCREENS: dict[str, tuple[str, str]] = {
     "history": ("smith_tui.app.screens.history_screen", "HistoryScreen"),
     "config": ("smith_tui.app.screens.config_screen", "ConfigScreen"),
     "help": ("smith_tui.app.screens.help_screen", "HelpScreen"),
+    "rewind": ("smith_tui.app.screens.rewind_screen", "RewindScreen"),
 }
 
 #: Seconds after the runtime is open before garbage collection is managed (start-up settles).
@@ -285,8 +286,8 @@ class SmithApp(App[int]):
         cls = screen_class(name)
         if isinstance(self.screen, cls):
             return
-        if name == "inspect":
-            # Edits and deletions rebuild runtime.messages; show what is stored now.
+        if name in ("inspect", "rewind"):
+            # Edits, deletions and rewinds rebuild runtime.messages; show what is stored now.
             self.push_screen(cls(self.runtime), lambda _: self.main_screen.show_conversation())  # type: ignore[call-arg]
         else:
             self.push_screen(cls(self.runtime))  # type: ignore[call-arg]

@@ -146,6 +146,14 @@ def project_checkpoints(
     return Checkpoints.for_project(data_dir, project_root, max_bytes=max_bytes)
 
 
+def runtime_checkpoints(runtime: Any) -> Checkpoints:
+    """The checkpoints of the runtime's project (shadow repository beside its database)."""
+    scope = getattr(runtime, "scope", None)
+    root = scope.project_root if scope is not None else Path(runtime.options.cwd)
+    data_dir = Path(runtime.store.path).parent
+    return project_checkpoints(data_dir, root, runtime.config.effective)
+
+
 def undo(checkpoints: Checkpoints) -> tuple[str, dict[str, Any]]:
     """Restore the files to before the last turn that changed them; say what was restored."""
     result = checkpoints.undo()

@@ -303,10 +303,7 @@ class CommandService:
     def _checkpoints(self) -> cp.Checkpoints:
         if getattr(self.runtime, "busy", False):
             raise CommandError("a turn is running; wait for it or cancel it (ctrl+c) first")
-        scope = getattr(self.runtime, "scope", None)
-        root = scope.project_root if scope is not None else Path(self.runtime.options.cwd)
-        data_dir = Path(self.runtime.store.path).parent
-        return cp.project_checkpoints(data_dir, root, self.runtime.config.effective)
+        return cp.runtime_checkpoints(self.runtime)
 
     async def _cmd_undo(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if args:
