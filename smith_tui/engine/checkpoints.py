@@ -114,7 +114,8 @@ class TurnCheckpoint:
         if changes:
             self._notice(
                 f"this turn changed {len(changes)} file{'s' if len(changes) != 1 else ''}: "
-                f"{describe_changes(changes)} — /undo restores them, /rewind lists checkpoints",
+                f"{describe_changes(changes)} — /undo restores them; /rewind lists checkpoints "
+                "(d there shows a turn's diff)",
                 data={
                     "checkpoint": recorded.id,
                     "turn_id": self.turn_id,
@@ -182,6 +183,8 @@ def rewind_entries(checkpoints: Checkpoints) -> list[dict[str, Any]]:
                 "created_at": item.created_at,
                 "prompt": item.prompt,
                 "files": [[c.status, c.path] for c in changes],
+                "before": item.before,
+                "after": after,
             }
         )
     return entries

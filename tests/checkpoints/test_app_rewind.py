@@ -36,6 +36,11 @@ async def test_rewind_opens_the_list_and_enter_restores_the_files(
         assert "turn-7" in text and "rename the helpers" in text
         assert "M src/util.py" in text and "A src/extra.py" in text
 
+        await pilot.press("d")
+        await wait_until(
+            pilot, lambda: "+changed by the turn" in screen_text(app), "the diff", within=5
+        )
+
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen is app.main_screen, "screen closed", within=5)
         await wait_until(pilot, lambda: "restored 2 files" in screen_text(app), "notice", within=5)

@@ -1,7 +1,7 @@
 """The rewind screen: the project's checkpoints, newest first; restore one's files.
 
 Enter restores the files of the highlighted checkpoint (to before its turn), ``c`` also
-cuts the conversation back to before that turn. Both go through the ``/rewind`` command, so
+cuts the conversation back to before that turn, ``d`` shows the turn's combined diff. Both go through the ``/rewind`` command, so
 the transcript says what was restored and ``/undo`` can take it back.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from smith_tui.app.screens.modal import SmithModal, error_text
@@ -33,13 +33,15 @@ class RewindScreen(SmithModal):
     AUTO_FOCUS = "#rewind-table"
     DEFAULT_CSS = """
     #rewind-table { height: 1fr; }
-    #rewind-files { height: auto; max-height: 10; color: $text-muted; }
+    #rewind-scroll { height: auto; max-height: 50%; }
+    #rewind-files { height: auto; color: $text-muted; }
     #rewind-error { height: auto; color: $error; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("enter", "restore", "Restore files"),
         Binding("c", "restore_all", "Files + conversation"),
+        Binding("d", "diff", "Diff"),
     ]
 
     def __init__(self, runtime: Any) -> None:
@@ -52,7 +54,8 @@ class RewindScreen(SmithModal):
         with Vertical(id="rewind-dialog") as dialog:
             dialog.border_title = "Checkpoints"
             yield DataTable(id="rewind-table", cursor_type="row")
-            yield Static("Loading checkpoints…", id="rewind-files", markup=False)
+            with VerticalScroll(id="rewind-scroll"):
+                yield Static("Loading checkpoints…", id="rewind-files", markup=False)
             yield Static("", id="rewind-error", markup=False)
         yield Footer()
 
@@ -110,6 +113,22 @@ class RewindScreen(SmithModal):
             lines.append(f"… and {len(files) - FILES_SHOWN} more")
         head = "Changed by this turn:" if files else "This turn changed no files."
         self.query_one("#rewind-files", Static).update("\n".join([head, *lines]))
+
+    def action_diff(self) -> None:
+        """Show the combined diff of the highlighted checkpoint's turn."""
+        entry = self._selected()
+        if entry is not None:
+            self.run_worker(self._diff(entry), exclusive=True, group="rewind-diff")
+
+    async def _diff(self, entry: dict[str, Any]) -> None:
+        try:
+            checkpoints = runtime_checkpoints(self.runtime)
+            text = await asyncio.to_thread(checkpoints.diff, entry["before"], entry["after"])
+        except Exception as exc:
+            self._error(error_text(exc))
+            return
+        shown = self.query_one("#rewind-files", Static)
+        shown.update(text or "This turn changed no files.")
 
     def _selected(self) -> dict[str, Any] | None:
         table = self.query_one("#rewind-table", DataTable)
