@@ -16,6 +16,7 @@ Turns are started by :class:`smith_tui.engine.driver.TurnDriver`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -240,6 +241,8 @@ class TurnLoop:
         self.calls = _CallRunner(setup, deps)
         self.round_no = 0
         self.last_text = ""
+        self.shown: list[str] = []
+        """The text the current model call has streamed so far (kept if the call fails)."""
 
     async def run(self) -> TurnResult:
         """Run rounds until completion, cancellation, error or budget exhaustion."""
@@ -251,11 +254,10 @@ class TurnLoop:
                 return self._end("cancelled", self.last_text, normalize("cancelled"))
             self.round_no += 1
             self._emit(ev.StatusChanged, status="thinking")
-            partial: list[str] = []
             try:
-                response = await self._request(partial)
+                response = await self._request()
             except (AgentFailure, asyncio.CancelledError) as exc:
-                return self._request_failed(exc, "".join(partial))
+                return self._request_failed(exc, "".join(self.shown))
             calls = self._record_reply(response)
             if not calls:
                 return self._end("completed", response.content or "")
@@ -266,54 +268,57 @@ class TurnLoop:
                 return result
 
     # -- one round ------------------------------------------------------------------------
-    async def _request(self, partial: list[str]) -> ChatResponse:
-        """Send the transcript (with retries); ``partial`` holds the text the last attempt showed."""
-        setup, deps = self.setup, self.deps
+    async def _request(self) -> ChatResponse:
+        """Send the transcript, inside both retry layers; return the first usable reply."""
+        setup = self.setup
+        self.shown = []
         messages = build_messages(
             setup.system_prompt,
             self.transcript,
-            deps.now(),
+            self.deps.now(),
             context_window=setup.context_window,
             window=setup.settings.window,
         )
-        deps.recorder.request_snapshot(setup, setup.model, setup.system_prompt, self.tools)
-
-        async def attempt_call(attempt: Attempt) -> ChatResponse:
-            self._emit(
-                ev.LLMRequestStarted,
-                turn_id=setup.turn_id,
-                model=setup.model,
-                attempt=attempt.number,
-            )
-            forwarder = _StreamForwarder(setup, deps.emit, attempt)
-            partial[:] = []
-            forwarder.text = partial
-            request = ChatRequest(
-                model=setup.model,
-                messages=messages,
-                tools=self.tools or None,
-                stream=True,
-                max_new_tokens=setup.max_output_tokens or None,
-                cancel=setup.cancel,
-            )
-            return await deps.llm.chat_stream(request, forwarder.handlers())
-
-        def on_retry(layer: str, attempt: int, delay: float, reason: str) -> None:
-            self._emit(
-                ev.RetryScheduled,
-                turn_id=setup.turn_id,
-                attempt=attempt,
-                delay_s=delay,
-                reason=reason,
-                layer=layer,
-            )
-
-        def on_reset(reason: str) -> None:
-            self._emit(ev.StreamReset, turn_id=setup.turn_id, reason=reason)
-
+        self.deps.recorder.request_snapshot(setup, setup.model, setup.system_prompt, self.tools)
         return await call_with_retries(
-            attempt_call, _is_empty, setup.settings.retry, setup.cancel, on_retry, on_reset
+            functools.partial(self._attempt, messages),
+            _is_empty,
+            setup.settings.retry,
+            setup.cancel,
+            self._on_retry,
+            self._on_reset,
         )
+
+    async def _attempt(self, messages: list[dict[str, Any]], attempt: Attempt) -> ChatResponse:
+        """One model call; its stream becomes events, its text so far is ``self.shown``."""
+        setup = self.setup
+        self._emit(
+            ev.LLMRequestStarted, turn_id=setup.turn_id, model=setup.model, attempt=attempt.number
+        )
+        forwarder = _StreamForwarder(setup, self.deps.emit, attempt)
+        self.shown = forwarder.text
+        request = ChatRequest(
+            model=setup.model,
+            messages=messages,
+            tools=self.tools or None,
+            stream=True,
+            max_new_tokens=setup.max_output_tokens or None,
+            cancel=setup.cancel,
+        )
+        return await self.deps.llm.chat_stream(request, forwarder.handlers())
+
+    def _on_retry(self, layer: str, attempt: int, delay: float, reason: str) -> None:
+        self._emit(
+            ev.RetryScheduled,
+            turn_id=self.setup.turn_id,
+            attempt=attempt,
+            delay_s=delay,
+            reason=reason,
+            layer=layer,
+        )
+
+    def _on_reset(self, reason: str) -> None:
+        self._emit(ev.StreamReset, turn_id=self.setup.turn_id, reason=reason)
 
     def _request_failed(self, exc: BaseException, shown: str) -> TurnResult:
         """Keep what the failed request showed, and end the turn (re-raise a task cancel)."""
