@@ -90,14 +90,18 @@ class SandboxState:
         """What to tell the user once when commands cannot be sandboxed ('' when fine)."""
         if self.active or self.mode == "off":
             return ""
+        linux = sys.platform.startswith("linux")
         if self.required_but_missing:
+            fix = f"To fix it, {INSTALL_HINT}." if linux else "Set sandbox.mode off."
             return (
-                f"Sandbox: sandbox.mode is on but {self.reason}, so bash commands will fail. "
-                f"To fix it, {INSTALL_HINT}."
+                f"Sandbox: sandbox.mode is on but {self.reason}, so bash commands will fail. {fix}"
             )
+        fix = f"To confine them, {INSTALL_HINT} (that hides this notice)."
+        if not linux:
+            fix = "Set sandbox.mode off to hide this notice."
         return (
             f"Sandbox: {self.reason}, so bash commands run unsandboxed with your full access "
-            f"to files and network. To confine them, {INSTALL_HINT} (to hide this notice)."
+            f"to files and network. {fix}"
         )
 
 
