@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
 from smith_tui.app.app import SmithApp
 from smith_tui.engine.runtime import Runtime, RuntimeOptions
+from tests.support.pilot import screen_text, wait_until
 
 SIZE = (120, 36)
 
@@ -61,31 +60,9 @@ def make_app(runtime: Runtime) -> SmithApp:
     return SmithApp(runtime, animations=False)
 
 
-def screen_text(app: App[Any]) -> str:
-    """The plain text of everything on screen (all layers composited)."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True)
-    console.print(
-        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-    )
-    return console.export_text()
-
-
-async def wait_for(
-    pilot: Pilot[Any], predicate: Callable[[], object], within: float = 10.0, what: str = ""
-) -> None:
-    """Let the app run until ``predicate()`` is true; fail with ``what`` after ``within`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await pilot.pause(0.02)
-
-
 async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> str:
     """Wait until ``text`` is on screen; return the screen text."""
-    await wait_for(pilot, lambda: text in screen_text(pilot.app), within, f"{text!r} on screen")
+    await wait_until(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", within)
     return screen_text(pilot.app)
 
 
@@ -114,7 +91,7 @@ async def running(app: App[Any], size: tuple[int, int] = SIZE) -> AsyncIterator[
     async with app.run_test(size=size, notifications=True) as pilot:
         main = getattr(app, "main_screen", None)
         if main is not None:
-            await wait_for(pilot, lambda: main.panes_ready, what="the panes")
+            await wait_until(pilot, lambda: main.panes_ready, what="the panes")
         yield pilot
 
 

@@ -20,8 +20,8 @@ from tests.app.app_harness import (
     open_runtime,
     running,
     screen_text,
-    wait_for,
     wait_for_text,
+    wait_until,
 )
 
 
@@ -83,7 +83,7 @@ async def test_bridge_batches_deltas_from_another_thread_into_few_messages() -> 
         thread = threading.Thread(target=produce)
         thread.start()
         thread.join()
-        await wait_for(
+        await wait_until(
             pilot, lambda: app.batches and isinstance(app.batches[-1][-1], ev.TurnFinished)
         )
         events = [e for batch in app.batches for e in batch]
@@ -100,7 +100,7 @@ async def test_bridge_delivers_in_order_on_the_loop_thread() -> None:
         for status in ("thinking", "streaming", "idle"):
             callback(ev.StatusChanged(status=status))
             await asyncio.sleep(0.05)
-        await wait_for(pilot, lambda: sum(len(b) for b in app.batches) == 3)
+        await wait_until(pilot, lambda: sum(len(b) for b in app.batches) == 3)
         flat = [e.status for b in app.batches for e in b]
         assert flat == ["thinking", "streaming", "idle"]
         app.bridge.detach()
@@ -116,7 +116,7 @@ async def test_status_line_follows_status_role_model_and_title(runtime) -> None:
         await wait_for_text(pilot, "Red pill")
         runtime.emit(ev.LLMRequestStarted(turn_id="t", model="qwen-72b", role="orchestrator"))
         runtime.emit(ev.StatusChanged(status="tool", detail="bash", role="orchestrator"))
-        await wait_for(pilot, lambda: status.status == "tool")
+        await wait_until(pilot, lambda: status.status == "tool")
         text = await wait_for_text(pilot, "tool: bash")
         line = next(line for line in text.splitlines() if "tool: bash" in line)
         assert "Tank" in line and "qwen-72b" in line and "Red pill" in line
@@ -147,7 +147,7 @@ async def test_child_retry_names_the_sub_agent(runtime) -> None:
         await wait_for_text(pilot, "Link: retrying in 5s (HTTP 429)")
         runtime.emit(ev.TextDelta(turn_id="t", text="x", role="explorer", job_id="j"))
         status = app.screen.query_one(StatusLine)
-        await wait_for(pilot, lambda: status.retry == "")
+        await wait_until(pilot, lambda: status.retry == "")
 
 
 async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) -> None:
@@ -158,7 +158,7 @@ async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) 
         await pilot.pause(0.1)
         assert not rain.display
         runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="worker", job_id="j1"))
-        await wait_for(pilot, lambda: rain.display, what="rain")
+        await wait_until(pilot, lambda: rain.display, what="rain")
         assert rain.tint == "#FF4FD8"
         transcript = app.screen.query_one("#transcript")
         assert rain.region.width == pytest.approx(transcript.region.width * 0.4, abs=2)
@@ -173,15 +173,15 @@ async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) 
         assert len(glyphs) > region.area // 8, "\n".join(strip)
         assert set(glyphs) <= set(GLYPHS)
         runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="explorer", job_id="j2"))
-        await wait_for(pilot, lambda: rain.tint == "#00E5FF", what="Link's tint")
+        await wait_until(pilot, lambda: rain.tint == "#00E5FF", what="Link's tint")
         runtime.emit(ev.ReasoningDelta(turn_id="t", text="hm", role="explorer", job_id="j2"))
-        await wait_for(pilot, lambda: rain.tint == "#FF4FD8", what="back to Niobe")
+        await wait_until(pilot, lambda: rain.tint == "#FF4FD8", what="back to Niobe")
         await pilot.press("f1")  # a modal screen on top pauses the rain
-        await wait_for(pilot, lambda: rain.suspended, what="the rain to pause")
+        await wait_until(pilot, lambda: rain.suspended, what="the rain to pause")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not rain.suspended, what="the rain to go on")
+        await wait_until(pilot, lambda: not rain.suspended, what="the rain to go on")
         runtime.emit(ev.TextDelta(turn_id="t", text="ok", role="worker", job_id="j1"))
-        await wait_for(pilot, lambda: not rain.display, what="rain to stop")
+        await wait_until(pilot, lambda: not rain.display, what="rain to stop")
 
 
 async def test_matrix_rain_animates_at_ten_fps_when_animations_are_on() -> None:
@@ -194,11 +194,13 @@ async def test_matrix_rain_animates_at_ten_fps_when_animations_are_on() -> None:
         app.animation_level = "full"
         rain = app.query_one(MatrixRain)
         rain.handle_event(ev.LLMRequestStarted(turn_id="t", model="m", role="orchestrator"))
-        await wait_for(pilot, lambda: rain.size.width > 0)
-        before = [line.text for line in (rain.render_line(y) for y in range(rain.size.height))]
-        await pilot.pause(0.35)
-        after = [line.text for line in (rain.render_line(y) for y in range(rain.size.height))]
-        assert before != after
+        await wait_until(pilot, lambda: rain.size.width > 0)
+
+        def frame() -> list[str]:
+            return [line.text for line in (rain.render_line(y) for y in range(rain.size.height))]
+
+        before = frame()
+        await wait_until(pilot, lambda: frame() != before, "the rain to move")
         rain.handle_event(
             ev.TurnFinished(turn_id="t", conversation_id="c", stop_reason="completed")
         )
@@ -231,7 +233,7 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
     async with app.run_test(size=(50, 20)) as pilot:
         rain = app.query_one(MatrixRain)
         rain.handle_event(ev.LLMRequestStarted(turn_id="t", model="m", role="worker", job_id="j"))
-        await wait_for(pilot, lambda: len(app.writes) >= 2, what="two frames")
+        await wait_until(pilot, lambda: len(app.writes) >= 2, what="two frames")
         region = rain.region
         frame = app.writes[0]
         assert frame.startswith("\x1b7") and frame.endswith("\x1b8")  # cursor saved, restored
@@ -240,7 +242,7 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
         lines = screen_text(app).splitlines()[region.y : region.bottom]
         assert all(not line[region.x : region.right].strip() for line in lines)  # no glyphs
         app.query_one("#above").styles.height = 5  # the strip moves down: so do the frames
-        await wait_for(
+        await wait_until(
             pilot, lambda: f"\x1b[{region.y + 3};" in app.writes[-1], what="the moved strip"
         )
         rain.suspended = True  # a modal covers the screen: the image goes
@@ -249,7 +251,7 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
         await pilot.pause(0.3)
         assert len(app.writes) == count
         rain.suspended = False
-        await wait_for(pilot, lambda: len(app.writes) > count + 1, what="frames again")
+        await wait_until(pilot, lambda: len(app.writes) > count + 1, what="frames again")
         rain.handle_event(ev.TextDelta(turn_id="t", text="x", role="worker", job_id="j"))
         assert "a=d" in app.writes[-1]
         assert not rain.display
@@ -261,7 +263,7 @@ async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeyp
     try:
         app = make_app(runtime)
         async with running(app) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+            await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
             text = await wait_for_text(pilot, "llm_config.api_url")
             assert "http://127.0.0.1:8080/v1" in text
             assert "LLM_API_KEY" in text
@@ -269,11 +271,11 @@ async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeyp
             await pilot.press("c")
             from smith_tui.app.screens.config_screen import ConfigScreen
 
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
             await pilot.press("escape")
-            await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="back")
+            await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="back")
             await pilot.press("q")
-            await wait_for(pilot, lambda: not app.is_running, what="q to quit")
+            await wait_until(pilot, lambda: not app.is_running, what="q to quit")
         assert app.return_code == 0
     finally:
         runtime.store.close()
@@ -287,14 +289,14 @@ async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
     try:
         app = make_app(runtime)
         async with running(app) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+            await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
             await pilot.click("#configure")
             from smith_tui.app.screens.config_screen import ConfigScreen
 
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
             runtime.set_config("llm_config.api_url", llm_server.base_url)
             await pilot.press("escape")
-            await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+            await wait_until(pilot, lambda: app.screen is app.main_screen, what="the main screen")
     finally:
         runtime.store.close()
 

@@ -16,8 +16,8 @@ from tests.app.app_harness import (
     running,
     screen_text,
     submit,
-    wait_for,
     wait_for_text,
+    wait_until,
 )
 from tests.support.llm_server import stall, text_reply
 
@@ -75,11 +75,11 @@ async def test_ctrl_c_cancels_the_running_turn(runtime, llm_server) -> None:
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "wait forever")
-        await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+        await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: not runtime.busy, what="the turn to stop")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to stop")
         status = app.screen.query_one(StatusLine)
-        await wait_for(pilot, lambda: status.status == "cancelled", what="cancelled status")
+        await wait_until(pilot, lambda: status.status == "cancelled", what="cancelled status")
         assert "cancelled" in screen_text(app)
 
 
@@ -88,9 +88,9 @@ async def test_ctrl_q_quits_and_cancels_a_running_turn(runtime, llm_server) -> N
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "long one")
-        await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+        await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
         await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+        await wait_until(pilot, lambda: not app.is_running, what="the app to exit")
     assert app.return_code == 0
     assert not runtime.busy
     # the cancelled turn was persisted before the app left
@@ -101,12 +101,12 @@ async def test_ctrl_p_opens_the_command_palette_with_smith_commands(runtime) -> 
     app = make_app(runtime)
     async with running(app) as pilot:
         await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
         await pilot.press(*"new conv")
         await wait_for_text(pilot, "New conversation")
         first = runtime.conversation_id
         await pilot.press("enter")
-        await wait_for(pilot, lambda: runtime.conversation_id != first, what="a new conversation")
+        await wait_until(pilot, lambda: runtime.conversation_id != first, what="a new conversation")
 
 
 @pytest.mark.parametrize(
@@ -126,12 +126,14 @@ async def test_screen_keys_open_their_screen(runtime, key, screen) -> None:
     async with running(app) as pilot:
         await pilot.press(key)
         cls = screen_class(screen)
-        await wait_for(pilot, lambda: isinstance(app.screen, cls), what=f"{screen} screen")
+        await wait_until(pilot, lambda: isinstance(app.screen, cls), what=f"{screen} screen")
         await pilot.press(key)  # already showing: not pushed twice
         await pilot.pause()
         assert len(app.screen_stack) == 2
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main_screen, what="back to the main screen")
+        await wait_until(
+            pilot, lambda: app.screen is app.main_screen, what="back to the main screen"
+        )
 
 
 async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server) -> None:
@@ -149,12 +151,12 @@ async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server
             await pilot.pause()
             assert "to quit" not in screen_text(app)
             await submit(pilot, "slow")
-            await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+            await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
             await pilot.press("ctrl+g")
-            await wait_for(pilot, lambda: not runtime.busy, what="ctrl+g to cancel")
+            await wait_until(pilot, lambda: not runtime.busy, what="ctrl+g to cancel")
             await pilot.press("ctrl+g")
             await wait_for_text(pilot, "press f10 to quit")
             await pilot.press("f10")
-            await wait_for(pilot, lambda: not app.is_running, what="f10 to quit")
+            await wait_until(pilot, lambda: not app.is_running, what="f10 to quit")
     finally:
         runtime.store.close()

@@ -7,8 +7,8 @@ from tests.app.app_harness import (
     make_app,
     open_runtime,
     screen_text,
-    wait_for,
     wait_for_still_screen,
+    wait_until,
 )
 
 OFFLINE_URL = "http://127.0.0.1:9/v1"
@@ -47,10 +47,10 @@ def test_main_screen_snapshot(snap_compare, tmp_path, monkeypatch) -> None:
     app = make_app(runtime)
 
     async def settle(pilot) -> None:
-        await wait_for(pilot, lambda: app.main_screen.panes_ready, what="the panes")
-        await wait_for(pilot, lambda: "Only the code" in screen_text(app), what="the transcript")
+        await wait_until(pilot, lambda: app.main_screen.panes_ready, what="the panes")
+        await wait_until(pilot, lambda: "Only the code" in screen_text(app), what="the transcript")
         await pilot.press(*"/mo")
-        await wait_for(pilot, lambda: "/models" in screen_text(app), what="the completion menu")
+        await wait_until(pilot, lambda: "/models" in screen_text(app), what="the completion menu")
         await wait_for_still_screen(pilot)
 
     try:

@@ -15,8 +15,8 @@ from tests.app.app_harness import (
     make_app,
     open_runtime,
     screen_text,
-    wait_for,
     wait_for_still_screen,
+    wait_until,
 )
 
 OFFLINE_URL = "http://127.0.0.1:9/v1"
@@ -126,11 +126,11 @@ def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
     app = make_app(runtime)
 
     async def run_turn(pilot) -> None:
-        await wait_for(pilot, lambda: app.main_screen.panes_ready, what="the panes")
+        await wait_until(pilot, lambda: app.main_screen.panes_ready, what="the panes")
         for event in _mid_turn_events():
             runtime.emit(event)
-        await wait_for(pilot, lambda: "Niobe is" in screen_text(app), what="the streamed text")
-        await wait_for(
+        await wait_until(pilot, lambda: "Niobe is" in screen_text(app), what="the streamed text")
+        await wait_until(
             pilot, lambda: "collected 12 items" in screen_text(app), what="the tool tail"
         )
         await wait_for_still_screen(pilot)
@@ -150,7 +150,7 @@ def test_first_run_screen(snap_compare, tmp_path, monkeypatch) -> None:
     app = make_app(runtime)
 
     async def shown(pilot) -> None:
-        await wait_for(
+        await wait_until(
             pilot, lambda: "llm_config.api_url" in screen_text(app), what="the first-run text"
         )
         await wait_for_still_screen(pilot)

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from smith_tui.app import main_screen
 from smith_tui.app.app import SmithApp
 from smith_tui.config import ConfigError
-from tests.app.app_harness import SIZE, isolate_environment, open_runtime
+from tests.app.app_harness import SIZE, isolate_environment, open_runtime, wait_until
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 
 
@@ -40,10 +40,7 @@ async def test_prompt_paints_before_the_runtime_opens(
         await pilot.press(*"early question")
         await pilot.press("enter")
         gate.set()
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if llm_server.chat_requests():
-                break
+        await wait_until(pilot, llm_server.chat_requests, "the queued prompt's request")
         assert app.runtime is not None
         user = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
         assert user[0]["content"] == "early question"
@@ -60,10 +57,7 @@ async def test_runtime_that_cannot_open_exits_with_its_message(tmp_path: Path, m
 
     app = SmithApp(opener=opener, animations=False)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.startup_error:
-                break
+        await wait_until(pilot, lambda: app.startup_error, "the startup error")
     assert app.return_code == 2
     assert "line 3 column 5" in (app.startup_error or "")
 

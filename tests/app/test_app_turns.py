@@ -13,8 +13,8 @@ from tests.app.app_harness import (
     running,
     screen_text,
     submit,
-    wait_for,
     wait_for_text,
+    wait_until,
 )
 from tests.support.llm_server import http_error, stall, text_reply, tool_call
 
@@ -40,7 +40,7 @@ async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm
         text = await wait_for_text(pilot, "There is no spoon, only matrix-42.")
         assert "what is there?" in text
         assert "bash" in text
-        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
         status = app.screen.query_one(StatusLine)
         assert status.status == "idle"
         assert status.model == "scripted-model"
@@ -62,7 +62,7 @@ async def test_retry_shows_in_the_status_line(tmp_path, monkeypatch, llm_server)
             assert "503" in text.split("retrying in 2s (", 1)[1].splitlines()[0]
             await wait_for_text(pilot, "Back online.")
             status = app.screen.query_one(StatusLine)
-            await wait_for(pilot, lambda: status.retry == "", what="the retry note to clear")
+            await wait_until(pilot, lambda: status.retry == "", what="the retry note to clear")
     finally:
         runtime.store.close()
 
@@ -86,9 +86,9 @@ async def test_todo_tool_fills_the_panel_and_a_new_turn_clears_it(runtime, llm_s
         text = await wait_for_text(pilot, "Write the test")
         assert panel.display
         assert "Todo 1/3" in text and "Fix the bug" in text
-        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
         await submit(pilot, "go on")
-        await wait_for(pilot, lambda: not panel.display, what="the panel to hide")
+        await wait_until(pilot, lambda: not panel.display, what="the panel to hide")
         assert "Write the test" not in screen_text(app)
 
 
@@ -97,14 +97,14 @@ async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> N
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "first")
-        await wait_for(pilot, lambda: runtime.busy, what="the turn to start")
+        await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
         await submit(pilot, "second")
         await wait_for_text(pilot, "A turn is still running")
         from smith_tui.widgets.prompt_input import PromptInput
 
         assert app.screen.query_one(PromptInput).text == "second"
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
 
 
 async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:
@@ -114,28 +114,28 @@ async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:
     async with running(app) as pilot:
         first = runtime.conversation_id
         await submit(pilot, "/new")
-        await wait_for(pilot, lambda: runtime.conversation_id != first, what="/new")
+        await wait_until(pilot, lambda: runtime.conversation_id != first, what="/new")
         await submit(pilot, "/role orchestrator")
         status = app.screen.query_one(StatusLine)
-        await wait_for(pilot, lambda: status.role == "orchestrator", what="/role")
+        await wait_until(pilot, lambda: status.role == "orchestrator", what="/role")
         assert "Tank" in screen_text(app)
         await submit(pilot, "/pager")
-        await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen), what="/pager")
+        await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen), what="/pager")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+        await wait_until(pilot, lambda: app.screen is app.main_screen, what="the main screen")
         from smith_tui.app.screens.help_screen import HelpScreen
         from smith_tui.widgets.transcript.notice import Notice
 
         notices = len(app.screen.query(Notice))
         await submit(pilot, "/help")  # a screen, not a notice with the same text
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="/help")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="/help")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+        await wait_until(pilot, lambda: app.screen is app.main_screen, what="the main screen")
         assert len(app.screen.query(Notice)) == notices
         await submit(pilot, "/usage")  # other commands print into the transcript
-        await wait_for(pilot, lambda: len(app.screen.query(Notice)) == notices + 1)
+        await wait_until(pilot, lambda: len(app.screen.query(Notice)) == notices + 1)
         await submit(pilot, "/quit")
-        await wait_for(pilot, lambda: not app.is_running, what="/quit to exit")
+        await wait_until(pilot, lambda: not app.is_running, what="/quit to exit")
 
 
 async def test_prompt_history_starts_with_the_conversations_requests(runtime, llm_server) -> None:
@@ -167,7 +167,7 @@ async def test_usage_pane_gets_prices_from_the_catalog(runtime, llm_server) -> N
     app = make_app(runtime)
     async with running(app) as pilot:
         usage = app.screen.query_one("#usage")
-        await wait_for(pilot, lambda: usage.priced, what="prices from GET /models")
+        await wait_until(pilot, lambda: usage.priced, what="prices from GET /models")
 
 
 async def test_dispatch_tree_cancel_key_stops_only_that_sub_agent(runtime, llm_server) -> None:
@@ -192,15 +192,15 @@ async def test_dispatch_tree_cancel_key_stops_only_that_sub_agent(runtime, llm_s
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "/role orchestrator")
-        await wait_for(pilot, lambda: runtime.active_role == "orchestrator", what="the role")
+        await wait_until(pilot, lambda: runtime.active_role == "orchestrator", what="the role")
         await submit(pilot, "go explore")
-        await wait_for(pilot, lambda: bool(runtime.jobs), what="the dispatched job")
+        await wait_until(pilot, lambda: bool(runtime.jobs), what="the dispatched job")
         tree = app.screen.query_one(DispatchTree)
         (job_id,) = list(runtime.jobs)
-        await wait_for(pilot, lambda: job_id in tree.jobs, what="the job in the tree")
+        await wait_until(pilot, lambda: job_id in tree.jobs, what="the job in the tree")
         tree.job_tree.move_cursor(tree.jobs[job_id].node)
         tree.job_tree.focus()
         await pilot.press("x")
         await wait_for_text(pilot, "The explorer was stopped; done.")
-        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
     assert runtime.messages[-1]["content"] == "The explorer was stopped; done."

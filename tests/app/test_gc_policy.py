@@ -12,7 +12,7 @@ import pytest
 from smith_tui.app import app as app_module
 from smith_tui.app import gc_policy
 from smith_tui.app.gc_policy import GcPolicy
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_for
+from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_until
 
 
 class Clock:
@@ -146,7 +146,7 @@ async def test_the_app_runs_the_policy_while_it_runs(tmp_path: Path, monkeypatch
         app = make_app(runtime)
         async with running(app) as pilot:
             assert not app.gc_policy.active  # start-up settles first
-            await wait_for(pilot, lambda: app.gc_policy.active, what="the policy started")
+            await wait_until(pilot, lambda: app.gc_policy.active, what="the policy started")
             assert gc.get_freeze_count() > 0
             before = app.gc_policy.last_input
             await pilot.press("a")
@@ -176,11 +176,11 @@ async def test_the_app_leaves_the_collector_alone_when_the_policy_is_off(
         assert runtime.config.model.services.ui.gc_policy is False
         app = make_app(runtime)
         async with running(app) as pilot:
-            await wait_for(pilot, lambda: app.runtime_ready, what="the runtime")
+            await wait_until(pilot, lambda: app.runtime_ready, what="the runtime")
             later: list[bool] = []
             # Timers fire in deadline order: this one comes after the policy's would have.
             app.set_timer(app_module.GC_POLICY_DELAY_S * 2, lambda: later.append(True))
-            await wait_for(pilot, lambda: later, what="a timer after the policy's delay")
+            await wait_until(pilot, lambda: later, what="a timer after the policy's delay")
             assert not app.gc_policy.active
             assert gc.get_freeze_count() == 0
             assert pilot.app.gc_policy.tick() == ""  # ticks (none are scheduled) do nothing

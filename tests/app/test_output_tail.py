@@ -12,7 +12,7 @@ from smith_tui.app.main_screen import MainScreen
 from smith_tui.engine import events as ev
 from smith_tui.widgets.activity import ToolActivity
 from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, LINE_CHARS, OutputTail, tail_text
-from tests.app.app_harness import screen_text, wait_for
+from tests.app.app_harness import screen_text, wait_until
 from tests.app.test_app_events import BridgeHost
 from tests.app.test_panes import SIZE, PanesHost, tool_start
 
@@ -119,7 +119,7 @@ async def test_the_bridge_holds_a_flood_as_a_few_lines() -> None:
         thread = threading.Thread(target=produce)
         thread.start()
         thread.join()
-        await wait_for(
+        await wait_until(
             pilot, lambda: app.batches and isinstance(app.batches[-1][-1], ev.TurnFinished)
         )
         deltas = [e for batch in app.batches for e in batch if isinstance(e, ev.ToolOutputDelta)]

@@ -19,7 +19,7 @@ from smith_tui.widgets.activity import ToolActivity, clean_output
 from smith_tui.widgets.dispatch_tree import DispatchTree
 from smith_tui.widgets.todo_panel import TodoPanel
 from smith_tui.widgets.usage_pane import UsagePane
-from tests.app.app_harness import screen_text
+from tests.app.app_harness import screen_text, wait_until
 
 SIZE = (132, 30)
 
@@ -273,8 +273,7 @@ async def test_activity_shows_two_calls_with_output_tail_and_ticking_elapsed() -
         assert [line.strip() for line in lines[2:]] == ["│ three", "│ four", "│ fi"]
         assert pane.ticking
         app.clock.advance(12.4)
-        await pilot.pause(0.3)
-        assert "12s" in screen_text(app)
+        await wait_until(pilot, lambda: "12s" in screen_text(app), "the elapsed time to tick")
         app.feed(tool_end("t1", "b", "bash", duration_s=12.5))
         await pilot.pause()
         lines = pane.line_texts()
@@ -369,8 +368,7 @@ async def test_dispatch_tree_shows_turn_jobs_status_elapsed_and_tokens() -> None
         assert tree.job_label("job-explore").startswith("● Link running 0.0s")
         assert tree.ticking
         app.clock.advance(3.0)
-        await pilot.pause(0.3)
-        assert "● Link running 3.0s" in screen_text(app)
+        await wait_until(pilot, lambda: "● Link running 3.0s" in screen_text(app), "a tick")
         app.feed(*events[4:])
         await pilot.pause()
         root = tree.job_tree.root

@@ -11,7 +11,7 @@ from smith_tui.widgets.completion.candidates import Completer, CompletionSources
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.completion.project_files import ProjectFiles, list_with_walk
 from smith_tui.widgets.prompt_input import PromptInput
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_for
+from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_until
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def runtime(tmp_path, monkeypatch, llm_server):
 async def _candidates(pilot, app, keys: list[str]) -> list[str]:
     menu = app.screen.query_one(CompletionMenu)
     await pilot.press(*keys)
-    await wait_for(pilot, lambda: menu.is_open, what="completion menu")
+    await wait_until(pilot, lambda: menu.is_open, what="completion menu")
     return [c.value for c in menu.completion.candidates]
 
 

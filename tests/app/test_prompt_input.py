@@ -7,7 +7,7 @@ from textual.app import App, ComposeResult
 from smith_tui.widgets.completion.candidates import Completer, CompletionSources
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.prompt_input import PromptHistory, PromptInput
-from tests.app.app_harness import wait_for
+from tests.app.app_harness import wait_until
 
 
 class PromptHost(App[None]):
@@ -120,7 +120,7 @@ async def test_menu_keys_move_accept_and_close() -> None:
         prompt = app.query_one(PromptInput)
         menu = app.query_one(CompletionMenu)
         await pilot.press("slash", "m")
-        await wait_for(pilot, lambda: menu.is_open, what="menu")
+        await wait_until(pilot, lambda: menu.is_open, what="menu")
         assert [c.value for c in menu.completion.candidates] == ["/model", "/models"]
         await pilot.press("down")
         assert menu.selected.value == "/models"
@@ -128,7 +128,7 @@ async def test_menu_keys_move_accept_and_close() -> None:
         assert menu.selected.value == "/model"
         await pilot.press("tab")
         assert prompt.text == "/model "
-        await wait_for(pilot, lambda: menu.is_open, what="model ids")
+        await wait_until(pilot, lambda: menu.is_open, what="model ids")
         assert [c.value for c in menu.completion.candidates] == ["alpha-7b", "beta-70b"]
         await pilot.press("b", "enter")  # enter accepts while the menu is open
         assert prompt.text == "/model beta-70b "
@@ -139,7 +139,7 @@ async def test_menu_keys_move_accept_and_close() -> None:
         await pilot.pause()
         assert app.submitted == ["/model beta-70b "]
         await pilot.press("slash")
-        await wait_for(pilot, lambda: menu.is_open, what="menu")
+        await wait_until(pilot, lambda: menu.is_open, what="menu")
         await pilot.press("escape")
         assert not menu.is_open
         assert prompt.text == "/"
@@ -170,4 +170,4 @@ async def test_a_recalled_command_opens_no_menu_so_up_keeps_walking() -> None:
         await pilot.press("up")
         assert prompt.text == "hello"
         await pilot.press("ctrl+u", "slash")  # typing again completes as usual
-        await wait_for(pilot, lambda: menu.is_open, what="menu")
+        await wait_until(pilot, lambda: menu.is_open, what="menu")

@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 
 from smith_tui.engine import events as ev
 from smith_tui.widgets.matrix_rain import MatrixRain
-from tests.app.app_harness import wait_for
+from tests.app.app_harness import wait_until
 from tests.dispatch.support import dispatch, report
 from tests.support.llm_server import ScriptedLLMServer, stall, text_reply
 from tests.support.runtime import open_runtime
@@ -67,7 +67,7 @@ async def test_rain_stops_while_the_childs_tool_call_is_still_streaming(
                 for e, _ in seen
             )
 
-        await wait_for(pilot, child_streaming, what="the child's first output")
+        await wait_until(pilot, child_streaming, what="the child's first output")
         child = [(e, raining) for e, raining in seen if e.job_id is not None]
         started = next(i for i, (e, _) in enumerate(child) if isinstance(e, ev.LLMRequestStarted))
         first = next(

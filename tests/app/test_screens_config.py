@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Input, Static
 from smith_tui.app.screens.config_screen import ConfigScreen
 from smith_tui.config import settings_reference
 from tests.app.app_harness import screen_text
-from tests.app.test_screens_host import SIZE, ScreenHost, offline_runtime
+from tests.support.screen_host import SIZE, ScreenHost, offline_runtime
 
 OVERRIDES = "runtime_overrides"
 

@@ -10,7 +10,7 @@ from smith_tui.app.screens.help_screen import HelpScreen
 from smith_tui.app.screens.palette import palette_entries
 from smith_tui.engine.commands import COMMANDS
 from tests.app.app_harness import screen_text
-from tests.app.test_screens_host import ScreenHost, offline_runtime
+from tests.support.screen_host import ScreenHost, offline_runtime
 
 
 async def test_help_lists_configured_keys_and_every_command(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.engine import events as ev
 from tests.app.app_harness import screen_text
-from tests.app.test_screens_host import SIZE, ScreenHost, offline_runtime
 from tests.support.runtime import Recorder
+from tests.support.screen_host import SIZE, ScreenHost, offline_runtime
 
 FIXED = "2025-01-02 03:04"
 

@@ -9,7 +9,7 @@ from smith_tui.app.screens.help_screen import HelpScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
-from tests.app.app_harness import SIZE, isolate_environment, make_app, open_runtime, wait_for
+from tests.app.app_harness import SIZE, isolate_environment, make_app, open_runtime, wait_until
 
 KEYS = [
     ("alt+h", PagerScreen),
@@ -28,7 +28,9 @@ async def test_each_screen_opens_on_its_key_and_closes(tmp_path: Path, monkeypat
         await pilot.pause()
         for key, screen_type in KEYS:
             await pilot.press(key)
-            await wait_for(pilot, lambda t=screen_type: isinstance(app.screen, t), 5, key)
+            await wait_until(pilot, lambda t=screen_type: isinstance(app.screen, t), key, within=5)
             await pilot.press("escape")
-            await wait_for(pilot, lambda: app.screen is app.main_screen, 5, f"{key} closed")
+            await wait_until(
+                pilot, lambda: app.screen is app.main_screen, f"{key} closed", within=5
+            )
     await runtime.aclose()

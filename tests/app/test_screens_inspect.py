@@ -10,9 +10,9 @@ from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.engine import events as ev
 from tests.app.app_harness import screen_text
-from tests.app.test_screens_host import SIZE, ScreenHost, offline_runtime, seed_conversation
 from tests.support.llm_server import text_reply, tool_call
 from tests.support.runtime import open_runtime
+from tests.support.screen_host import SIZE, ScreenHost, offline_runtime, seed_conversation
 
 
 def _error(screen: InspectScreen) -> str:

@@ -9,7 +9,7 @@ from textual.widgets import Input
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.widgets.text_pager import TextPager
 from tests.app.app_harness import screen_text
-from tests.app.test_screens_host import SIZE, ScreenHost, offline_runtime
+from tests.support.screen_host import SIZE, ScreenHost, offline_runtime
 
 BIG_OUTPUT = "\n".join(f"line {i:04d} of a long listing" for i in range(200))
 

@@ -18,7 +18,7 @@ from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.engine.runtime import Runtime
 from tests.app.app_harness import wait_for_still_screen
-from tests.app.test_screens_host import ScreenHost, offline_runtime, seed_conversation
+from tests.support.screen_host import ScreenHost, offline_runtime, seed_conversation
 
 SNAP_SIZE = (110, 32)
 TOOLS = [

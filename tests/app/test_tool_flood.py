@@ -26,8 +26,8 @@ from tests.app.app_harness import (
     running,
     screen_text,
     submit,
-    wait_for,
     wait_for_text,
+    wait_until,
 )
 from tests.support.llm_server import text_reply, tool_call
 
@@ -123,14 +123,14 @@ async def flood_the_app(runtime, emitted: list[int], stop: Callable[[], object])
         baseline = resident_bytes()
         with PeakResident() as memory:
             await submit(pilot, "flood me")
-            await wait_for(pilot, lambda: emitted[0] >= 40_000_000, within=30, what="the flood")
+            await wait_until(pilot, lambda: emitted[0] >= 40_000_000, within=30, what="the flood")
 
             async def type_and_see() -> None:
                 # Keys reach the app as a terminal sends them (Pilot's press would also wait
                 # for the process to go idle, which it never does during a flood).
                 for char in "hello":
                     app.post_message(events.Key(char, char))
-                await wait_for(pilot, lambda: "hello" in screen_text(app), within=60)
+                await wait_until(pilot, lambda: "hello" in screen_text(app), within=60)
 
             started = loop.time()
             try:
@@ -142,7 +142,7 @@ async def flood_the_app(runtime, emitted: list[int], stop: Callable[[], object])
                 )
             # The tool is still flooding: it stops only once the test releases it.
             assert prompt.text == "hello"
-            await wait_for(
+            await wait_until(
                 pilot, lambda: emitted[0] >= FLOOD_CHARS, within=FLOOD_WITHIN_S, what="100 MB"
             )
         growth = memory.peak - baseline
@@ -156,4 +156,4 @@ async def flood_the_app(runtime, emitted: list[int], stop: Callable[[], object])
 
         stop()
         await wait_for_text(pilot, "The flood is over.", within=30)
-        await wait_for(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")

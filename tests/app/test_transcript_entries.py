@@ -16,7 +16,8 @@ from smith_tui.widgets.transcript.entries import ToolEntry
 from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
-from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
+from tests.support.pilot import screen_text, wait_until
+from tests.support.transcript_app import SIZE, TranscriptApp
 
 
 def test_key_argument_per_tool() -> None:

@@ -9,8 +9,9 @@ from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.code_markdown import CopyableFence
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from tests.app.app_harness import isolate_environment, open_runtime
-from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
+from tests.support.pilot import screen_text, wait_until
+from tests.support.transcript_app import SIZE, TranscriptApp
 
 ANSWER = "Found it:\n\n```python\nprint('matrix-42')\n```\n\nDone."
 

@@ -8,7 +8,7 @@ from textual.pilot import Pilot
 
 from smith_tui.engine import events as ev
 from tests.app.app_harness import wait_for_still_screen
-from tests.app.test_transcript_support import TranscriptApp, chunks
+from tests.support.transcript_app import TranscriptApp, chunks
 
 ANSWER = """I found the problem in `config.py`:
 

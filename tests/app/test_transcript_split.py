@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
-from tests.app.test_transcript_support import sample_markdown
+from tests.support.transcript_app import sample_markdown
 
 
 def render(markdown: str) -> str:

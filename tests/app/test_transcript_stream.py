@@ -15,14 +15,8 @@ from smith_tui.widgets.transcript.streaming_markdown import (
     ParkedPart,
     StreamingMarkdown,
 )
-from tests.app.test_transcript_support import (
-    SIZE,
-    TranscriptApp,
-    chunks,
-    sample_markdown,
-    screen_text,
-    wait_until,
-)
+from tests.support.pilot import screen_text, wait_until
+from tests.support.transcript_app import SIZE, TranscriptApp, chunks, sample_markdown
 
 
 def shown_parts(message: AssistantMessage) -> list[str]:

@@ -15,7 +15,8 @@ from smith_tui.widgets.transcript import Transcript
 from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
 from smith_tui.widgets.transcript.transcript import ParkedEntry
-from tests.app.test_transcript_support import SIZE, TranscriptApp, screen_text, wait_until
+from tests.support.pilot import screen_text, wait_until
+from tests.support.transcript_app import SIZE, TranscriptApp
 
 
 def conversation(count: int) -> list[dict[str, Any]]:

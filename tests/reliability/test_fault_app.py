@@ -18,7 +18,7 @@ from tests.app.app_harness import (
     running,
     screen_text,
     submit,
-    wait_for,
+    wait_until,
 )
 from tests.reliability.support import FAST_CONFIG, merge, record
 from tests.reliability.test_fault_matrix import FAULTS
@@ -51,10 +51,10 @@ async def test_fault_in_the_app(
         app = make_app(runtime)
         async with running(app) as pilot:
             await submit(pilot, "please answer")
-            await wait_for(pilot, lambda: llm_server.chat_requests(), what="the first request")
-            await wait_for(pilot, lambda: not runtime.busy, within=30, what="the turn to end")
+            await wait_until(pilot, lambda: llm_server.chat_requests(), what="the first request")
+            await wait_until(pilot, lambda: not runtime.busy, within=30, what="the turn to end")
             try:
-                await wait_for(pilot, lambda: on_screen in screen_text(app), within=5)
+                await wait_until(pilot, lambda: on_screen in screen_text(app), within=5)
             except AssertionError:
                 pass  # reported below with the screen
             text = screen_text(app)

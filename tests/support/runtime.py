@@ -57,24 +57,34 @@ def write_config(path: Path, config: dict[str, Any]) -> Path:
 
 def open_runtime(
     tmp_path: Path,
-    api_url: str,
+    api_url: str | None = None,
     *,
     config: dict[str, Any] | None = None,
+    ephemeral: dict[str, Any] | None = None,
     model: str | None = "scripted-model",
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     db_name: str = "smith.db",
+    fast_retries: bool = True,
+    record: bool = True,
     **options: Any,
 ) -> tuple[Runtime, Recorder]:
-    """Open a runtime against ``api_url`` with fast retries, and a recorder subscribed."""
-    base: dict[str, Any] = {
-        "llm_config": {
-            "api_url": api_url,
-            "retry_backoff_ms": [10, 20],
-            "stream_stall_timeout": 5,
-        },
-        "empty_response_retry_backoff_ms": [10, 20],
-    }
+    """Open a real runtime: config file and database in ``tmp_path``, a git repo as cwd.
+
+    ``api_url`` (None: no server configured) goes into the config file with ``config``
+    merged over it; ``fast_retries`` adds millisecond backoffs so failing requests do not
+    slow the test. ``ephemeral`` is the session-only config layer, ``options`` the other
+    :class:`RuntimeOptions` fields. The recorder is subscribed unless ``record`` is False
+    (a test that floods events and measures memory must not keep them all).
+    """
+    base: dict[str, Any] = {}
+    if api_url is not None:
+        base["llm_config"] = {"api_url": api_url}
+    if fast_retries:
+        base.setdefault("llm_config", {}).update(
+            {"retry_backoff_ms": [10, 20], "stream_stall_timeout": 5}
+        )
+        base["empty_response_retry_backoff_ms"] = [10, 20]
     for key, value in (config or {}).items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             base[key] = {**base[key], **value}
@@ -88,12 +98,14 @@ def open_runtime(
             config_path=str(cfg_path),
             db_path=str(tmp_path / db_name),
             model=model,
+            ephemeral=dict(ephemeral or {}),
             **options,
         ),
         env=env if env is not None else {},
     )
     recorder = Recorder()
-    runtime.subscribe(recorder)
+    if record:
+        runtime.subscribe(recorder)
     return runtime, recorder
 
 

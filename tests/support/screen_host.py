@@ -1,4 +1,4 @@
-"""Shared pieces of the screen tests (no tests here): a host app and runtime helpers."""
+"""Shared pieces of the screen tests: a host app and runtime helpers."""
 
 from __future__ import annotations
 

@@ -1,19 +1,11 @@
-"""Shared helpers for the transcript tests: a host app, screen text, sample Markdown.
-
-(Named ``test_*`` to live beside the tests it serves; it defines no tests.)
-"""
+"""Shared helpers for the transcript tests: a host app and sample Markdown."""
 
 from __future__ import annotations
 
-import asyncio
-import io
-from collections.abc import Callable
 from importlib.resources import files
 from typing import Any
 
-from rich.console import Console
 from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 
 from smith_tui.widgets.transcript import Transcript
 
@@ -36,26 +28,6 @@ class TranscriptApp(App[None]):
     @property
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
-
-
-def screen_text(app: App[Any]) -> str:
-    """The plain text on screen."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text()
-
-
-async def wait_until(
-    pilot: Pilot[Any], predicate: Callable[[], object], what: str, within: float = 10.0
-) -> None:
-    """Let the app run until ``predicate()`` holds (fail naming ``what`` otherwise)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.02)
 
 
 def sample_markdown(sections: int, marker: str = "LAST-LINE-MARKER") -> str:
