@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,9 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from smith_tui.app.app import SmithApp
-from smith_tui.engine.runtime import Runtime, RuntimeOptions
+from smith_tui.engine.runtime import Runtime
 from tests.support.pilot import screen_text, wait_until
+from tests.support.runtime import open_runtime
 
 SIZE = (120, 36)
 
@@ -27,29 +27,27 @@ def isolate_environment(monkeypatch: Any, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def open_runtime(
+def app_runtime(
     tmp_path: Path,
     api_url: str | None = None,
     config: dict[str, Any] | None = None,
     ephemeral: dict[str, Any] | None = None,
 ) -> Runtime:
-    """A real runtime with its config file and database in ``tmp_path``."""
-    config_path = tmp_path / "config.json"
-    config_path.write_text(json.dumps(config or {}), encoding="utf-8")
-    overrides = dict(ephemeral or {})
-    if api_url:
-        overrides.setdefault("llm_config", {})["api_url"] = api_url
+    """A runtime opened the way ``smith`` opens one (through :func:`open_runtime`): the
+    configured model and retry backoffs, the last conversation resumed, a plain project
+    folder, no recorder; with a conversation ready."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
-    runtime = Runtime.open(
-        RuntimeOptions(
-            cwd=project,
-            config_path=str(config_path),
-            db_path=str(tmp_path / "smith.db"),
-            ephemeral=overrides,
-            auto_resume=True,
-        ),
-        env={},
+    runtime, _ = open_runtime(
+        tmp_path,
+        api_url,
+        config=config,
+        ephemeral=ephemeral,
+        model=None,
+        cwd=project,
+        fast_retries=False,
+        record=False,
+        auto_resume=True,
     )
     runtime.ensure_conversation()
     return runtime

@@ -15,9 +15,9 @@ from smith_tui.engine import events as ev
 from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, use_kitty_graphics
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     running,
     screen_text,
     wait_for_text,
@@ -28,7 +28,7 @@ from tests.app.app_harness import (
 @pytest.fixture
 def runtime(tmp_path, monkeypatch, llm_server):
     isolate_environment(monkeypatch, tmp_path)
-    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
     yield rt
     rt.store.close()
 
@@ -259,7 +259,7 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
 
 async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path)
+    runtime = app_runtime(tmp_path)
     try:
         app = make_app(runtime)
         async with running(app) as pilot:
@@ -285,7 +285,7 @@ async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
     tmp_path, monkeypatch, llm_server
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path)
+    runtime = app_runtime(tmp_path)
     try:
         app = make_app(runtime)
         async with running(app) as pilot:

@@ -10,9 +10,9 @@ from smith_tui.config.services import KeyBindings
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     running,
     screen_text,
     submit,
@@ -25,7 +25,7 @@ from tests.support.llm_server import stall, text_reply
 @pytest.fixture
 def runtime(tmp_path, monkeypatch, llm_server):
     isolate_environment(monkeypatch, tmp_path)
-    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
     yield rt
     rt.store.close()
 
@@ -139,7 +139,7 @@ async def test_screen_keys_open_their_screen(runtime, key, screen) -> None:
 async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server) -> None:
     isolate_environment(monkeypatch, tmp_path)
     config = {"services": {"ui": {"keys": {"cancel": "ctrl-g", "quit": "f10", "pager": "f6"}}}}
-    runtime = open_runtime(tmp_path, api_url=llm_server.base_url, config=config)
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
     llm_server.enqueue(stall(after_events=2, hold_s=30), text_reply("after"))
     try:
         app = make_app(runtime)

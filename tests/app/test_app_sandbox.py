@@ -9,9 +9,9 @@ import pytest
 
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     running,
     screen_text,
     wait_for_text,
@@ -22,7 +22,7 @@ async def test_status_line_and_notice_without_bwrap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_server
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url=llm_server.base_url)
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url)
     bin_dir = tmp_path / "bin-without-bwrap"
     bin_dir.mkdir()
     (bin_dir / "bash").symlink_to(shutil.which("bash") or "/bin/bash")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     screen_text,
     wait_for_still_screen,
     wait_until,
@@ -16,7 +16,7 @@ OFFLINE_URL = "http://127.0.0.1:9/v1"
 
 def _seeded_runtime(tmp_path, monkeypatch):
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url=OFFLINE_URL, ephemeral={"default_model": "qwen-coder"})
+    runtime = app_runtime(tmp_path, api_url=OFFLINE_URL, ephemeral={"default_model": "qwen-coder"})
     store = runtime.store
     conv = store.conversations.create(runtime.project_id, "The spoon")
     call = {

@@ -11,9 +11,9 @@ from typing import Any
 from smith_tui.app import main_screen
 from smith_tui.engine import events as ev
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     screen_text,
     wait_for_still_screen,
     wait_until,
@@ -121,7 +121,7 @@ def _mid_turn_events() -> list[ev.Event]:
 def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setattr(main_screen, "make_panes", _frozen_panes(main_screen.make_panes))
-    runtime = open_runtime(tmp_path, api_url=OFFLINE_URL, ephemeral={"default_model": "qwen-coder"})
+    runtime = app_runtime(tmp_path, api_url=OFFLINE_URL, ephemeral={"default_model": "qwen-coder"})
     runtime.new_conversation("Flaky parser")
     app = make_app(runtime)
 
@@ -144,7 +144,7 @@ def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
 def test_first_run_screen(snap_compare, tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
-    runtime = open_runtime(tmp_path)  # no server configured
+    runtime = app_runtime(tmp_path)  # no server configured
     # Keep the snapshot independent of the temporary folder's name.
     object.__setattr__(runtime.config, "user_config_path", "~/.config/smith/config.json")
     app = make_app(runtime)

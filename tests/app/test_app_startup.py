@@ -14,7 +14,7 @@ from textual.widgets import Static
 from smith_tui.app import main_screen
 from smith_tui.app.app import SmithApp
 from smith_tui.config import ConfigError
-from tests.app.app_harness import SIZE, isolate_environment, open_runtime, wait_until
+from tests.app.app_harness import SIZE, app_runtime, isolate_environment, wait_until
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 
 
@@ -27,7 +27,7 @@ async def test_prompt_paints_before_the_runtime_opens(
 
     def opener():
         gate.wait(10)  # opening is slow: the prompt must not wait for it
-        runtime = open_runtime(tmp_path, llm_server.base_url)
+        runtime = app_runtime(tmp_path, llm_server.base_url)
         runtime.new_conversation()
         return runtime
 
@@ -69,7 +69,7 @@ async def test_quitting_while_the_panes_mount_is_clean(
     """The app closes in the moment the panes are being mounted (the user quits, or the
     test harness shuts it down): no error, clean exit."""
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     runtime.new_conversation()
     mounting = asyncio.Event()
     release = asyncio.Event()

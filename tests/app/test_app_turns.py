@@ -7,9 +7,9 @@ import pytest
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.todo_panel import TodoPanel
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     running,
     screen_text,
     submit,
@@ -22,7 +22,7 @@ from tests.support.llm_server import http_error, stall, text_reply, tool_call
 @pytest.fixture
 def runtime(tmp_path, monkeypatch, llm_server):
     isolate_environment(monkeypatch, tmp_path)
-    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
     yield rt
     rt.store.close()
 
@@ -52,7 +52,7 @@ async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm
 async def test_retry_shows_in_the_status_line(tmp_path, monkeypatch, llm_server) -> None:
     isolate_environment(monkeypatch, tmp_path)
     config = {"llm_config": {"retry_backoff_ms": [1500], "retry_max_retries": 1}}
-    runtime = open_runtime(tmp_path, api_url=llm_server.base_url, config=config)
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
     llm_server.enqueue(http_error(503), text_reply("Back online."))
     try:
         app = make_app(runtime)

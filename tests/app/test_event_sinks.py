@@ -12,7 +12,7 @@ from smith_tui.app import main_screen
 from smith_tui.app.app import SmithApp
 from smith_tui.app.main_screen import SINK_IDS, ConversationView, EventSink
 from smith_tui.engine import events as ev
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, running
+from tests.app.app_harness import app_runtime, isolate_environment, make_app, running
 
 OFFLINE_URL = "http://127.0.0.1:9/v1"
 
@@ -21,7 +21,7 @@ async def test_every_sink_implements_the_protocol(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url=OFFLINE_URL)
+    runtime = app_runtime(tmp_path, api_url=OFFLINE_URL)
     app = make_app(runtime)
     async with running(app) as pilot:
         screen = app.main_screen
@@ -41,7 +41,7 @@ async def test_a_pane_without_handle_event_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url=OFFLINE_URL)
+    runtime = app_runtime(tmp_path, api_url=OFFLINE_URL)
 
     def panes() -> dict[str, Widget]:
         made = real_make_panes()

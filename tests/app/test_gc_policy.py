@@ -12,7 +12,7 @@ import pytest
 from smith_tui.app import app as app_module
 from smith_tui.app import gc_policy
 from smith_tui.app.gc_policy import GcPolicy
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_until
+from tests.app.app_harness import app_runtime, isolate_environment, make_app, running, wait_until
 
 
 class Clock:
@@ -141,7 +141,7 @@ def test_the_policy_does_nothing_before_start(policy: tuple[GcPolicy, Clock]) ->
 
 async def test_the_app_runs_the_policy_while_it_runs(tmp_path: Path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path)
+    runtime = app_runtime(tmp_path)
     try:
         app = make_app(runtime)
         async with running(app) as pilot:
@@ -171,7 +171,7 @@ async def test_the_app_leaves_the_collector_alone_when_the_policy_is_off(
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setattr(app_module, "GC_POLICY_DELAY_S", 0.05)
-    runtime = open_runtime(tmp_path, config={"services": {"ui": {"gc_policy": False}}})
+    runtime = app_runtime(tmp_path, config={"services": {"ui": {"gc_policy": False}}})
     try:
         assert runtime.config.model.services.ui.gc_policy is False
         app = make_app(runtime)

@@ -11,7 +11,7 @@ from smith_tui.widgets.completion.candidates import Completer, CompletionSources
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.completion.project_files import ProjectFiles, list_with_walk
 from smith_tui.widgets.prompt_input import PromptInput
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, wait_until
+from tests.app.app_harness import app_runtime, isolate_environment, make_app, running, wait_until
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def runtime(tmp_path, monkeypatch, llm_server):
     (project / "build" / "engine_out.py").write_text("ignored\n")
     (project / ".gitignore").write_text("build/\n")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
     yield rt
     rt.store.close()
 

@@ -9,7 +9,7 @@ from smith_tui.app.screens.help_screen import HelpScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
-from tests.app.app_harness import SIZE, isolate_environment, make_app, open_runtime, wait_until
+from tests.app.app_harness import SIZE, app_runtime, isolate_environment, make_app, wait_until
 
 KEYS = [
     ("alt+h", PagerScreen),
@@ -22,7 +22,7 @@ KEYS = [
 
 async def test_each_screen_opens_on_its_key_and_closes(tmp_path: Path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

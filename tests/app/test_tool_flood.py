@@ -20,9 +20,9 @@ from smith_tui.widgets.activity import ToolActivity
 from smith_tui.widgets.output_tail import CUT_MARK, LINE_CHARS
 from smith_tui.widgets.prompt_input import PromptInput
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     running,
     screen_text,
     submit,
@@ -79,7 +79,7 @@ class PeakResident:
 @pytest.fixture
 def runtime(tmp_path, monkeypatch, llm_server):
     isolate_environment(monkeypatch, tmp_path)
-    rt = open_runtime(tmp_path, api_url=llm_server.base_url)
+    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
     yield rt
     rt.store.close()
 

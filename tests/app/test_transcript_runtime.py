@@ -8,7 +8,7 @@ from typing import Any
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.code_markdown import CopyableFence
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
-from tests.app.app_harness import isolate_environment, open_runtime
+from tests.app.app_harness import app_runtime, isolate_environment
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.pilot import screen_text, wait_until
 from tests.support.transcript_app import SIZE, TranscriptApp
@@ -24,7 +24,7 @@ async def test_a_real_turn_and_its_stored_messages_show_the_same(
     tmp_path: Path, monkeypatch: Any, llm_server: ScriptedLLMServer
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(tmp_path, api_url=llm_server.base_url)
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url)
     llm_server.enqueue(
         text_reply(
             "Let me look.",

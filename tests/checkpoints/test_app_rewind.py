@@ -6,7 +6,7 @@ from pathlib import Path
 
 from smith_tui.app.screens.rewind_screen import RewindScreen
 from smith_tui.engine.checkpoints import runtime_checkpoints
-from tests.app.app_harness import isolate_environment, make_app, open_runtime, running, submit
+from tests.app.app_harness import app_runtime, isolate_environment, make_app, running, submit
 from tests.checkpoints.support import make_repo
 from tests.support.pilot import screen_text, wait_until
 
@@ -17,7 +17,7 @@ async def test_rewind_opens_the_list_and_enter_restores_the_files(
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     repo = make_repo(tmp_path / "project")
-    runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     checkpoints = runtime_checkpoints(runtime)
     first = checkpoints.record_turn("turn-7", runtime.conversation_id, "rename the helpers")
     (repo / "src" / "util.py").write_text("changed by the turn\n")
@@ -55,7 +55,7 @@ async def test_the_rewind_screen_says_when_there_are_no_checkpoints(
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
-    runtime = open_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "/rewind")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.app.app_harness import (
+    app_runtime,
     isolate_environment,
     make_app,
-    open_runtime,
     running,
     screen_text,
     submit,
@@ -42,7 +42,7 @@ async def test_fault_in_the_app(
     fault = next(f for f in FAULTS if f.name == name)
     on_screen = APP_ROWS[name]
     isolate_environment(monkeypatch, tmp_path)
-    runtime = open_runtime(
+    runtime = app_runtime(
         tmp_path, api_url=llm_server.base_url, config=merge(FAST_CONFIG, fault.config)
     )
     llm_server.enqueue(*fault.replies())
