@@ -1,47 +1,46 @@
-"""Settings read from environment variables (pydantic-settings).
+"""Settings read from environment variables.
 
 * ``SMITH_API_URL`` → ``llm_config.api_url``, as the ``env`` layer: above the user JSON
   file, below persisted overrides (``/config set``) and ephemeral overrides (flags).
 * ``SMITH_MODEL`` is exposed as is; model selection consults it after ``default_model``.
 * The API key is read from the variable named by ``llm_config.api_key_env`` and is only
   ever held as a ``SecretStr``: it never enters a config layer.
+
+Two variables do not need pydantic-settings, whose import costs a headless run about
+40 ms: they are read with ``os.environ`` (names case-sensitive, blank counts as unset).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import SecretStr
 
 API_URL_VARIABLE = "SMITH_API_URL"
 MODEL_VARIABLE = "SMITH_MODEL"
 
 
-class SmithEnvironment(BaseSettings):
+def _value(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class SmithEnvironment:
     """The environment variables smith reads directly; blank values count as unset."""
 
-    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", env_prefix="")
+    api_url: str | None = None
+    """``SMITH_API_URL``: Chat-Completions base URL; overrides llm_config.api_url from the user file."""
+    model: str | None = None
+    """``SMITH_MODEL``: model id used when no configured setting names one (selection step 6)."""
 
-    api_url: str | None = Field(
-        None,
-        validation_alias=API_URL_VARIABLE,
-        description="Chat-Completions base URL; overrides llm_config.api_url from the user file.",
-    )
-    model: str | None = Field(
-        None,
-        validation_alias=MODEL_VARIABLE,
-        description="Model id used when no configured setting names one (selection step 6).",
-    )
-
-    @field_validator("api_url", "model", mode="before")
     @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = value.strip()
-            return value or None
-        return value
+    def from_environ(cls, environ: Mapping[str, str]) -> SmithEnvironment:
+        """Read both variables from ``environ``."""
+        return cls(_value(environ, API_URL_VARIABLE), _value(environ, MODEL_VARIABLE))
 
     def as_layer(self) -> dict[str, Any]:
         """The config layer these variables contribute (empty when none is set)."""
@@ -50,7 +49,7 @@ class SmithEnvironment(BaseSettings):
 
 def read_environment() -> SmithEnvironment:
     """Read ``SMITH_API_URL`` and ``SMITH_MODEL`` from the process environment now."""
-    return SmithEnvironment()
+    return SmithEnvironment.from_environ(os.environ)
 
 
 def read_secret(variable: str | None) -> SecretStr | None:

@@ -29,18 +29,21 @@ import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 import httpx
-from bs4 import BeautifulSoup, NavigableString, Tag
-from markdownify import MarkdownConverter
 from pydantic import Field
 
 from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
+
+if TYPE_CHECKING:
+    # bs4 and markdownify are imported when a page is converted: importing them costs every
+    # start of smith about 55 ms, and most sessions never fetch a page.
+    from bs4 import BeautifulSoup, Tag
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
@@ -200,6 +203,8 @@ def _flatten_deep(soup: BeautifulSoup, max_depth: int) -> bool:
 
     Walks the tree with an explicit stack, since bs4 and markdownify recurse per level.
     """
+    from bs4 import NavigableString, Tag
+
     flattened = False
     stack: list[tuple[Tag, int]] = [(soup, 0)]
     while stack:
@@ -240,6 +245,9 @@ def html_to_markdown(
     than ``max_depth`` become plain text; the result says when either happened.
     CPU-bound: call it through :func:`convert_html` from async code.
     """
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
     cut_at = max_bytes if len(html) > max_bytes else None
     if cut_at is not None:
         html = _cut_before_open_tag(html[:max_bytes])

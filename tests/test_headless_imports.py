@@ -1,0 +1,61 @@
+"""What a headless turn loads: ``smith -p`` never imports the TUI, the page converter or MCP.
+
+These imports cost every headless start tens of milliseconds each (bench/headless.py);
+they are loaded only where they are used (the app, ``web_fetch`` converting a page).
+The run is the real ``smith`` binary against the scripted server, with Python's own
+import log (``PYTHONPROFILEIMPORTTIME``) read from its stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.llm_server import ScriptedLLMServer, text_reply
+
+SMITH = Path(sys.executable).with_name("smith")
+
+NOT_ON_THE_HEADLESS_PATH = (
+    "textual",  # the TUI
+    "rich",  # Textual's renderer, and httpx's command-line client
+    "click",  # httpx's command-line client
+    "bs4",  # web_fetch's HTML parser
+    "markdownify",  # web_fetch's HTML to Markdown
+    "pydantic_settings",  # two environment variables do not need it
+    "mcp",  # the MCP SDK (about 0.4 s), when no MCP server is configured
+)
+
+
+def _imported(stderr: str) -> set[str]:
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def test_a_headless_turn_imports_neither_the_tui_nor_the_page_converter(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        SMITH_MODEL="m",
+        PYTHONPROFILEIMPORTTIME="1",
+    )
+    with ScriptedLLMServer(default_reply=text_reply("hello there")) as server:
+        done = subprocess.run(
+            [str(SMITH), "-p", "hi", "--api-url", server.base_url],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "hello there"
+    imported = _imported(done.stderr)
+    assert "smith_tui.engine.runtime" in imported  # the log is read correctly
+    loaded = {name for name in imported if name.split(".")[0] in NOT_ON_THE_HEADLESS_PATH}
+    assert loaded == set()
