@@ -21,6 +21,8 @@ class FrozenDict(Mapping[str, Any]):
     """A read-only mapping; its values are frozen too when built through ``freeze``."""
 
     __slots__ = ("_data", "_hash")
+    _data: dict[str, Any]
+    _hash: int | None
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         object.__setattr__(self, "_data", dict(data or {}))
@@ -39,9 +41,11 @@ class FrozenDict(Mapping[str, Any]):
         return f"FrozenDict({self._data!r})"
 
     def __hash__(self) -> int:
-        if self._hash is None:
-            object.__setattr__(self, "_hash", hash(frozenset(self._data.items())))
-        return self._hash
+        cached = self._hash
+        if cached is None:
+            cached = hash(frozenset(self._data.items()))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     def __or__(self, other: Mapping[str, Any]) -> FrozenDict:
         return FrozenDict({**self._data, **other})

@@ -98,7 +98,7 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
     """
     options = options or LoadOptions()
     explicit = options.config_path is not None
-    user_path = Path(options.config_path) if explicit else default_config_path()
+    user_path = default_config_path() if options.config_path is None else Path(options.config_path)
     environment = read_environment()
     layers: dict[str, dict[str, Any]] = {
         "defaults": dict(DEFAULTS),

@@ -16,7 +16,7 @@ def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str,
 
     Neither input is changed; the result is a plain, independent ``dict``.
     """
-    merged = thaw(base)
+    merged: dict[str, Any] = thaw(base)
     for key, value in overlay.items():
         current = merged.get(key)
         if isinstance(value, Mapping) and isinstance(current, dict):
@@ -50,7 +50,7 @@ def contains(tree: Mapping[str, Any], parts: Sequence[str]) -> bool:
 
 def with_leaf(tree: Mapping[str, Any], parts: Sequence[str], value: Any) -> dict[str, Any]:
     """A copy of ``tree`` with ``value`` set at ``parts``, creating (or replacing) tables on the way."""
-    result = thaw(tree)
+    result: dict[str, Any] = thaw(tree)
     node = result
     for part in parts[:-1]:
         child = node.get(part)
@@ -64,7 +64,7 @@ def with_leaf(tree: Mapping[str, Any], parts: Sequence[str], value: Any) -> dict
 
 def without_leaf(tree: Mapping[str, Any], parts: Sequence[str]) -> dict[str, Any]:
     """A copy of ``tree`` without the value at ``parts``; tables left empty are pruned."""
-    result = thaw(tree)
+    result: dict[str, Any] = thaw(tree)
     trail: list[tuple[dict[str, Any], str]] = []
     node: Any = result
     for part in parts:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 from smith_tui.llm.config import LLMConfig
 from smith_tui.llm.errors import schema_error
 from smith_tui.llm.messages import sanitize_messages
+from smith_tui.llm.secret import Secret
 from smith_tui.llm.types import ChatRequest
 
 _VERSION_SEGMENT = re.compile(r"^v\d+(?:[a-z]+\d*)?$")
@@ -66,7 +67,7 @@ def build_headers(config: LLMConfig, *, stream: bool = False) -> dict[str, str]:
     }
     if stream:
         headers["Cache-Control"] = "no-store"
-    if config.api_key:
+    if isinstance(config.api_key, Secret) and config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key.reveal()}"
     headers.update(config.extra_headers)
     return headers

@@ -93,6 +93,10 @@ class StreamAssembler:
             except ValueError:
                 payload = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
             raise error_from_payload(payload, event="error")
+        if isinstance(data, bytes):
+            # Only tools and tests feed bytes (the SSE parser decodes its lines).
+            self._not_json(data, TypeError("bytes, not str"))
+            return
         try:
             chunk, end = _raw_decode(data)
             if end != len(data) and data[end:].strip():
@@ -257,11 +261,12 @@ class StreamAssembler:
                 if text:
                     self._text.append(text)
                     out.append(("text", text))
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        plain = isinstance(reasoning, str) and bool(reasoning)
-        if plain:
-            self._reasoning.append(reasoning)
-            out.append(("reasoning", reasoning))
+        field = delta.get("reasoning_content") or delta.get("reasoning")
+        plain = False
+        if isinstance(field, str) and field:
+            plain = True
+            self._reasoning.append(field)
+            out.append(("reasoning", field))
         details = delta.get("reasoning_details")
         if details:
             self._merge_details(details, collect_text=not plain)
@@ -282,7 +287,7 @@ class StreamAssembler:
                 continue
             kind = detail.get("type")
             if collect_text:
-                text_key = _TEXT_KEYS.get(kind)
+                text_key = _TEXT_KEYS.get(kind) if isinstance(kind, str) else None
                 text = detail.get(text_key) if text_key else None
                 if isinstance(text, str) and text:
                     self._reasoning.append(text)

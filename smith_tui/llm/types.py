@@ -214,13 +214,10 @@ def coerce_handlers(handlers: Any) -> StreamHandlers:
             raise schema_error(
                 f"unknown stream handler(s) {sorted(unknown)}; expected some of {list(_HANDLER_NAMES)}"
             )
-        get = handlers.get
+        found = {name: handlers.get(name) for name in _HANDLER_NAMES}
     else:
-
-        def get(name: str) -> Any:
-            return getattr(handlers, name, None)
-
-    out = StreamHandlers(**{name: get(name) for name in _HANDLER_NAMES})
+        found = {name: getattr(handlers, name, None) for name in _HANDLER_NAMES}
+    out = StreamHandlers(**found)
     for name in _HANDLER_NAMES:
         value = getattr(out, name)
         if value is not None and not callable(value):
