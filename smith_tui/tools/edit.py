@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from smith_tui.tools.args import Int, NotBool, Text, max_output_chars
 from smith_tui.tools.budget import budget_text
+from smith_tui.tools.diffs import display_path, range_diff
 from smith_tui.tools.files import (
     NotRegularFileError,
     TextLines,
@@ -194,6 +195,7 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     removed = end - start_index
     if total == 0:
         doc.final_newline = True
+    shown_diff = range_diff(display_path(req.target), doc.lines, start_index, removed, new)
     doc.lines[start_index:end] = new
     delta = len(new) - removed
     out_bytes = doc.render().encode("utf-8")
@@ -247,6 +249,7 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
             "line_delta": delta,
             "total_lines": new_total,
             "line_ending": "crlf" if crlf else "lf",
+            **shown_diff.metadata(),
         },
         mutation_state="attempted",
     )

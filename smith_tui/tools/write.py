@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 
 from pydantic import Field
 
 from smith_tui.tools.args import Text
+from smith_tui.tools.diffs import display_path, text_diff
 from smith_tui.tools.files import (
     NotRegularFileError,
     atomic_write,
@@ -17,6 +19,9 @@ from smith_tui.tools.files import (
     sha256_hex,
 )
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
+
+#: Files larger than this are overwritten without a diff for the user.
+PREVIOUS_TEXT_LIMIT = 2 * 1024 * 1024
 
 
 class Args(ToolArgs):
@@ -45,6 +50,7 @@ def _write(args: Args, ctx: ToolContext) -> ToolOutput:
             code="bad_path",
         )
     data = content.encode("utf-8")
+    previous = _previous_text(path) if not is_new else None
     ctx.cancel.check()
     try:
         os.makedirs(path.parent, exist_ok=True)
@@ -60,6 +66,9 @@ def _write(args: Args, ctx: ToolContext) -> ToolOutput:
     digest = sha256_hex(data)
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Created" if is_new else "Overwrote"
+    shown: dict[str, object] = {}
+    if is_new or previous is not None:
+        shown = text_diff(display_path(target), previous, content).metadata()
     return ToolOutput(
         content=(
             f"{verb} {target.shown} ({len(data):,} bytes, {lines} lines).\n"
@@ -71,9 +80,21 @@ def _write(args: Args, ctx: ToolContext) -> ToolOutput:
             "is_new": is_new,
             "size_bytes": len(data),
             "lines": lines,
+            **shown,
         },
         mutation_state="attempted",
     )
+
+
+def _previous_text(path: Path) -> str | None:
+    """The text being overwritten (for the diff shown to the user); ``None`` when it is
+    too large or not UTF-8 text."""
+    try:
+        if path.stat().st_size > PREVIOUS_TEXT_LIMIT:
+            return None
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
