@@ -153,6 +153,8 @@ class SmithApp(App[int]):
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
         self.bridge.attach(self.runtime.subscribe)
         self.main_screen.runtime_ready()
+        # MCP servers start with the session, in the background, after the first frame.
+        self.call_after_refresh(self.runtime.start_mcp)
         if not self.runtime.server_configured:
             from smith_tui.app.first_run import FirstRunScreen
 

@@ -46,6 +46,8 @@ def settings_reference(model: type[BaseModel] = SmithConfig, prefix: str = "") -
 
 
 def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    if typing.get_origin(annotation) is dict:
+        return None  # a table of tables under keys the user picks (mcp_servers) is one setting
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):

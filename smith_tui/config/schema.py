@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from smith_tui.config.defaults import DEFAULT_ACTIVE_ROLE, DEFAULT_TRANSPORT_TIMEOUTS
 from smith_tui.config.fields import (
@@ -26,6 +27,7 @@ from smith_tui.config.section import Section
 from smith_tui.config.services import AbsoluteFolder, Services
 
 Role = Literal["direct", "orchestrator"]
+AnyRole = Literal["direct", "orchestrator", "worker", "explorer"]
 SandboxMode = Literal["off", "auto", "on"]
 TRANSPORT_TIMEOUT_FIELDS = tuple(DEFAULT_TRANSPORT_TIMEOUTS)
 
@@ -158,6 +160,76 @@ class CheckpointsConfig(Section):
     )
 
 
+_MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*")
+
+
+def _mcp_server_name(value: str) -> str:
+    if not _MCP_SERVER_NAME.fullmatch(value) or len(value) > 32:
+        raise ValueError(
+            "MCP server names use letters, digits, '-' and single '_' (at most 32 "
+            f"characters): they become part of tool names (mcp__NAME__tool), got {value!r}"
+        )
+    return value
+
+
+McpServerName = Annotated[str, AfterValidator(_mcp_server_name)]
+"""The name of an MCP server in ``mcp_servers``."""
+
+MCP_DEFAULT_ROLES: tuple[AnyRole, ...] = ("direct", "worker", "explorer")
+"""The roles an MCP server's tools are offered to unless its ``roles`` says otherwise."""
+
+
+class McpServerConfig(Section):
+    """One MCP server: a program started over stdio (``command``) or a streamable HTTP ``url``."""
+
+    command: NonEmptyStr | None = Field(
+        None, description="Program that runs the server over stdio (found on PATH)."
+    )
+    args: list[str] = Field(default_factory=list, description="Arguments of the command.")
+    env: dict[EnvVarName, str] = Field(
+        default_factory=dict,
+        description=(
+            "Variables added to the server's environment (which is ours without the API key "
+            "variables)."
+        ),
+    )
+    cwd: str | None = Field(
+        None, description="Folder the command runs in, relative to the project root (absent: it)."
+    )
+    url: HttpUrl | None = Field(None, description="Address of a streamable HTTP server.")
+    headers: dict[NonEmptyStr, str] = Field(
+        default_factory=dict, description="HTTP headers sent to a url server (not secrets)."
+    )
+    headers_env: dict[NonEmptyStr, EnvVarName] = Field(
+        default_factory=dict,
+        description=(
+            "HTTP headers whose values are read from environment variables (header -> "
+            'variable name), for tokens: {"Authorization": "MY_MCP_TOKEN"}.'
+        ),
+    )
+    enabled: bool = Field(True, description="Start this server with the session.")
+    roles: list[AnyRole] = Field(
+        default_factory=lambda: list(MCP_DEFAULT_ROLES),
+        description="Roles offered the server's tools (default: direct, worker, explorer).",
+    )
+    timeout_s: PositiveNumber = Field(
+        30, description="Seconds allowed for starting the server and for each tool call."
+    )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                "give either command (a program started over stdio) or url (a streamable "
+                "HTTP server)" + (", not both" if self.command is not None else "")
+            )
+        if self.url is not None and (self.args or self.env or self.cwd is not None):
+            raise ValueError("args, env and cwd are for command servers; a url server has none")
+        if self.command is not None and (self.headers or self.headers_env):
+            raise ValueError("headers are for url servers; a command server has none")
+        return self
+
+
 class SmithConfig(Section):
     """The whole configuration of smith (the merged, validated result of every layer)."""
 
@@ -200,9 +272,23 @@ class SmithConfig(Section):
     checkpoints: CheckpointsConfig = Field(
         default_factory=CheckpointsConfig, description="Checkpoints of the project's files."
     )
+    mcp_servers: dict[McpServerName, McpServerConfig] = Field(
+        default_factory=dict,
+        description=(
+            "MCP servers by name: {command, args, env, cwd} or {url, headers, headers_env}, "
+            "with enabled, roles and timeout_s. Edit them in the config file; /mcp restart "
+            "NAME applies a change."
+        ),
+    )
 
     @field_validator(
-        "models", "services", "context_management", "sandbox", "checkpoints", mode="before"
+        "models",
+        "services",
+        "context_management",
+        "sandbox",
+        "checkpoints",
+        "mcp_servers",
+        mode="before",
     )
     @classmethod
     def _null_table_means_default(cls, value: Any) -> Any:

@@ -75,6 +75,8 @@ def problem_from_error(error: ErrorDetails) -> ConfigProblem:
     if kind == "extra_forbidden":
         return ConfigProblem(path, _unknown_key_rule(loc))
     if loc and loc[-1] == "[key]":
+        if kind == "value_error":  # a key with its own rule (an MCP server name)
+            return ConfigProblem(dotted(loc[:-2]), str(ctx.get("error", error["msg"])))
         return ConfigProblem(
             dotted(loc[:-2]), f"keys must be non-empty strings (got {show_value(loc[-2])})"
         )

@@ -24,6 +24,7 @@ from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.store import Store
+from smith_tui.tools.spec import ToolError
 
 
 class CommandHost(Protocol):
@@ -35,6 +36,7 @@ class CommandHost(Protocol):
     last_selection: ModelSelection | None
     services: Any
     options: Any
+    mcp: Any
 
     @property
     def active_role(self) -> str: ...
@@ -75,6 +77,7 @@ COMMANDS: dict[str, str] = {
     "/export": "/export [PATH] — write the conversation to Markdown (or .json)",
     "/undo": "restore the files to before the last turn that changed them",
     "/rewind": "/rewind [ID [--conversation]] — list checkpoints or restore one",
+    "/mcp": "/mcp [restart NAME] — MCP servers, their state and tools",
     "/quit": "quit smith",
 }
 
@@ -172,13 +175,15 @@ class CommandService:
             return usage, {"action": "config"}
         action, rest = args[0], args[1:]
         if action == "show":
-            effective = _plain(self.runtime.config.effective)
+            effective = _hide_mcp_values(_plain(self.runtime.config.effective))
             return json.dumps(effective, indent=2, sort_keys=True), {"config": effective}
         if action == "get" and len(rest) == 1:
             try:
                 value = get_value(self.runtime.config, rest[0])
             except (KeyError, ValueError) as exc:
                 raise CommandError(f"no setting {rest[0]!r}: {exc}") from None
+            if rest[0].split(".")[0] == "mcp_servers":
+                value = _hidden_mcp_value(self.runtime.config, rest[0])
             source = _source(self.runtime, rest[0])
             return f"{rest[0]} = {json.dumps(_plain(value))}  ({source})", {"value": _plain(value)}
         if action == "set" and len(rest) >= 2:
@@ -338,8 +343,87 @@ class CommandService:
             data["removed_messages"] = removed
         return text, data
 
+    async def _cmd_mcp(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        manager = self.runtime.mcp
+        if args and args[0] == "restart" and len(args) == 2:
+            try:
+                server = await manager.restart(args[1])
+            except ToolError as exc:
+                raise CommandError(exc.message) from None
+            text = _mcp_line(server)
+            if server.status != "ready":
+                raise CommandError(text)
+            return text, {"servers": [_mcp_data(server)]}
+        if args:
+            raise CommandError("usage: /mcp (list servers) | /mcp restart NAME")
+        servers = manager.servers()
+        if not servers:
+            return (
+                "no MCP servers configured: add them under mcp_servers in "
+                f"{self.runtime.config.user_config_path}",
+                {"servers": []},
+            )
+        lines: list[str] = []
+        for server in servers:
+            lines.append(_mcp_line(server))
+            lines += [f"    {name}" for name in server.tool_names]
+            lines += [f"    prompt {p.name}" for p in server.prompts]
+            lines += [f"    resource {r.uri}" for r in server.resources]
+        return "\n".join(lines), {"servers": [_mcp_data(s) for s in servers]}
+
     async def _cmd_quit(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         return "bye", {"action": "quit"}
+
+
+def _mcp_line(server: Any) -> str:
+    """``name (transport): status, N tools — error``."""
+    counts = f", {len(server.tool_names)} tools" if server.status == "ready" else ""
+    error = f" — {server.error}" if server.error and server.status == "failed" else ""
+    roles = ", ".join(server.config.roles)
+    return f"{server.name} ({server.transport}, for {roles}): {server.status}{counts}{error}"
+
+
+def _mcp_data(server: Any) -> dict[str, Any]:
+    return {
+        "name": server.name,
+        "status": server.status,
+        "error": server.error,
+        "tools": list(server.tool_names),
+        "prompts": [p.name for p in server.prompts],
+        "resources": [str(r.uri) for r in server.resources],
+    }
+
+
+_MCP_SECRET_TABLES = ("env", "headers")
+
+
+def _hide_mcp_values(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` with the values of every MCP server's ``env`` and ``headers`` shown as ``***``.
+
+    They may hold tokens written into the config file; the names still show.
+    """
+    servers = tree.get("mcp_servers")
+    if not isinstance(servers, dict):
+        return tree
+    hidden: dict[str, Any] = {}
+    for name, server in servers.items():
+        if isinstance(server, dict):
+            server = {
+                key: {k: "***" for k in value}
+                if key in _MCP_SECRET_TABLES and isinstance(value, dict)
+                else value
+                for key, value in server.items()
+            }
+        hidden[name] = server
+    return {**tree, "mcp_servers": hidden}
+
+
+def _hidden_mcp_value(config: EffectiveConfig, path: str) -> Any:
+    """The value at ``path`` (under ``mcp_servers``) with env and header values hidden."""
+    node: Any = _hide_mcp_values({"mcp_servers": _plain(get_value(config, "mcp_servers") or {})})
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def _plain(value: Any) -> Any:

@@ -3,6 +3,10 @@
 This is the first gate of tool availability; a tool's own allow/deny lists
 (``ToolSpec.role_allowlist`` / ``role_denylist``) are the second. Both must
 pass before a tool is offered to a role. Anything not listed is denied.
+
+MCP servers' tools (``mcp__<server>__<tool>``) pass this gate for every role:
+which roles get them is their server's ``roles`` setting (by default direct,
+worker and explorer), carried as the tool's own allowlist.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
+
+from smith_tui.mcp import TOOL_PREFIX as MCP_TOOL_PREFIX
 
 Decision = Literal["allow", "deny"]
 
@@ -53,6 +59,8 @@ def check_dispatch(role: str, target: str) -> bool:
 
 def check_tool(role: str, tool_name: str) -> Decision:
     """Return ``"allow"`` or ``"deny"`` for ``role`` using ``tool_name`` (unknown → deny)."""
+    if tool_name.startswith(MCP_TOOL_PREFIX):
+        return "allow" if role in ROLES else "deny"
     return "allow" if role in TOOL_MATRIX.get(tool_name, frozenset()) else "deny"
 
 

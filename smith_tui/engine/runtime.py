@@ -39,6 +39,7 @@ from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
+from smith_tui.mcp.manager import McpManager
 from smith_tui.store import Store, discover_project
 
 __all__ = [
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+MCP_NOTICE_COMMAND = "mcp"
+"""``CommandOutput.command`` of the notice that an MCP server failed or stopped."""
 
 
 @dataclass
@@ -162,6 +166,13 @@ class Runtime:
         registry.register(REPORT_TOOL)
         registry.register(self.dispatch.tool())
         self.scope = compute_scope(self.options.cwd, self._index_file(), discover_project)
+        self.mcp = McpManager(
+            registry,
+            servers=lambda: self.config.model.mcp_servers,
+            root=lambda: self.scope.project_root,
+            notify=self._mcp_status,
+        )
+        """The MCP servers of ``mcp_servers``: started with the session, their tools registered."""
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -227,6 +238,7 @@ class Runtime:
         """Stop the session, close the client and the store."""
         if self.session.status == "running":
             self.stop_session("closed")
+        await self.mcp.aclose()
         if self._llm is not None and hasattr(self._llm, "aclose"):
             await self._llm.aclose()
         self.store.close()
@@ -251,11 +263,28 @@ class Runtime:
         self.session = SessionState(status="running", started_at=time.time())
         self.emit(ev.SessionStarted(session_id=self.session_id, role=self.active_role))
         self.sandbox.refresh(self.config.effective)
+        self.start_mcp()
         retention = self.config.model.services.observe.retention_days
         try:
             self.persistence.prune_snapshots(float(retention))
         except Exception:
             log.exception("pruning old request snapshots failed")
+
+    def start_mcp(self) -> None:
+        """Start the MCP servers in the background (once; the app calls it after the first frame)."""
+        self.mcp.start()
+
+    def _mcp_status(self, server: str, status: str, notice: str) -> None:
+        if notice:  # a failure, said once: the session goes on without the server
+            self.emit(
+                ev.CommandOutput(
+                    command=MCP_NOTICE_COMMAND,
+                    text=notice,
+                    ok=False,
+                    data={"server": server, "status": status},
+                    role=self.active_role,
+                )
+            )
 
     def stop_session(self, reason: str = "stopped") -> None:
         """Stop the session; cancels the active turn."""
@@ -446,6 +475,8 @@ class Runtime:
             raise RuntimeError_(str(exc)) from None
         # git discovery and the index file read stay off the event loop
         scope = await asyncio.to_thread(self.compute_scope)
+        self.start_mcp()
+        await self.mcp.wait_started()  # a server still starting offers its tools to this turn
         active = self.begin_turn(role_spec.name, scope=scope)
         ctx = active.context
         plan = TurnPlan(

@@ -31,6 +31,10 @@ class ToolRegistry:
         """Add ``spec``; a second tool with the same name replaces the first."""
         self._tools[spec.name] = spec
 
+    def unregister(self, name: str) -> None:
+        """Remove the tool named ``name`` (an MCP server's tool when its server stops)."""
+        self._tools.pop(name, None)
+
     def get(self, name: str) -> ToolSpec | None:
         """Return the tool named ``name`` regardless of role, or ``None``."""
         return self._tools.get(name)

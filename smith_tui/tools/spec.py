@@ -6,6 +6,12 @@ schema the model sees (``ToolSpec.input_schema``) is derived from it by
 call by the executor) validates the decoded arguments against it, turning
 every problem into one :class:`ToolError` with code ``invalid_arguments``
 that names the argument, says what was wrong and what is expected.
+
+A tool that brings its own JSON schema (an MCP server's tool) sets
+``ToolSpec.raw_schema`` and uses :class:`RawArgs`: the schema is offered to the
+model as given, and :func:`check_raw_arguments` checks the top level of the
+arguments against it (required, unknown, types, enums) in the same error style;
+the tool's own server checks the rest.
 """
 
 from __future__ import annotations
@@ -85,6 +91,12 @@ class ToolArgs(BaseModel):
         if isinstance(data, Mapping):
             return {key: value for key, value in data.items() if value is not None}
         return data
+
+
+class RawArgs(ToolArgs):
+    """The arguments of a tool with a ``raw_schema``: kept as given (``model_dump()``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
 
 
 A = TypeVar("A", bound=ToolArgs)
@@ -232,6 +244,71 @@ def invalid_arguments(tool: str, exc: ValidationError, schema: Mapping[str, Any]
     return ToolError(f"{tool}: " + "; ".join(problems) + ".", code="invalid_arguments")
 
 
+_JSON_TYPES: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind not in _JSON_TYPES:
+        return True  # a type we do not know: the tool's server decides
+    if isinstance(value, bool) and kind in ("integer", "number"):
+        return False
+    if kind == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES[kind])
+
+
+def _raw_problem(name: str, value: Any, node: Mapping[str, Any]) -> str | None:
+    kinds = node.get("type")
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if isinstance(kinds, list) and kinds and not any(_has_type(value, k) for k in kinds):
+        wanted = " or ".join(expected({**node, "type": k}) for k in kinds)
+        return f"`{name}` must be {wanted}, got {value!r:.80}"
+    if isinstance(node.get("enum"), list) and value not in node["enum"]:
+        return f"`{name}` must be {expected(node)}, got {value!r:.80}"
+    return None
+
+
+def check_raw_arguments(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """Check the top level of ``arguments`` against a tool's own JSON ``schema``.
+
+    Raises one :class:`ToolError` (``invalid_arguments``) in the style of
+    :func:`invalid_arguments`: missing required arguments, unknown ones when the
+    schema refuses extras, and values of the wrong type or outside an enum.
+    Nested values are left to the tool.
+    """
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    problems: list[str] = []
+    for name in schema.get("required") or ():
+        if name not in arguments:
+            node = properties.get(name)
+            what = expected(node) if isinstance(node, Mapping) else "a value"
+            problems.append(f"missing required argument `{name}` ({what})")
+    for name, value in arguments.items():
+        node = properties.get(name)
+        if node is None:
+            if schema.get("additionalProperties") is False:
+                accepted = ", ".join(properties) or "none"
+                problems.append(f"unknown argument `{name}` (accepted: {accepted})")
+            continue
+        if isinstance(node, Mapping) and (problem := _raw_problem(name, value, node)):
+            problems.append(problem)
+    if problems:
+        shown = problems[:_SHOWN_ERRORS]
+        if len(problems) > _SHOWN_ERRORS:
+            shown.append(f"and {len(problems) - _SHOWN_ERRORS} more")
+        raise ToolError(f"{tool}: " + "; ".join(shown) + ".", code="invalid_arguments")
+
+
 @dataclass(frozen=True)
 class ToolSpec(Generic[A]):
     """A registered tool.
@@ -254,14 +331,23 @@ class ToolSpec(Generic[A]):
     """It may change the project's files: the executor awaits the ``checkpoint`` service first."""
     parallel: bool = False
     """Calls of a parallel tool in one round may run concurrently (e.g. ``dispatch``)."""
+    raw_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    """The tool's own JSON schema (an MCP tool's), offered as is; ``args`` is then
+    :class:`RawArgs` and only the top level is checked (:func:`check_raw_arguments`)."""
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        """The JSON schema the model sees, derived from ``args``."""
+        """The JSON schema the model sees: ``raw_schema``, else derived from ``args``."""
+        if self.raw_schema is not None:
+            return dict(self.raw_schema)
         return compact_schema(self.args)
 
     def parse_arguments(self, arguments: Mapping[str, Any]) -> A:
         """Validate decoded arguments; raise :class:`ToolError` (``invalid_arguments``)."""
+        if self.raw_schema is not None:
+            # null means "left out", as for every tool (ToolArgs)
+            arguments = {key: value for key, value in arguments.items() if value is not None}
+            check_raw_arguments(self.name, arguments, self.raw_schema)
         try:
             return self.args.model_validate(arguments)
         except ValidationError as exc:
