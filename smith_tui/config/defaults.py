@@ -46,7 +46,9 @@ DEFAULTS: FrozenDict = freeze(
             "enabled": True,
             "tool_output_keep_rounds": 7,
             "tool_output_elide_over_chars": 1024,
-            "trim_threshold_pct": 80,
+            "trim_threshold_pct": 90,
+            "compact_threshold_pct": 85,
+            "output_reserve_pct": 10,
         },
     }
 )

@@ -12,6 +12,11 @@ never stored.
 :func:`build_messages` is the one way a transcript becomes the messages of a
 request: the context window is applied, every message is cut down to its wire
 keys (:func:`to_wire`), the system prompt goes first and the snapshot last.
+The window's budget is what is left of the context window after the system
+prompt, the tool schemas, the snapshot and the output reserve
+(:class:`RequestBudget`); when the window leaves out or shortens anything, the
+snapshot says so in one line (:data:`PARTIAL_PREFIX`) so the model knows its
+view is partial.
 Reasoning is never sent back (``reasoning``, ``reasoning_content``,
 ``reasoning_details`` stay in the stored transcript only): DeepSeek refuses a
 request whose history holds ``reasoning_content``, and the other providers in
@@ -21,16 +26,21 @@ docs/LLM.md accept a history without it.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from typing import Any
 
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
-from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings
+from smith_tui.engine.window import WindowResult, WindowSettings, tokens_for_chars
 
 SNAPSHOT_PREFIX = "[state snapshot]"
+PARTIAL_PREFIX = "[partial view]"
+#: The size the estimate gives the state snapshot (its text is about 70 characters).
+SNAPSHOT_CHARS = 80
 
 #: The keys a stored message keeps on the wire; everything else (``recall_key``,
 #: ``metadata``, ``reasoning``, ``reasoning_content``, ``reasoning_details``, …) is local.
@@ -137,6 +147,88 @@ def to_wire(message: Mapping[str, Any]) -> dict[str, Any]:
     return wire
 
 
+@dataclass(frozen=True)
+class RequestBudget:
+    """What one request holds besides the history, in estimated tokens.
+
+    ``fixed`` is the system prompt, the tool schemas and the state snapshot;
+    ``reserve`` is kept free for the answer: the model's max output tokens, or
+    ``output_reserve_pct`` of the window when the catalog gives none (at most
+    half the window either way: a catalog entry that claims the whole window
+    for output would leave nothing for the prompt).
+    """
+
+    context_window: int
+    fixed: int
+    reserve: int
+
+    @classmethod
+    def of(
+        cls,
+        system_prompt: str,
+        tools: Sequence[Mapping[str, Any]] | None,
+        context_window: int,
+        max_output_tokens: int | None = None,
+        settings: WindowSettings | None = None,
+    ) -> RequestBudget:
+        """The budget of a request with this system prompt and these tool schemas."""
+        settings = settings or WindowSettings()
+        tools_chars = len(json.dumps(list(tools), default=str)) if tools else 0
+        fixed = tokens_for_chars(len(system_prompt) + tools_chars + SNAPSHOT_CHARS)
+        if max_output_tokens:
+            reserve = max_output_tokens
+        else:
+            reserve = int(context_window * settings.output_reserve_pct / 100)
+        return cls(context_window, fixed, min(reserve, context_window // 2))
+
+    @property
+    def overhead(self) -> int:
+        """Tokens the request takes besides the history."""
+        return self.fixed + self.reserve
+
+
+def window_history(
+    history: Sequence[Mapping[str, Any]],
+    budget: RequestBudget,
+    window: WindowSettings | None = None,
+    *,
+    trim: bool = True,
+) -> WindowResult:
+    """The context window applied to ``history`` within ``budget`` (``trim=False``: elide only)."""
+    settings = window or WindowSettings()
+    return settings.apply(
+        history, budget.context_window, reserved_tokens=budget.overhead, trim=trim
+    )
+
+
+def estimate_request(
+    history: Sequence[Mapping[str, Any]],
+    budget: RequestBudget,
+    window: WindowSettings | None = None,
+) -> int:
+    """The estimated size of a request of ``history`` before anything is dropped.
+
+    Old tool output is elided as usual; nothing is dropped, so the figure says
+    how full the window would be without the drop step (compaction compares it
+    with ``compact_threshold_pct``).
+    """
+    return budget.overhead + window_history(history, budget, window, trim=False).estimated_tokens
+
+
+def partial_line(result: WindowResult) -> str:
+    """The one line telling the model its view of the history is partial (``""`` if not)."""
+    parts = []
+    if result.dropped_rounds:
+        parts.append(f"{result.dropped_rounds} older rounds or messages left out")
+    if result.elided_count:
+        parts.append(f"{result.elided_count} old tool outputs elided")
+    if result.cut_count:
+        parts.append(f"{result.cut_count} tool outputs cut to fit")
+    if not parts:
+        return ""
+    return f"{PARTIAL_PREFIX} {', '.join(parts)} to fit the context window."
+
+
 def build_messages(
     system_prompt: str,
     history: Sequence[Mapping[str, Any]],
@@ -144,20 +236,30 @@ def build_messages(
     *,
     context_window: int = 128_000,
     window: WindowSettings | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    max_output_tokens: int | None = None,
+    budget: RequestBudget | None = None,
 ) -> list[dict[str, Any]]:
     """Return the messages of one request: ``[system] + history + [state snapshot]``.
 
     ``history`` goes through the context window first (``window``, default
-    settings when ``None``), with the system prompt's share taken off
-    ``context_window``; the snapshot is added after, so the window never
-    mistakes it for the latest user message. Every history message is cut to
-    its wire form (:func:`to_wire`). ``history`` itself is never modified.
+    settings when ``None``) within what the system prompt, the ``tools``
+    schemas, the snapshot and the output reserve leave of ``context_window``
+    (``budget``, computed from those when not given); the snapshot is added
+    after, so the window never mistakes it for the latest user message, and it
+    carries the :func:`partial_line` when the window left anything out. Every
+    history message is cut to its wire form (:func:`to_wire`). ``history``
+    itself is never modified.
     """
-    settings = window or WindowSettings()
-    budget = max(1, context_window - len(system_prompt) // CHARS_PER_TOKEN)
-    kept = settings.apply(history, budget).messages
+    if budget is None:
+        budget = RequestBudget.of(system_prompt, tools, context_window, max_output_tokens, window)
+    result = window_history(history, budget, window)
+    snapshot = build_state_snapshot(now)
+    line = partial_line(result)
+    if line:
+        snapshot["content"] += "\n" + line
     return [
         {"role": "system", "content": system_prompt},
-        *(to_wire(message) for message in kept),
-        build_state_snapshot(now),
+        *(to_wire(message) for message in result.messages),
+        snapshot,
     ]

@@ -9,11 +9,15 @@ prompt's share taken off the window), which has two layers (docs/DESIGN.md §5.4
    ``tool_output_elide_over_chars`` become a short placeholder. When the
    message carries a ``recall_key`` the placeholder says how to get it back.
 2. **Drop** under token pressure: when the chars/4 estimate exceeds
-   ``context_window * trim_threshold_pct / 100`` the oldest whole rounds and
-   messages are dropped until it fits.
+   ``context_window * trim_threshold_pct / 100`` (less ``reserved_tokens``, the
+   share the system prompt, tool schemas, snapshot and output reserve take) the
+   oldest whole rounds and messages are dropped until it fits.
 
-Invariants: the first system message, the most recent user message and any
-message marked ``transient`` are always kept; an assistant ``tool_calls``
+Invariants: the first system message, the most recent user message, any
+message marked ``transient`` and a tool-call round that is the newest unit
+are always kept; when that round does not fit, its tool results
+are cut to fit with a marker naming the ``recall`` key of the whole output
+(:func:`cut_marker`). An assistant ``tool_calls``
 message is kept only together with all of its results, and a tool result only
 together with its assistant message. The input list and its dicts are never
 mutated; rewritten messages are shallow copies, untouched ones are returned as
@@ -29,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +59,7 @@ class WindowResult:
     because they broke the call/result pairing in the input (orphan results,
     unanswered calls); anything before the drop point is dropped anyway.
     ``estimated_tokens`` is the chars/4 estimate of the returned messages.
+    ``cut_count`` counts tool results of the newest round cut to fit.
     """
 
     messages: list[Message]
@@ -61,6 +67,12 @@ class WindowResult:
     dropped_rounds: int
     estimated_tokens: int
     dropped_invalid: int = 0
+    cut_count: int = 0
+
+    @property
+    def partial(self) -> bool:
+        """Whether the model sees less than the whole history (dropped, elided or cut)."""
+        return bool(self.dropped_rounds or self.elided_count or self.cut_count)
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,11 @@ class WindowSettings:
     enabled: bool = True
     tool_output_keep_rounds: int = 7
     tool_output_elide_over_chars: int = 1024
-    trim_threshold_pct: float = 80
+    trim_threshold_pct: float = 90
+    compact_threshold_pct: float = 85
+    """Compaction starts once the request estimate passes this % of the window."""
+    output_reserve_pct: float = 10
+    """Share of the window kept for the answer when the model has no max output tokens."""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> WindowSettings:
@@ -80,11 +96,20 @@ class WindowSettings:
             enabled=bool(cm.get("enabled", True)),
             tool_output_keep_rounds=int(cm.get("tool_output_keep_rounds", 7)),
             tool_output_elide_over_chars=int(cm.get("tool_output_elide_over_chars", 1024)),
-            trim_threshold_pct=float(cm.get("trim_threshold_pct", 80)),
+            trim_threshold_pct=float(cm.get("trim_threshold_pct", 90)),
+            compact_threshold_pct=float(cm.get("compact_threshold_pct", 85)),
+            output_reserve_pct=float(cm.get("output_reserve_pct", 10)),
         )
 
-    def apply(self, messages: Sequence[Message], context_window: int) -> WindowResult:
-        """:func:`apply_window` with these settings."""
+    def apply(
+        self,
+        messages: Sequence[Message],
+        context_window: int,
+        *,
+        reserved_tokens: int = 0,
+        trim: bool = True,
+    ) -> WindowResult:
+        """:func:`apply_window` with these settings (``trim=False``: elide only, drop nothing)."""
         return apply_window(
             messages,
             enabled=self.enabled,
@@ -92,6 +117,8 @@ class WindowSettings:
             tool_output_elide_over_chars=self.tool_output_elide_over_chars,
             trim_threshold_pct=self.trim_threshold_pct,
             context_window=context_window,
+            reserved_tokens=reserved_tokens if trim else 0,
+            trim=trim,
         )
 
 
@@ -128,6 +155,16 @@ def elision_placeholder(chars: int, recall_key: str | None = None) -> str:
     return f"[elided {chars} chars of tool output]"
 
 
+def cut_marker(shown: int, chars: int, recall_key: Any = None) -> str:
+    """The line that ends a tool result cut to ``shown`` of its ``chars`` characters."""
+    where = (
+        f"the whole output: recall(key={_quote(recall_key)})"
+        if isinstance(recall_key, str) and recall_key
+        else "the rest did not fit the context window"
+    )
+    return f"\n[cut to fit: {shown} of {chars} chars shown; {where}]"
+
+
 def _placeholder(chars: int, recall_key: Any) -> str:
     """Return ``elision_placeholder(chars, recall_key)``, remembered in ``_PLACEHOLDERS``.
 
@@ -162,15 +199,20 @@ def apply_window(
     enabled: bool = True,
     tool_output_keep_rounds: int = 7,
     tool_output_elide_over_chars: int = 1024,
-    trim_threshold_pct: float = 80,
+    trim_threshold_pct: float = 90,
     context_window: int = 128_000,
+    reserved_tokens: int = 0,
+    trim: bool = True,
 ) -> WindowResult:
     """Elide old tool output and drop old rounds so the transcript fits the window.
 
     With ``enabled=False`` the messages come back unchanged (in a new list),
     with the token estimate filled in. A placeholder is only used when it is
-    shorter than the output it replaces. When even the kept messages alone do
-    not fit, they are returned anyway: the budget is met whenever possible.
+    shorter than the output it replaces. ``reserved_tokens`` come off the
+    budget (what the request holds besides these messages). With
+    ``trim=False`` nothing is dropped or cut (the estimate after elision).
+    When even the kept messages alone do not fit, they are returned anyway:
+    the budget is met whenever possible.
     """
     _check_settings(
         tool_output_keep_rounds, tool_output_elide_over_chars, trim_threshold_pct, context_window
@@ -180,7 +222,11 @@ def apply_window(
         return WindowResult(msgs, 0, 0, estimate_tokens(msgs))
     msgs = messages if type(messages) is list else list(messages)  # _walk only reads it
     # ceil(chars / 4) <= budget  <=>  chars <= 4 * floor(budget)
-    limit = CHARS_PER_TOKEN * math.floor(context_window * trim_threshold_pct / 100)
+    if trim:
+        budget = math.floor(context_window * trim_threshold_pct / 100) - max(0, reserved_tokens)
+        limit = CHARS_PER_TOKEN * max(0, budget)
+    else:
+        limit = sys.maxsize
     keep, elide_over = tool_output_keep_rounds, tool_output_elide_over_chars
     result = _walk(msgs, keep, elide_over, limit, None)
     if result is None:
@@ -215,7 +261,8 @@ def _walk(
     work = msgs.copy()
     invalid: list[int] = []  # indices of messages removed for broken pairing
     placeholders = _PLACEHOLDERS
-    rounds_seen = elided = 0
+    rounds_seen = elided = cut = 0
+    newest = True  # the newest unit: when it is a tool round, it is kept whatever its size
     end = 0  # messages before this index are dropped (pinned ones excepted)
     j = len(msgs) - 1
     while j >= 0:
@@ -223,7 +270,8 @@ def _walk(
         role = msg.get("role")
         if role != "tool":
             if j in pinned:
-                pass  # counted in total from the start
+                if not msg.get("transient"):
+                    newest = False  # the latest user message is newer than any round
             elif role == "assistant" and msg.get("tool_calls"):
                 invalid.append(j)  # calls without any result
             elif lazy and msg.get("transient") and not msg.get("tool_calls"):
@@ -237,6 +285,7 @@ def _walk(
                     end = j + 1
                     break
                 total += size
+                newest = False
             j -= 1
             continue
 
@@ -322,10 +371,16 @@ def _walk(
         elif content is not None:
             size += _parts_chars(content)
         if total + size > limit:
-            elided -= _restore(work, msgs, head + 1, j + 1)  # this round is not kept
-            end = j + 1
-            break
+            if not newest:
+                elided -= _restore(work, msgs, head + 1, j + 1)  # this round is not kept
+                end = j + 1
+                break
+            gone = set(invalid)
+            results = [idx for idx in range(head + 1, j + 1) if idx not in gone]
+            size, round_cut = _cut_round(work, results, size, limit - total)
+            cut += round_cut
         total += size
+        newest = False
         j = head - 1
 
     dropped = 0
@@ -344,7 +399,44 @@ def _walk(
         out = [m for idx, m in enumerate(out, end) if idx not in gone]
     if end:
         out[:0] = [msgs[i] for i in older_pinned]
-    return WindowResult(out, elided, dropped, tokens_for_chars(total), len(invalid))
+    return WindowResult(out, elided, dropped, tokens_for_chars(total), len(invalid), cut)
+
+
+def _cut_round(work: list[Message], results: list[int], size: int, room: int) -> tuple[int, int]:
+    """Cut the string results ``work[results]`` so the round (``size`` chars) fits ``room``.
+
+    The room left for results is shared out smallest first, so a small result stays
+    whole and the big ones get equal shares. Each cut result ends with :func:`cut_marker`.
+    Returns the round's new size and how many results were cut.
+    """
+    sizes = {}
+    for idx in results:
+        content = work[idx].get("content")
+        if type(content) is str:
+            sizes[idx] = len(content)
+    left = max(0, room - (size - sum(sizes.values())))
+    cut = 0
+    order = sorted(sizes, key=sizes.__getitem__)
+    for rank, idx in enumerate(order):
+        chars = sizes[idx]
+        share = left // (len(order) - rank)
+        if chars <= share:
+            left -= chars
+            continue
+        result = work[idx]
+        content = result["content"]
+        marker = cut_marker(0, chars, result.get("recall_key"))
+        shown = max(0, share - len(marker))
+        marker = cut_marker(shown, chars, result.get("recall_key"))
+        text = content[:shown] + marker
+        if len(text) >= chars:
+            left -= min(share, chars)  # too short to gain anything by cutting
+            continue
+        work[idx] = dict(result, content=text)
+        size += len(text) - chars
+        left -= min(share, len(text))
+        cut += 1
+    return size, cut
 
 
 def _restore(work: list[Message], msgs: list[Message], lo: int, hi: int) -> int:

@@ -34,6 +34,7 @@ from smith_tui.llm.discovery import (
 )
 from smith_tui.llm.errors import (
     CANCELLED,
+    CONTEXT_OVERFLOW,
     HTTP,
     PROTOCOL,
     PROVIDER,
@@ -42,6 +43,7 @@ from smith_tui.llm.errors import (
     LLMError,
     error_from_http,
     error_from_payload,
+    is_context_overflow,
     parse_retry_after,
     status_is_retryable,
 )
@@ -79,6 +81,7 @@ from smith_tui.llm.usage import normalize_usage
 
 __all__ = [
     "CANCELLED",
+    "CONTEXT_OVERFLOW",
     "HTTP",
     "PROTOCOL",
     "PROVIDER",
@@ -119,6 +122,7 @@ __all__ = [
     "extract_tool_calls",
     "fallback_chain",
     "first_available",
+    "is_context_overflow",
     "merge_stream_delta",
     "new",
     "normalize_api_url",

@@ -25,6 +25,27 @@ SCHEMA = "schema"  # the caller's request / config / message shape is invalid
 CANCELLED = "cancelled"  # the caller's cancel token fired
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
+CONTEXT_OVERFLOW = "context_overflow"
+"""The code of a request the server refused because it does not fit the model's context."""
+_OVERFLOW_STATUSES = frozenset({400, 413, 422})
+# How real servers word a context-length refusal (matched on the lower-cased code + message):
+# OpenAI / Groq code, OpenAI / vLLM / OpenRouter / DeepSeek message, Anthropic-compatible,
+# llama.cpp (message and error type), Mistral, Gemini's OpenAI endpoint, Ollama.
+_OVERFLOW_PHRASES = (
+    "context_length_exceeded",
+    "maximum context length",
+    "prompt is too long",
+    "exceeds the available context size",
+    "exceed_context_size",
+    "context window",
+    "reduce the length of the messages",
+    "exceeds the maximum number of tokens",
+    "input is too long",
+    "too many tokens",
+    "context length exceeded",
+)
+# A 413 "request too large" can also be a tokens-per-minute rate limit (Groq): not an overflow.
+_NOT_OVERFLOW_PHRASES = ("per minute", "rate limit", "rate_limit", "tpm")
 _RETRYABLE_PROVIDER_WORDS = ("rate_limit", "overloaded", "server_error", "timeout", "unavailable")
 _MAX_MESSAGE = 2000
 
@@ -32,6 +53,14 @@ _MAX_MESSAGE = 2000
 def status_is_retryable(status: int) -> bool:
     """HTTP 408/409/425/429 and every 5xx are worth retrying; other statuses are not."""
     return status in RETRYABLE_STATUSES or 500 <= status <= 599
+
+
+def is_context_overflow(*texts: Any) -> bool:
+    """Whether a provider's error code / message says the prompt does not fit the context."""
+    text = " ".join(str(t) for t in texts if t is not None).lower()
+    if not text or any(phrase in text for phrase in _NOT_OVERFLOW_PHRASES):
+        return False
+    return any(phrase in text for phrase in _OVERFLOW_PHRASES)
 
 
 def default_retryable(kind: str, code: str) -> bool:
@@ -180,10 +209,23 @@ def _provider_message(payload: Any) -> tuple[str | None, Any]:
     return None, None
 
 
+def _error_type(payload: Any) -> Any:
+    """The ``error.type`` of an error body (llama.cpp names the overflow there), if any."""
+    if isinstance(payload, Mapping):
+        err = payload.get("error")
+        if isinstance(err, Mapping):
+            return err.get("type")
+    return None
+
+
 def error_from_http(
     status: int, body: bytes | str, headers: Mapping[str, str] | None = None
 ) -> LLMError:
-    """Normalise a non-2xx HTTP answer into ``http_<status>``."""
+    """Normalise a non-2xx HTTP answer into ``http_<status>``.
+
+    A 400/413/422 whose body says the prompt does not fit the model's context gets the code
+    :data:`CONTEXT_OVERFLOW` instead (not retryable as is: the request must shrink).
+    """
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     payload: Any = None
     try:
@@ -197,9 +239,12 @@ def error_from_http(
     if provider_code is not None:
         data["provider_code"] = provider_code
     data["body"] = payload if payload is not None else text[:2000]
+    overflow = status in _OVERFLOW_STATUSES and is_context_overflow(
+        provider_code, _error_type(payload), detail
+    )
     return LLMError(
         HTTP,
-        f"http_{status}",
+        CONTEXT_OVERFLOW if overflow else f"http_{status}",
         f"HTTP {status}: {detail}",
         origin="response",
         data=data,
@@ -214,7 +259,11 @@ def error_from_payload(
     code: str = "stream_error",
     origin: str = "stream",
 ) -> LLMError:
-    """Normalise an error carried inside a 200 response or an SSE stream."""
+    """Normalise an error carried inside a 200 response or an SSE stream.
+
+    An error that says the prompt does not fit the context gets the code
+    :data:`CONTEXT_OVERFLOW` and is not retryable.
+    """
     provider_msg, provider_code = _provider_message(payload)
     status: Any = None
     if isinstance(payload, Mapping):
@@ -236,6 +285,8 @@ def error_from_payload(
     )
     code_part = f" (code {provider_code})" if provider_code is not None else ""
     data = {"provider_code": provider_code, "status": status, "payload": payload}
+    if is_context_overflow(provider_code, _error_type(payload), provider_msg):
+        code, retryable = CONTEXT_OVERFLOW, False
     if event:
         data["event"] = event
     return LLMError(

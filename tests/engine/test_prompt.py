@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import copy
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from smith_tui.engine.prompt import (
+    PARTIAL_PREFIX,
+    SNAPSHOT_CHARS,
+    SNAPSHOT_PREFIX,
     WIRE_KEYS,
     PromptProfileError,
+    RequestBudget,
     build_messages,
     build_state_snapshot,
     build_system_prompt,
@@ -154,10 +159,45 @@ def test_window_then_messages_keeps_the_real_question() -> None:
 
 def test_the_system_prompt_takes_its_share_of_the_window() -> None:
     history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x" * 200}]
-    settings = WindowSettings(trim_threshold_pct=100)
-    assert len(build_messages("S", history, NOW, context_window=60, window=settings)) == 4
-    long_prompt = "p" * 160  # 40 of the 60 tokens
-    assert len(build_messages(long_prompt, history, NOW, context_window=60, window=settings)) == 3
+    settings = WindowSettings(trim_threshold_pct=100, output_reserve_pct=0)
+    # 51 tokens of history + 20 of snapshot + 1 of prompt fit 80
+    assert len(build_messages("S", history, NOW, context_window=80, window=settings)) == 4
+    long_prompt = "p" * 160  # 40 more tokens
+    assert len(build_messages(long_prompt, history, NOW, context_window=80, window=settings)) == 3
+
+
+def test_the_budget_counts_prompt_tools_snapshot_and_output_reserve() -> None:
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {"d": "x" * 300}}}]
+    tools_chars = len(json.dumps(tools))
+    settings = WindowSettings(output_reserve_pct=10)
+    budget = RequestBudget.of("p" * 400, tools, 1000, None, settings)
+    assert budget.fixed == -(-(400 + tools_chars + SNAPSHOT_CHARS) // 4)
+    assert budget.reserve == 100  # 10% of the window without a max output
+    assert RequestBudget.of("p", None, 1000, 300, settings).reserve == 300
+    assert RequestBudget.of("p", None, 1000, 900, settings).reserve == 500  # at most half
+
+    # History that fits beside the prompt alone is cut down once tools and reserve count.
+    history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x" * 1600}]
+    roomy = WindowSettings(trim_threshold_pct=100, output_reserve_pct=0)
+    assert len(build_messages("S", history, NOW, context_window=480, window=roomy)) == 4
+    with_tools = build_messages("S", history, NOW, context_window=480, window=roomy, tools=tools)
+    assert len(with_tools) == 3
+    reserved = build_messages("S", history, NOW, context_window=480, max_output_tokens=200)
+    assert len(reserved) == 3
+
+
+def test_a_partial_view_is_said_in_one_line_of_the_snapshot() -> None:
+    history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x" * 200}]
+    settings = WindowSettings(trim_threshold_pct=100, output_reserve_pct=0)
+    whole = build_messages("S", history, NOW, context_window=80, window=settings)
+    assert PARTIAL_PREFIX not in whole[-1]["content"]
+    partial = build_messages("S" * 160, history, NOW, context_window=80, window=settings)
+    snapshot = partial[-1]["content"]
+    assert snapshot.startswith(SNAPSHOT_PREFIX)
+    line = snapshot.splitlines()[1]
+    assert (
+        line == f"{PARTIAL_PREFIX} 1 older rounds or messages left out to fit the context window."
+    )
 
 
 def test_to_wire_keeps_only_wire_keys_and_never_reasoning() -> None:

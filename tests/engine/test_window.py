@@ -17,6 +17,7 @@ from smith_tui.engine.window import (
     _pinned_indices,
     _walk,
     apply_window,
+    cut_marker,
     elision_placeholder,
     estimate_tokens,
     message_chars,
@@ -468,6 +469,10 @@ def reference_window(msgs: list[Msg], opts: dict[str, Any]) -> list[Msg]:
                 if len(text) < len(content):
                     unit[k] = {**unit[k], "content": text}
     pinned = pinned_ids(msgs)
+    last = [u for u in units if not (len(u) == 1 and u[0].get("transient"))]
+    newest_round = last[-1] if last and last[-1][0].get("tool_calls") else None
+    if newest_round is not None:
+        pinned.add(id(newest_round[0]))  # the newest round is never dropped
     budget = opts["context_window"] * opts["trim_threshold_pct"] / 100
     keep = [True] * len(units)
     for idx, unit in enumerate(units):
@@ -476,7 +481,35 @@ def reference_window(msgs: list[Msg], opts: dict[str, Any]) -> list[Msg]:
             break
         if id(unit[0]) not in pinned:
             keep[idx] = False
-    return [m for u, flag in zip(units, keep, strict=True) if flag for m in u]
+    kept = [m for u, flag in zip(units, keep, strict=True) if flag for m in u]
+    if newest_round is not None and estimate_tokens(kept) > budget:
+        head = next(k for k, m in enumerate(kept) if m is newest_round[0])
+        others = sum(message_chars(m) for m in kept) - sum(map(message_chars, newest_round))
+        room = 4 * math.floor(budget) - others - message_chars(newest_round[0])
+        kept[head + 1 : head + len(newest_round)] = reference_cut(newest_round[1:], room)
+    return kept
+
+
+def reference_cut(results: list[Msg], room: int) -> list[Msg]:
+    """Share ``room`` chars out over ``results``, smallest first; cut the ones that get less."""
+    out = list(results)
+    left = max(0, room)
+    order = sorted(range(len(results)), key=lambda k: len(results[k]["content"]))
+    for rank, k in enumerate(order):
+        content = results[k]["content"]
+        share = left // (len(order) - rank)
+        if len(content) <= share:
+            left -= len(content)
+            continue
+        marker = cut_marker(0, len(content), results[k].get("recall_key"))
+        shown = max(0, share - len(marker))
+        text = content[:shown] + cut_marker(shown, len(content), results[k].get("recall_key"))
+        if len(text) >= len(content):
+            left -= min(share, len(content))
+            continue
+        out[k] = {**results[k], "content": text}
+        left -= min(share, len(text))
+    return out
 
 
 def assert_invariants(msgs: list[Msg], out: list[Msg], opts: dict[str, Any]) -> None:
@@ -490,7 +523,7 @@ def assert_invariants(msgs: list[Msg], out: list[Msg], opts: dict[str, Any]) -> 
                 and m.get("tool_call_id") == msgs[pos].get("tool_call_id")
                 and {k: v for k, v in m.items() if k != "content"}
                 == {k: v for k, v in msgs[pos].items() if k != "content"}
-                and m["content"].startswith("[elided ")
+                and (m["content"].startswith("[elided ") or "\n[cut to fit: " in m["content"])
             )
         ):
             pos += 1
@@ -520,7 +553,9 @@ def test_window_invariants_hold(msgs: list[Msg], opts: dict[str, Any]) -> None:
     assert_invariants(msgs, result.messages, opts)
     assert result.estimated_tokens == estimate_tokens(result.messages)
     budget = opts["context_window"] * opts["trim_threshold_pct"] / 100
-    only_pinned = {id(m) for m in result.messages} <= pinned_ids(msgs)
+    pinned = pinned_ids(msgs)
+    pinned |= {id(m) for m in result.messages if m["role"] == "tool" or m.get("tool_calls")}
+    only_pinned = {id(m) for m in result.messages} <= pinned
     assert result.estimated_tokens <= budget or only_pinned
     assert result.dropped_invalid == 0
     assert result.elided_count == sum(
