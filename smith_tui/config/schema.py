@@ -104,10 +104,31 @@ class ContextManagement(Section):
         1024, description="Older tool results longer than this many characters are elided."
     )
     trim_threshold_pct: float = Field(
-        80,
+        90,
         gt=0,
         le=100,
-        description="Drop the oldest rounds once the estimate exceeds this % of the context window.",
+        description=(
+            "Drop the oldest rounds once the request estimate (system prompt, tools and output "
+            "reserve included) exceeds this % of the context window."
+        ),
+    )
+    compact_threshold_pct: float = Field(
+        85,
+        gt=0,
+        le=100,
+        description=(
+            "Summarise the older conversation (compaction) once the request estimate exceeds "
+            "this % of the context window."
+        ),
+    )
+    output_reserve_pct: float = Field(
+        10,
+        ge=0,
+        lt=100,
+        description=(
+            "Share of the context window kept free for the answer when the model's catalog "
+            "entry gives no max output tokens."
+        ),
     )
 
 
