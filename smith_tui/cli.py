@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", metavar="PATH", help="SQLite database path")
     parser.add_argument("--config", metavar="PATH", help="user config JSON path")
     parser.add_argument(
+        "--permission-mode",
+        choices=["read-only", "ask", "auto-edit", "yolo"],
+        help=(
+            "which tool calls may run (default: permissions.mode, else ask in the app and "
+            "yolo headless; headless, a call that would ask is denied)"
+        ),
+    )
+    parser.add_argument(
         "--no-checkpoint",
         action="store_true",
         help="do not checkpoint the project's files before the turn changes them",
@@ -58,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     return parser
 
+
+EXIT_DENIED = 3
+"""Headless exit code of a turn that completed but had a tool call denied."""
 
 NO_SERVER_MESSAGE = """smith: no LLM server is configured.
 
@@ -80,6 +91,8 @@ def _options(args: argparse.Namespace, *, headless: bool) -> Any:
         ephemeral["active_role"] = args.role
     if args.no_checkpoint:
         ephemeral["checkpoints"] = {"enabled": False}
+    if args.permission_mode:
+        ephemeral["permissions"] = {"mode": args.permission_mode}
     return RuntimeOptions(
         cwd=Path.cwd(),
         config_path=args.config,
@@ -87,6 +100,7 @@ def _options(args: argparse.Namespace, *, headless: bool) -> Any:
         ephemeral=ephemeral,
         model=args.model,
         auto_resume=not headless and not args.resume,
+        permission_mode="yolo" if headless else "ask",
     )
 
 
@@ -138,9 +152,13 @@ async def _headless(runtime: Any, args: argparse.Namespace, prompt: str) -> int:
                 "usage_by_role": runtime.usage.totals(),
                 "conversation_id": runtime.conversation_id,
                 "error": result.error.to_dict() if result.error else None,
+                "permission_mode": runtime.permission_mode,
+                "denied": printer.denied,
             }
         )
-        return 0 if result.stop_reason == "completed" else 1
+        if result.stop_reason != "completed":
+            return 1
+        return EXIT_DENIED if printer.denied else 0
     finally:
         await runtime.aclose()
 

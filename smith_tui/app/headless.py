@@ -26,9 +26,20 @@ class HeadlessPrinter:
         self.stderr = stderr or sys.stderr
         self._ends_with_newline = True
         self.finished: ev.TurnFinished | None = None
+        self.denied: list[dict[str, Any]] = []
+        """The tool calls the permission policy refused (tool, subject, reason, role)."""
 
     def __call__(self, event: ev.Event) -> None:
         """Handle one event."""
+        if isinstance(event, ev.PermissionDenied):
+            self.denied.append(
+                {
+                    "tool": event.tool,
+                    "subject": event.subject,
+                    "reason": event.reason,
+                    "role": event.role,
+                }
+            )
         if self.format == "stream-json":
             self.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
             self.stdout.flush()
@@ -77,6 +88,12 @@ class HeadlessPrinter:
         elif self.format == "text":
             self._newline()
         error = summary.get("error")
+        if self.denied and self.format != "json":
+            self._newline()
+            calls = "call was" if len(self.denied) == 1 else "calls were"
+            self.stderr.write(f"smith: {len(self.denied)} tool {calls} denied:\n")
+            for item in self.denied:
+                self.stderr.write(f"  {item['reason']}\n")
         if summary.get("stop_reason") != "completed" and self.format != "json":
             message = (error or {}).get("message") if isinstance(error, dict) else None
             self.stderr.write(

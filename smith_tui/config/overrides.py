@@ -16,6 +16,7 @@ from typing import Any
 
 from smith_tui.config.defaults import DEFAULTS
 from smith_tui.config.errors import ConfigError, OverrideError
+from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.schema import ContextManagement, LLMConfig, SandboxConfig, SmithConfig
 from smith_tui.config.tree import (
     contains,
@@ -47,6 +48,7 @@ OVERRIDABLE_PATHS: frozenset[str] = frozenset(
         *(f"llm_config.{name}" for name in LLMConfig.model_fields if "key" not in name),
         *(f"context_management.{name}" for name in ContextManagement.model_fields),
         *(f"sandbox.{name}" for name in SandboxConfig.model_fields),
+        *(f"permissions.{name}" for name in PermissionsConfig.model_fields),
     )
 )
 """The exact overridable paths; ``models.<key>`` paths are allowed in addition."""

@@ -24,6 +24,7 @@ from smith_tui.config.fields import (
     SafeRelativePath,
 )
 from smith_tui.config.section import Section
+from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.services import AbsoluteFolder, Services
 
 Role = Literal["direct", "orchestrator"]
@@ -292,6 +293,9 @@ class SmithConfig(Section):
     )
     checkpoints: CheckpointsConfig = Field(
         default_factory=CheckpointsConfig, description="Checkpoints of the project's files."
+    )
+    permissions: PermissionsConfig = Field(
+        default_factory=PermissionsConfig, description="Which tool calls ask first."
     )
     mcp_servers: dict[McpServerName, McpServerConfig] = Field(
         default_factory=dict,

@@ -50,6 +50,9 @@ class CommandHost(Protocol):
     def pinned_model(self) -> str | None: ...
     def emit(self, event: ev.Event) -> None: ...
     def set_active_role(self, name: str) -> RoleSpec: ...
+    @property
+    def permission_mode(self) -> str: ...
+    def set_permission_mode(self, mode: str) -> str: ...
     def new_conversation(self, title: str | None = None) -> str: ...
     def load_conversation(self, conversation_id: str, reason: str = "load") -> str: ...
     def ensure_conversation(self) -> str: ...
@@ -68,6 +71,7 @@ COMMANDS: dict[str, str] = {
     "/model": "/model [ID|--unpin] — show or pin the conversation's model",
     "/models": "list the server's models",
     "/role": "/role [direct|orchestrator] — show or switch the active role",
+    "/mode": "/mode [read-only|ask|auto-edit|yolo] — show or switch the permission mode",
     "/usage": "tokens per role for this session and conversation",
     "/inspect": "inspect and edit persisted messages",
     "/pager": "read the whole transcript",
@@ -231,6 +235,18 @@ class CommandService:
         except UnknownRoleError as exc:
             raise CommandError(str(exc)) from None
         return f"active role: {spec.name} ({spec.alias})", {"role": spec.name}
+
+    async def _cmd_mode(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        if len(args) > 1:
+            raise CommandError("usage: /mode [read-only|ask|auto-edit|yolo]")
+        if args:
+            mode = self.runtime.set_permission_mode(args[0].lower())
+            text = f"permission mode: {mode} (from the next turn; this session only — "
+            text += "/config set permissions.mode keeps it)"
+        else:
+            mode = self.runtime.permission_mode
+            text = f"permission mode: {mode}"
+        return text, {"mode": mode}
 
     async def _cmd_usage(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         runtime = self.runtime

@@ -99,6 +99,9 @@ class TurnPlan:
     usage_scope: tuple[str, str] | None = None
     record: Mapping[str, Any] = field(default_factory=dict)
     """Extra fields of the turn record (a child's job id and session)."""
+    permissions: Any = None
+    """The top-level turn's :class:`~smith_tui.engine.permissions.PermissionGate`
+    (``None``: no permission checks); its dispatched children share it."""
     started_at: float = field(default_factory=time.time)
 
 
@@ -134,6 +137,8 @@ class TurnDriver:
         self.store = store
         self.checkpoint: TurnCheckpoint | None = None
         """The checkpoint of the top-level turn in flight (its dispatched children share it)."""
+        self.permissions: Any = None
+        """The permission gate of the top-level turn in flight (its children share it)."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
@@ -151,6 +156,7 @@ class TurnDriver:
         result: TurnResult | None = None
         if plan.job_id is None:
             self.checkpoint = self._checkpoint(plan)
+            self.permissions = plan.permissions
         try:
             result = await self._run(plan, hooks, state)
             if plan.job_id is None and self.checkpoint is not None:
@@ -224,6 +230,7 @@ class TurnDriver:
                     "store": self.store,
                     "runtime_session": self.session_id,
                     "checkpoint": self.checkpoint,
+                    "permissions": self.permissions,
                 }
             ),
         )

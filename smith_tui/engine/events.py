@@ -255,3 +255,23 @@ class SandboxStatus(Event):
     active: bool
     label: str
     notice: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionMode(Event):
+    """The permission mode in effect (``permissions.mode``); at session start and on change."""
+
+    type: ClassVar[str] = "permission_mode"
+    mode: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionDenied(Event):
+    """A tool call was refused by the permission policy, the user, or because it would ask
+    where nobody can answer (headless). ``reason`` is what the model was told."""
+
+    type: ClassVar[str] = "permission_denied"
+    tool: str
+    subject: str
+    reason: str
+    call_id: str | None = None

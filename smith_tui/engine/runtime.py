@@ -20,6 +20,7 @@ from typing import Any
 
 from smith_tui.cancel import CancelToken
 from smith_tui.config import EffectiveConfig, server_configured
+from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
 from smith_tui.dispatch.runner import ChildRunner
@@ -31,6 +32,7 @@ from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
 from smith_tui.engine.model_select import ModelSelection
+from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, resolve_role
 from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
@@ -69,6 +71,8 @@ class RuntimeOptions:
     """``--model``: the explicit model of every top-level request (selection step 1)."""
     auto_resume: bool = False
     """Resume the project's active conversation on first use (the app; not headless runs)."""
+    permission_mode: str = "yolo"
+    """The permission mode when ``permissions.mode`` is not set (the app: ``ask``)."""
 
 
 @dataclass
@@ -130,6 +134,11 @@ class Runtime:
         self._active_role_override: str | None = None
         self.sandbox = SandboxReporter(self.emit)
         """Reports whether bash commands run sandboxed (``SandboxStatus`` events)."""
+        self.ask_permission: AskPort | None = None
+        """How the front end asks the user about a tool call (``None``: it cannot; calls
+        that would ask are refused)."""
+        self._mode_override: str | None = None
+        self._mode_shown: str | None = None
 
         factories = default_factories(llm=_LazyLLM(self), store=store, env=self.env)
         factories["command"] = lambda options: CommandService(self)
@@ -263,6 +272,7 @@ class Runtime:
         self.session = SessionState(status="running", started_at=time.time())
         self.emit(ev.SessionStarted(session_id=self.session_id, role=self.active_role))
         self.sandbox.refresh(self.config.effective)
+        self._report_mode()
         self.start_mcp()
         retention = self.config.model.services.observe.retention_days
         try:
@@ -352,6 +362,48 @@ class Runtime:
             return await self.services.model.catalog()
         except Exception:
             return []
+
+    # -- permissions ----------------------------------------------------------------------
+    @property
+    def permission_mode(self) -> str:
+        """The mode of the next turn: ``/mode`` for this session, else ``permissions.mode``,
+        else the front end's default (``RuntimeOptions.permission_mode``)."""
+        if self._mode_override:
+            return self._mode_override
+        configured = (self.config.effective.get("permissions") or {}).get("mode")
+        return str(configured or self.options.permission_mode)
+
+    def set_permission_mode(self, mode: str) -> str:
+        """Switch the permission mode for the rest of the session (the next turn on)."""
+        if mode not in PERMISSION_MODES:
+            raise RuntimeError_(
+                f"unknown permission mode {mode!r}; choose one of {', '.join(PERMISSION_MODES)}"
+            )
+        self._mode_override = mode
+        self._report_mode()
+        return mode
+
+    def cycle_permission_mode(self) -> str:
+        """Switch to the next mode (read-only → ask → auto-edit → yolo → read-only)."""
+        index = PERMISSION_MODES.index(self.permission_mode)
+        return self.set_permission_mode(PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)])
+
+    def _report_mode(self) -> None:
+        mode = self.permission_mode
+        if mode != self._mode_shown:
+            self._mode_shown = mode
+            self.emit(ev.PermissionMode(mode=mode, role=self.active_role))
+
+    def permission_gate(self, conversation_id: str, config: Mapping[str, Any]) -> PermissionGate:
+        """The permission gate of a top-level turn (its children share it)."""
+        return PermissionGate.from_config(
+            self.permission_mode,
+            config,
+            conversation_id=conversation_id,
+            grants=SessionGrants(self.store.conversations),
+            emit=self.emit,
+            ask=self.ask_permission,
+        )
 
     # -- conversations --------------------------------------------------------------------
     @property
@@ -491,6 +543,7 @@ class Runtime:
             requested_model=model or self.options.model,
             pinned_model=self.pinned_model,
             started_at=active.started_at,
+            permissions=self.permission_gate(ctx.conversation_id, ctx.config_snapshot),
         )
 
         def selected(selection: ModelSelection) -> None:
@@ -538,6 +591,7 @@ class Runtime:
     def _config_changed(self) -> None:
         if self.session.status == "running":
             self.sandbox.refresh(self.config.effective)
+            self._report_mode()
         if not self._llm_injected:
             self._llm = None  # rebuilt from the new llm_config on next use
 

@@ -26,6 +26,7 @@ from typing import Annotated
 from pydantic import Field
 
 from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
+from smith_tui.tools import permissions
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import (
@@ -243,8 +244,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     sandbox = sandbox_settings(ctx.config)
     state = await asyncio.to_thread(sandbox_state, sandbox)
     require_sandbox(state)
-    # A read-only permission mode will pass False here (project folder read-only too).
-    project_writable = True
+    project_writable = permissions.project_writable(ctx)  # False in read-only mode
     argv = ["bash", "-c", command]
     if state.active and state.bwrap:
         project = ctx.project_root or cwd

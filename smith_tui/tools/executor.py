@@ -81,8 +81,9 @@ async def execute_tool_call(
     The arguments are validated once, here, against the tool's ``Args`` model
     (:meth:`ToolSpec.parse_arguments`); the handler gets the validated instance.
     Never raises for tool-level problems: bad JSON, bad arguments, unknown or
-    denied tools and handler failures all become error results the model can
-    read. The values of the API-key variables (``smith_tui.config.secrets``)
+    denied tools, calls the ``permissions`` service refuses (it may ask the user
+    first) and handler failures all become error results the model can read.
+    The values of the API-key variables (``smith_tui.config.secrets``)
     never appear in the result or in the output passed to ``ctx.on_output``:
     they read ``***``.
     """
@@ -129,6 +130,14 @@ async def _execute(
 
     if ctx.is_cancelled():
         return _cancelled_result(call_id, name, started, "none")
+
+    permissions = ctx.services.get("permissions")
+    if permissions is not None:
+        refusal = await permissions.check(name, args, ctx)
+        if ctx.is_cancelled():
+            return _cancelled_result(call_id, name, started, "none")
+        if refusal is not None:
+            return error(refusal, "permission_denied")
 
     checkpoint = ctx.services.get("checkpoint") if spec.changes_files else None
     if checkpoint is not None:

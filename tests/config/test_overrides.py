@@ -191,6 +191,9 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "sandbox.network",
             "sandbox.writable",
             "sandbox.git_writable",
+            "permissions.mode",
+            "permissions.allow",
+            "permissions.deny",
         ]
     )
     assert all(is_overridable_path(path) for path in paths)

@@ -1,0 +1,294 @@
+"""Permission gate of a turn: the mode, the rules, session grants and the port that asks.
+
+The policy itself is :mod:`smith_tui.tools.permissions`. A :class:`PermissionGate` is
+made per top-level turn (its dispatched children share it, so they inherit the mode);
+the executor consults it through the ``permissions`` service before a tool runs.
+
+Asking is front-end neutral: an :data:`AskPort` is an async callable the front end
+supplies (the app shows a modal; headless has none, so a call that would ask is
+refused with a result that says which rule or flag would allow it). Session grants
+("allow this command prefix / this file") are kept in the conversation's metadata, so
+``--continue`` keeps them; the model cannot write there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from smith_tui.engine import events as ev
+from smith_tui.tools.permissions import (
+    Rule,
+    Subject,
+    Verdict,
+    decide,
+    parse_rules,
+    subject_of,
+)
+from smith_tui.tools.sandbox import sandbox_settings, sandbox_state
+from smith_tui.tools.spec import ToolContext, ToolError
+
+GRANTS_KEY = "permission_grants"
+"""The conversation metadata entry holding the session grants (rule texts)."""
+PREVIEW_LINES = 400
+"""Most lines of a diff or argument preview shown when asking."""
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """One question for the user: may this call run?"""
+
+    tool: str
+    role: str
+    job_id: str | None
+    subject: str
+    """The command, file, host or role the call touches (empty for other tools)."""
+    arguments: Mapping[str, Any]
+    preview: str
+    """What to show: the command, a unified diff for edit/write, the arguments."""
+    reason: str
+    """Why it asks (the mode)."""
+    grant: str
+    """The rule "allow for the session" would add (``bash(git status*)``, ``edit(src/a.py)``)."""
+
+
+@dataclass(frozen=True)
+class PermissionReply:
+    """The user's answer: run it once, allow ``request.grant`` for the session, or deny."""
+
+    decision: Literal["once", "session", "deny"]
+    reason: str = ""
+    """With ``deny``: an optional note passed to the model in the tool result."""
+
+
+AskPort = Callable[[PermissionRequest], Awaitable[PermissionReply]]
+"""What a front end implements to ask the user (``None``: nobody can be asked)."""
+
+
+class SessionGrants:
+    """The session grants of conversations, kept in their metadata (``permission_grants``)."""
+
+    def __init__(self, conversations: Any) -> None:
+        self.conversations = conversations
+
+    def rules(self, conversation_id: str | None) -> list[str]:
+        """The grants of ``conversation_id`` (rule texts, oldest first)."""
+        conv = self.conversations.get(conversation_id) if conversation_id else None
+        value = (conv.metadata or {}).get(GRANTS_KEY) if conv is not None else None
+        return [str(item) for item in value] if isinstance(value, list) else []
+
+    def add(self, conversation_id: str | None, rule: str) -> None:
+        """Record ``rule`` for ``conversation_id`` (kept across ``--continue``)."""
+        conv = self.conversations.get(conversation_id) if conversation_id else None
+        if conv is None:
+            return
+        metadata = dict(conv.metadata or {})
+        grants = list(metadata.get(GRANTS_KEY) or [])
+        if rule not in grants:
+            grants.append(rule)
+        metadata[GRANTS_KEY] = grants
+        self.conversations.set_metadata(conv.id, metadata)
+
+
+@dataclass
+class PermissionGate:
+    """The permission policy of one top-level turn and the children it dispatches."""
+
+    mode: str
+    conversation_id: str | None
+    grants: SessionGrants
+    emit: Callable[[ev.Event], None]
+    ask: AskPort | None = None
+    allow: Sequence[Rule] = ()
+    deny: Sequence[Rule] = ()
+    flag_hint: str = "--permission-mode"
+    """How the front end names the mode switch in a refusal (headless: the flag)."""
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+    @classmethod
+    def from_config(
+        cls,
+        mode: str,
+        config: Mapping[str, Any],
+        *,
+        conversation_id: str | None,
+        grants: SessionGrants,
+        emit: Callable[[ev.Event], None],
+        ask: AskPort | None,
+        flag_hint: str = "--permission-mode",
+    ) -> PermissionGate:
+        """The gate for ``mode`` with the ``permissions.allow``/``deny`` rules of ``config``."""
+        table = config.get("permissions") or {}
+        return cls(
+            mode=mode,
+            conversation_id=conversation_id,
+            grants=grants,
+            emit=emit,
+            ask=ask,
+            allow=parse_rules(table.get("allow") or ()),
+            deny=parse_rules(table.get("deny") or ()),
+            flag_hint=flag_hint,
+        )
+
+    def verdict(self, subject: Subject, ctx: ToolContext) -> Verdict:
+        """What the mode, the rules and the grants say about ``subject``."""
+        return decide(
+            self.mode,
+            subject,
+            allow=self.allow,
+            deny=self.deny,
+            grants=parse_rules(self.grants.rules(self.conversation_id)),
+            sandboxed=_sandboxed(ctx) if subject.tool == "bash" else True,
+        )
+
+    async def check(self, name: str, args: Any, ctx: ToolContext) -> str | None:
+        """``None`` when the call may run, else the refusal the model reads.
+
+        A call that would ask waits for the user (one question at a time; a grant
+        given meanwhile answers the ones queued behind it). Cancelling the turn ends
+        the wait: the executor then reports the call cancelled.
+        """
+        subject = subject_of(name, args, ctx)
+        verdict = self.verdict(subject, ctx)
+        if verdict.action == "allow":
+            return None
+        if verdict.action == "deny":
+            return self._denied(subject, ctx, f"{verdict.reason}.")
+        if self.ask is None:
+            return self._denied(subject, ctx, self._cannot_ask(subject, verdict))
+        async with self._lock:
+            verdict = self.verdict(subject, ctx)  # a grant may have come while we waited
+            if verdict.action == "allow":
+                return None
+            request = PermissionRequest(
+                tool=name,
+                role=ctx.role,
+                job_id=ctx.services.get("job_id"),
+                subject=subject.value or "",
+                arguments=args.model_dump() if hasattr(args, "model_dump") else dict(args),
+                preview=await asyncio.to_thread(preview, name, args, ctx),
+                reason=verdict.reason,
+                grant=subject.grant(),
+            )
+            reply = await _until_cancelled(self.ask(request), ctx)
+        if reply is None:
+            return "the turn was cancelled while waiting for permission"
+        if reply.decision == "session":
+            self.grants.add(self.conversation_id, request.grant)
+        if reply.decision in ("once", "session"):
+            return None
+        why = f" The user said: {reply.reason.strip()}" if reply.reason.strip() else ""
+        return self._denied(subject, ctx, f"the user denied this call ({subject.describe()}).{why}")
+
+    def _cannot_ask(self, subject: Subject, verdict: Verdict) -> str:
+        return (
+            f"{verdict.reason}, and nobody can be asked here. To allow it, add "
+            f"{subject.grant()} to permissions.allow, or use {self.flag_hint} auto-edit "
+            f"(edits inside the project) or yolo (everything)."
+        )
+
+    def _denied(self, subject: Subject, ctx: ToolContext, reason: str) -> str:
+        message = f"permission denied: {reason}"
+        self.emit(
+            ev.PermissionDenied(
+                tool=subject.tool,
+                subject=subject.value or "",
+                reason=message,
+                call_id=ctx.services.get("call_id"),
+                role=ctx.role,
+                job_id=ctx.services.get("job_id"),
+            )
+        )
+        return message
+
+
+async def _until_cancelled(
+    question: Awaitable[PermissionReply], ctx: ToolContext
+) -> PermissionReply | None:
+    """The answer to ``question``, or ``None`` once the call is cancelled (the question is
+    then cancelled too, which closes the front end's prompt)."""
+    asking = asyncio.ensure_future(question)
+    cancelled = asyncio.ensure_future(ctx.cancel.wait())
+    try:
+        await asyncio.wait({asking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cancelled.cancel()
+        if not asking.done():
+            asking.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asking
+    if ctx.is_cancelled() or asking.cancelled():
+        return None
+    return asking.result()
+
+
+def _sandboxed(ctx: ToolContext) -> bool:
+    try:
+        return sandbox_state(sandbox_settings(ctx.config)).active
+    except ToolError:
+        return False
+
+
+def preview(name: str, args: Any, ctx: ToolContext) -> str:
+    """What the user sees when asked: the command, a diff of the change, or the arguments."""
+    try:
+        if name == "bash":
+            return str(args.command)
+        if name == "write":
+            return _diff(ctx, str(args.path), lambda _old: str(args.content))
+        if name == "edit":
+            return _diff(ctx, str(args.path), lambda old: _edited(old, args))
+    except (OSError, ValueError, UnicodeDecodeError):
+        pass
+    data = args.model_dump() if hasattr(args, "model_dump") else dict(args)
+    lines = [f"{key}: {value}" for key, value in data.items() if value is not None]
+    return _cut("\n".join(lines))
+
+
+def _diff(ctx: ToolContext, raw: str, change: Callable[[str], str]) -> str:
+    path = Path(os.path.expanduser(raw))
+    path = path if path.is_absolute() else Path(ctx.cwd) / path
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    new = change(old)
+    label = raw if path.exists() else f"{raw} (new file)"
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), label, label
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in diff)
+    return _cut(text.rstrip("\n") or f"{raw}: no change")
+
+
+def _edited(old: str, args: Any) -> str:
+    """The file text after the line edit of ``args`` (the same operations as ``edit``)."""
+    lines = old.splitlines(keepends=True)
+    start = int(args.start_line)
+    new = [] if args.text is None else str(args.text).splitlines(keepends=True)
+    if new and not new[-1].endswith("\n"):
+        new[-1] += "\n"
+    if args.operation == "insert":
+        return "".join(lines[: start - 1] + new + lines[start - 1 :])
+    end = int(args.end_line or start)
+    return "".join(lines[: start - 1] + ([] if args.operation == "delete" else new) + lines[end:])
+
+
+def _cut(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= PREVIEW_LINES:
+        return text
+    return "\n".join([*lines[:PREVIEW_LINES], f"… {len(lines) - PREVIEW_LINES} more lines"])
+
+
+__all__ = [
+    "AskPort",
+    "PermissionGate",
+    "PermissionReply",
+    "PermissionRequest",
+    "SessionGrants",
+    "preview",
+]
