@@ -206,6 +206,8 @@ class _Catalog:
         self._provider = provider
         self._items: list[Any] | None = None
         self.error: str | None = None
+        self.unreachable = False
+        """Whether the catalog failed because the server could not be reached at all."""
 
     @property
     def has_provider(self) -> bool:
@@ -218,7 +220,8 @@ class _Catalog:
                 try:
                     self._items = list(await self._provider())
                 except Exception as exc:  # any failure means "no catalog"
-                    self.error = str(exc) or type(exc).__name__
+                    self.error = str(getattr(exc, "message", "") or exc) or type(exc).__name__
+                    self.unreachable = _is_unreachable(exc)
         return self._items
 
     async def selection(
@@ -233,7 +236,21 @@ class _Catalog:
         return ModelSelection(model, source, key, context_window, max_output, reason, self.error)
 
 
+def _is_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server did not answer at all (not that it refused)."""
+    if isinstance(exc, OSError | TimeoutError):
+        return True
+    return getattr(exc, "kind", None) == "transport" and getattr(exc, "origin", None) == "connect"
+
+
 def _none_found_message(role_spec: RoleSpec, catalog: _Catalog) -> str:
+    if catalog.unreachable:
+        # The model settings cannot help while nothing answers: say that first and only.
+        return (
+            f"Cannot reach the LLM server: {catalog.error}\n"
+            "Check that the server is running and that llm_config.api_url "
+            "(or --api-url, SMITH_API_URL) points at it."
+        )
     role = role_spec.name
     lines = [
         f"No model is configured for the {role} role ({role_spec.alias}). Set one of:",

@@ -104,7 +104,8 @@ async def call_with_retries(
                 if isinstance(retry_after, int | float) and retry_after >= 0:
                     cap = max(policy.transport_backoff_ms, default=0) / 1000.0
                     delay = min(float(retry_after), cap)
-                on_retry("transport", attempt_no + 1, delay, f"{error.code}: {error.message}")
+                # The message already names what failed ("HTTP 429: …"): the code would repeat it.
+                on_retry("transport", attempt_no + 1, delay, error.message)
                 await sleep_or_cancel(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -77,7 +77,11 @@ def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMErr
     phase = "stream" if started else "connect"
     if isinstance(exc, httpx.ConnectTimeout):
         return LLMError(
-            TRANSPORT, "timeout", "timed out connecting to the API", origin="connect", cause=exc
+            TRANSPORT,
+            "timeout",
+            f"timed out connecting to the API{_where(exc)}",
+            origin="connect",
+            cause=exc,
         )
     if isinstance(exc, httpx.TimeoutException):
         what = {

@@ -170,11 +170,29 @@ async def test_failing_catalog_keeps_explicit_choice_with_defaults() -> None:
 
 async def test_nothing_found_tells_the_user_what_to_set() -> None:
     with pytest.raises(ModelSelectionError) as err:
-        await select_model(None, None, WORKER, {}, {}, failing_catalog)
+        await select_model(None, None, WORKER, {}, {}, catalog_of([]))
     message = str(err.value)
     for needle in ("default_model", '"models": {"default"', "SMITH_MODEL", "--model", "worker"):
         assert needle in message
-    assert "connection refused by 127.0.0.1:9" in message
+
+
+async def test_unreachable_server_is_said_first_without_model_hints() -> None:
+    with pytest.raises(ModelSelectionError) as err:
+        await select_model(None, None, WORKER, {}, {}, failing_catalog)
+    message = str(err.value)
+    assert message.startswith("Cannot reach the LLM server: connection refused by 127.0.0.1:9")
+    assert "default_model" not in message and "SMITH_MODEL" not in message
+
+
+async def test_unreachable_real_server_names_its_url() -> None:
+    # Nothing listens on port 9 (discard) of the loopback: the connect is refused.
+    async with LLMClient({"api_url": "http://127.0.0.1:9/v1", "retry_max_retries": 0}) as client:
+        with pytest.raises(ModelSelectionError) as err:
+            await select_model(None, None, WORKER, {}, {}, client.list_models)
+    message = str(err.value)
+    assert message.startswith("Cannot reach the LLM server")
+    assert "http://127.0.0.1:9/v1/models" in message
+    assert "--model" not in message
 
 
 async def test_nothing_found_with_empty_catalog() -> None:
@@ -247,7 +265,8 @@ async def test_catalog_http_error_is_reported() -> None:
         async with LLMClient({"api_url": server.base_url, "retry_max_retries": 0}) as client:
             with pytest.raises(ModelSelectionError) as err:
                 await select_model(None, None, WORKER, {}, {}, client.list_models)
-    assert "could not be read" in str(err.value)
+    # The server answered: the model settings are what can fix this, so they are listed.
+    assert "could not be read" in str(err.value) and "default_model" in str(err.value)
 
 
 async def test_accepts_the_frozen_config_snapshot() -> None:
