@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from figures import Figure, emit
+
 from smith_tui.tools.checkpoint import Checkpoints
 
 
@@ -89,6 +91,20 @@ def main() -> None:
         "   (target < 300 ms)"
     )
     print(f"  baseline: git status --porcelain     {statistics.median(status):8.1f} ms")
+    base = statistics.median(status)
+    walk = "`git status --porcelain`"
+    rows = [
+        (f"checkpoint of {options.files:,} files, first (full copy)", first, "—", None),
+        ("checkpoint, nothing changed", statistics.median(unchanged), "< 200 ms", 200),
+        ("checkpoint, 10 files changed", statistics.median(changed), "< 300 ms", 300),
+    ]
+    emit(
+        "checkpoint",
+        [
+            Figure(name, value, "ms", target, base, walk, met=None if cap is None else value < cap)
+            for name, value, target, cap in rows
+        ],
+    )
 
 
 if __name__ == "__main__":

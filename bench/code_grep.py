@@ -22,6 +22,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+from figures import Figure, emit
+
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.code.grep import handler
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg
@@ -80,6 +82,7 @@ def main() -> None:
         f"{'code_grep s':>12} {'ratio':>6}"
     )
     ratios = []
+    rows = []
     for pattern in options.patterns:
         time_raw(rg, root, pattern)
         time_tool(root, pattern)
@@ -95,6 +98,17 @@ def main() -> None:
         raw, tool = statistics.median(raw_times), statistics.median(tool_times)
         bare_json = statistics.median(json_times)
         ratios.append(tool / raw)
+        rows.append(
+            Figure(
+                f"`code_grep` {pattern!r}, {lines:,} lines, median of {options.runs}",
+                tool,
+                "s",
+                "≤ 1.5x",
+                raw,
+                "raw rg",
+                met=tool / raw <= 1.5,
+            )
+        )
         note = "" if lines == matches else f"  (tool counted {matches})"
         if not complete:
             note = f"  (tool counted {matches}, partial)"
@@ -103,6 +117,7 @@ def main() -> None:
             f"{tool / raw:>6.2f}{note}"
         )
     print(f"median ratio {statistics.median(ratios):.2f}, worst {max(ratios):.2f} (target ≤ 1.5)")
+    emit("code_grep", rows)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ alike; medians of N are printed.
   by a warm-up run, as it is for anyone who has used smith before.
 * the baseline: a Python script that imports httpx, streams the same chat completion from
   the same server, joins the text deltas and prints them (what any one-shot client does).
+
+Both run with Python's bytecode cache (kept in a temporary ``PYTHONPYCACHEPREFIX``), as an
+installed program does. ``--no-bytecode-cache`` measures them as this sandbox starts them
+(``PYTHONDONTWRITEBYTECODE=1`` with an editable install: every module of ours is compiled
+from source on every start, about 0.1 s).
 """
 
 from __future__ import annotations
@@ -69,8 +74,14 @@ def run_once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, flo
     return wall, cpu
 
 
-def figures(runs: int = 15) -> list[Figure]:
-    """Measure both programs ``runs`` times each, alternating; returns the figures."""
+def figures(
+    runs: int = 15, *, bytecode_cache: bool = True, source: str | None = None
+) -> list[Figure]:
+    """Measure both programs ``runs`` times each, alternating; returns the figures.
+
+    ``source``: a checkout whose ``smith_tui`` smith runs instead of the installed one
+    (put first on ``PYTHONPATH``), e.g. a ``git worktree`` of an older commit.
+    """
     python = sys.executable
     smith = str(Path(python).with_name("smith"))
     with (
@@ -88,6 +99,13 @@ def figures(runs: int = 15) -> list[Figure]:
             "SMITH_MODEL": "m",
         }
         env.pop("SMITH_API_URL", None)
+        if bytecode_cache:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = f"{tmp}/pycache"
+        else:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if source:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
         ours_argv = [smith, "-p", "hi", "--api-url", server.base_url]
         bare_argv = [python, str(bare), server.base_url]
         run_once(ours_argv, env, str(work))  # creates the database; warms the file cache
@@ -102,9 +120,10 @@ def figures(runs: int = 15) -> list[Figure]:
     b_wall = statistics.median(w for w, _ in base)
     b_cpu = statistics.median(c for _, c in base)
     name = "bare httpx one-shot"
+    how = ("" if bytecode_cache else " (no bytecode cache)") + (f" [{source}]" if source else "")
     return [
         Figure(
-            "`smith -p hi`, whole process: wall",
+            f"`smith -p hi`, whole process: wall{how}",
             o_wall,
             "s",
             f"≤ {WALL_TARGET_S} s, ≤ {RATIO_TARGET}x",
@@ -113,7 +132,7 @@ def figures(runs: int = 15) -> list[Figure]:
             met=o_wall <= WALL_TARGET_S and o_wall / b_wall <= RATIO_TARGET,
         ),
         Figure(
-            "`smith -p hi`, whole process: CPU",
+            f"`smith -p hi`, whole process: CPU{how}",
             o_cpu,
             "s",
             f"≤ {RATIO_TARGET}x",
@@ -128,13 +147,19 @@ def main() -> None:
     """Measure, print a report and the figures line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--no-bytecode-cache", action="store_true", help="also measure without .pyc files"
+    )
+    parser.add_argument("--source", help="run smith_tui from this checkout (PYTHONPATH)")
     args = parser.parse_args()
     load_before = load_average()
-    found = figures(args.runs)
+    found = figures(args.runs, source=args.source)
+    if args.no_bytecode_cache:
+        found += figures(args.runs, bytecode_cache=False, source=args.source)
     print(f"headless turn, median of {args.runs} (load {load_before} -> {load_average()})")
     for f in found:
         print(
-            f"  {f.figure:40} {f.value:6.3f} {f.unit}   {f.baseline_name} {f.baseline:6.3f} "
+            f"  {f.figure:60} {f.value:6.3f} {f.unit}   {f.baseline_name} {f.baseline:6.3f} "
             f"{f.unit}   ratio {f.ratio:.2f}x   target {f.target}"
         )
     emit("headless", found, runs=args.runs)

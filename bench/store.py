@@ -25,6 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from figures import Figure, emit
+
 from smith_tui.store import Store
 
 ROUND_SIZE = 10
@@ -244,6 +246,22 @@ def main() -> None:
             f"over {len(timings)} queries (target p50 < 20 ms)"
         )
         print(f"open (read-only check incl. quick_check, then read-write): {opened:.0f} ms")
+        size = f"{args.messages:,} messages"
+        p50, p95 = percentile(timings, 0.5), percentile(timings, 0.95)
+        emit(
+            "store",
+            [
+                Figure(
+                    f"search p50, {len(timings)} queries over {size}",
+                    p50,
+                    "ms",
+                    "< 20 ms",
+                    met=p50 < 20,
+                ),
+                Figure(f"search p95, {len(timings)} queries over {size}", p95, "ms"),
+                Figure(f"`Store.open` of {size}", opened, "ms"),
+            ],
+        )
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -45,6 +45,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from figures import Figure, emit  # noqa: E402
+
 MARKER = "END-OF-ANSWER-7F3A"
 COLUMNS, ROWS = 160, 50
 CHUNK_CHARS = 4
@@ -574,7 +576,61 @@ def stream_figures(
         print(f"bare / ours (time to last line): {bare.visible_s / ours.visible_s:.1f}x")
     if ours and bare and ours.cpu_s:
         print(f"bare / ours (CPU seconds): {bare.cpu_s / ours.cpu_s:.1f}x")
+    if ours is not None:
+        emit("tui", _stream_rows(ours, bare, len(answer)))
     return results
+
+
+def _stream_rows(ours: StreamFigures, bare: StreamFigures | None, chars: int) -> list[Figure]:
+    """The figures of a stream run: visible/send ratio, CPU per second of stream, key p95."""
+    size = f"{chars / 1000:.0f} KB at {RATE:.0f} chunks/s"
+    name = "bare `Markdown.get_stream`"
+    rows = []
+    if ours.visible_s is not None:
+        base = bare.visible_s / bare.send_s if bare and bare.visible_s else None
+        ratio = ours.visible_s / ours.send_s
+        rows.append(
+            Figure(
+                f"stream {size}: last line visible / send time",
+                ratio,
+                "x",
+                "≤ 1.2x",
+                base,
+                name,
+                ratio=None if base is None else ratio / base,
+                met=ratio <= 1.2,
+            )
+        )
+    cpu = ours.cpu_s / ours.send_s
+    base_cpu = bare.cpu_s / bare.send_s if bare else None
+    rows.append(
+        Figure(
+            f"stream {size}: CPU seconds per second of stream",
+            cpu,
+            "cores",
+            "≤ 0.35",
+            base_cpu,
+            name,
+            met=cpu <= 0.35,
+        )
+    )
+    if ours.latencies:
+        p95 = sorted(ours.latencies)[int(0.95 * (len(ours.latencies) - 1))] * 1000
+        base_p95 = None
+        if bare and bare.latencies:
+            base_p95 = sorted(bare.latencies)[int(0.95 * (len(bare.latencies) - 1))] * 1000
+        rows.append(
+            Figure(
+                f"stream {size}: key press answered, p95",
+                p95,
+                "ms",
+                "< 100 ms",
+                base_p95,
+                name,
+                met=p95 < 100,
+            )
+        )
+    return rows
 
 
 def stored_messages(count: int) -> list[dict[str, Any]]:
@@ -645,6 +701,16 @@ def session_figures(count: int = 20_000) -> None:
             time.sleep(2.0)
             rss = _rss_mb(app.pid)
             open_s = (seen - app.started) if seen else float("nan")
+            rows = [
+                Figure(
+                    f"{count:,} stored messages: last message on screen",
+                    open_s,
+                    "s",
+                    "< 1.0 s",
+                    met=open_s < 1.0,
+                ),
+                Figure(f"{count:,} stored messages: RSS at open", rss, "MB"),
+            ]
             print(
                 f"session    {int(messages):,} messages: on screen after {open_s:.2f} s "
                 f"(load_messages {float(load_s):.2f} s, process start to loaded "
@@ -660,7 +726,28 @@ def session_figures(count: int = 20_000) -> None:
             time.sleep(1.0)
             latencies = app.key_latencies(sent)
             print(f"           paging up 60 screens: {_latency_text(latencies, len(sent))}")
-            print(f"           RSS after paging {_rss_mb(app.pid):.0f} MB")
+            paged_rss = _rss_mb(app.pid)
+            print(f"           RSS after paging {paged_rss:.0f} MB")
+            rows.append(
+                Figure(
+                    f"{count:,} stored messages: RSS after paging up 60 screens",
+                    paged_rss,
+                    "MB",
+                    "≤ 120 MB",
+                    met=paged_rss <= 120,
+                )
+            )
+            if latencies:
+                p95 = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000
+                rows.append(
+                    Figure(
+                        f"{count:,} stored messages: paging key answered, p95",
+                        p95,
+                        "ms",
+                        "< 100 ms",
+                        met=p95 < 100,
+                    )
+                )
             app.keys("End")
             time.sleep(0.5)
             before = len([w for w, _ in _read_log(log) if w == "key"])
@@ -686,6 +773,7 @@ def session_figures(count: int = 20_000) -> None:
             print(
                 f"           RSS at the end {_rss_mb(app.pid):.0f} MB, CPU {_cpu_seconds(app.pid):.1f} s"
             )
+            emit("tui", rows)
         finally:
             app.stop()
             server.stop()

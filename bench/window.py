@@ -18,6 +18,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from figures import Figure, emit
+
 from smith_tui.engine.window import apply_window, elision_placeholder
 
 MESSAGES = 20_000
@@ -133,13 +135,27 @@ def main() -> None:
         ),
     ]
     print(f"{'scenario':36} {'apply_window':>13} {'naive':>10} {'ratio':>7}")
+    rows = []
     for name, msgs, extra in scenarios:
         opts = {**base, **extra}
         fast = median_ms(lambda msgs=msgs, opts=opts: apply_window(msgs, **opts))
         slow = median_ms(lambda msgs=msgs, opts=opts: naive_window(msgs, **opts), repeats=5)
         print(f"{name:36} {fast:10.2f} ms {slow:7.1f} ms {slow / fast:6.1f}x")
+        rows.append(
+            Figure(
+                f"`apply_window`, 20,000 messages: {name}",
+                fast,
+                "ms",
+                "< 20 ms",
+                slow,
+                "naive deepcopy policy",
+                met=fast < 20,
+            )
+        )
     off = median_ms(lambda: apply_window(big, enabled=False))
     print(f"{'enabled=false (copy + estimate)':36} {off:10.2f} ms")
+    rows.append(Figure("`apply_window`, enabled=false (copy + estimate)", off, "ms"))
+    emit("window", rows)
 
 
 if __name__ == "__main__":
