@@ -63,6 +63,8 @@ class StatusLine(Widget):
     """Whether bash commands run sandboxed (``sandboxed``, ``unsandboxed`` …); empty: not known."""
     sandbox_active: reactive[bool] = reactive(False)
     """Whether they do (a sandbox that is wanted but missing shows as a warning)."""
+    mode: reactive[str] = reactive("")
+    """The permission mode (``ask``, ``yolo`` …); empty: not known yet."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -118,6 +120,8 @@ class StatusLine(Widget):
             return
         if isinstance(event, ev.SandboxStatus):
             self.sandbox, self.sandbox_active = event.label, event.active
+        elif isinstance(event, ev.PermissionMode):
+            self.mode = event.mode
         elif isinstance(event, ev.StatusChanged):
             self.status, self.detail = event.status, event.detail
             if event.status not in ("thinking",):
@@ -135,6 +139,12 @@ class StatusLine(Widget):
             self.detail = str(error.get("message", "")) if self.status == "error" else ""
         elif isinstance(event, ev.ToolCallStarted):
             self.status, self.detail = "tool", event.name
+        elif isinstance(event, ev.ConversationChanged) or (
+            isinstance(event, ev.CommandOutput) and event.ok
+        ):
+            # The next thing that works replaces how the last turn ended.
+            if self.status in ("error", "cancelled"):
+                self.status, self.detail = "idle", ""
 
     def render(self) -> Content:
         """The status line text."""
@@ -152,6 +162,9 @@ class StatusLine(Widget):
         parts += [("  │  ", "dim"), role_label(self.role)]
         if self.model:
             parts.append((f" · {self.model}", "dim"))
+        if self.mode:
+            style = "bold $warning" if self.mode == "yolo" else "dim"
+            parts += [("  │  ", "dim"), (f"mode: {self.mode}", style)]
         if self.sandbox:
             warn = not self.sandbox_active and self.sandbox != "sandbox off"
             parts += [("  │  ", "dim"), (self.sandbox, "bold $warning" if warn else "dim")]

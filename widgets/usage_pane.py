@@ -113,6 +113,7 @@ class UsagePane(Widget):
         self.turn_running = False
         self._turn_total = 0
         self._pricing: dict[str, Pricing] = {}
+        self._windows: dict[str, int] = {}
         self.table = Static(id="usage-table")
         self.context_label = Static(id="usage-context-label")
         self.context_bar = ProgressBar(
@@ -145,6 +146,9 @@ class UsagePane(Widget):
     def load_catalog(self, models: Iterable[Any]) -> None:
         """Take prices from catalog descriptors (``pricing['prompt'|'completion']``)."""
         for model in models:
+            window = getattr(model, "context_window", None)
+            if isinstance(window, int) and window > 0:
+                self._windows[str(model.id)] = window
             pricing = getattr(model, "pricing", None) or {}
             if "prompt" in pricing or "completion" in pricing:
                 self.set_pricing(
@@ -169,9 +173,48 @@ class UsagePane(Widget):
             self._refresh_table()
         elif isinstance(event, ev.TurnFinished) and event.job_id is None:
             if self.turn_running:
-                self.turn_history.append(self._turn_total)
+                # A turn that used no tokens (cancelled or failed before any answer) has
+                # nothing to show: a sparkline of zeros alone would draw one full bar.
+                if self._turn_total:
+                    self.turn_history.append(self._turn_total)
                 self.turn_running = False
                 self._refresh_history()
+
+    def show_conversation(self, records: Iterable[Any]) -> None:
+        """Show the stored usage of the conversation now on screen (after a switch).
+
+        ``records`` are its usage rows (``UsageRecord``-like, oldest first); a child's
+        row carries its parent turn's id. The turn column shows the last turn, the
+        sparkline every turn, the gauge the last top-level request; the session column
+        (this run's totals) stays as it is.
+        """
+        per_turn: dict[str, dict[str, dict[str, int]]] = {}
+        last_top: Any = None
+        for record in records:
+            counts = {
+                "input_tokens": int(record.input_tokens or 0),
+                "output_tokens": int(record.output_tokens or 0),
+                "total_tokens": int(record.total_tokens or 0),
+            }
+            _add(per_turn.setdefault(record.turn_id, {}).setdefault(record.role, {}), counts)
+            if record.job_id is None:
+                last_top = record
+        self.turn = dict(per_turn[list(per_turn)[-1]]) if per_turn else {}
+        self.turn_cost = 0.0
+        self._turn_total = 0
+        self.turn_running = False
+        self.turn_history.clear()
+        for roles in per_turn.values():
+            total = sum(values.get("total_tokens", 0) for values in roles.values())
+            if total:
+                self.turn_history.append(total)
+        if last_top is None:
+            self.context_tokens, self.context_model = 0, ""
+        else:
+            self.context_tokens = int(last_top.input_tokens) + int(last_top.output_tokens)
+            self.context_window = self._windows.get(last_top.model, self.context_window)
+            self.context_model = last_top.model
+        self._refresh_all()
 
     def _usage(self, event: ev.UsageUpdated) -> None:
         self.session = {role: dict(values) for role, values in event.totals.items()}

@@ -1,0 +1,127 @@
+"""The panes tell the truth about the conversation on screen (issue 17, honest state).
+
+Through the real app and runtime against the scripted server: after ``/new``, ``/clear``,
+a switch back (``/load``, as the history screen does) or ``--continue`` the usage pane,
+context gauge and tools pane show that conversation; an error in the status line clears
+when the next action works; a turn that used no tokens draws no bar.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from smith_tui.widgets.activity import ToolActivity
+from smith_tui.widgets.status_line import StatusLine
+from smith_tui.widgets.usage_pane import UsagePane
+from tests.app.app_harness import (
+    app_runtime,
+    isolate_environment,
+    make_app,
+    running,
+    submit,
+    wait_until,
+)
+from tests.support.llm_server import http_error, stall, text_reply, tool_call
+
+USAGE = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
+
+
+@pytest.fixture
+def runtime(tmp_path, monkeypatch, llm_server):
+    isolate_environment(monkeypatch, tmp_path)
+    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
+    yield rt
+    rt.store.close()
+
+
+def _smith_turn(pane: UsagePane) -> str:
+    """The Smith row's turn column (``·`` when the turn used nothing)."""
+    row = pane.table_text().plain.splitlines()[1].split()
+    return row[1]
+
+
+async def test_usage_and_tools_follow_new_clear_and_load(runtime, llm_server) -> None:
+    llm_server.enqueue(
+        text_reply("Looking.", tool_calls=[tool_call("bash", {"command": "echo hi"})], usage=USAGE),
+        text_reply("Done.", usage=USAGE),
+    )
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        usage = app.screen.query_one(UsagePane)
+        tools = app.screen.query_one(ToolActivity)
+        await submit(pilot, "first conversation")
+        await wait_until(pilot, lambda: not runtime.busy and usage.turn_history, "the turn")
+        first = runtime.conversation_id
+        assert _smith_turn(usage) == "2.4k/600"
+        assert usage.context_tokens == 1500 and list(usage.turn_history) == [3000]
+        assert any("echo hi" in line for line in tools.line_texts())
+
+        for command in ("/new", "/clear"):
+            before = runtime.conversation_id
+            await submit(pilot, command)
+            await wait_until(pilot, lambda b=before: runtime.conversation_id != b, command)
+            await pilot.pause()
+            assert _smith_turn(usage) == "·", command
+            assert usage.context_tokens == 0 and not usage.turn_history, command
+            assert usage.history_text() == "tokens/turn —"
+            assert not any("echo hi" in line for line in tools.line_texts()), command
+            # The session column still counts this run.
+            assert usage.session["direct"]["total_tokens"] == 3000
+
+        await submit(pilot, f"/load {first}")
+        await wait_until(pilot, lambda: runtime.conversation_id == first, "the switch back")
+        await pilot.pause()
+        assert _smith_turn(usage) == "2.4k/600"
+        assert usage.context_tokens == 1500 and list(usage.turn_history) == [3000]
+
+
+async def test_continue_shows_the_resumed_conversations_usage(
+    tmp_path, monkeypatch, llm_server
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    first = app_runtime(tmp_path, api_url=llm_server.base_url)
+    llm_server.enqueue(text_reply("Stored.", usage=USAGE))
+    try:
+        await first.run_turn("remember this")
+    finally:
+        await first.aclose()
+        first.store.close()
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url)  # resumes the last one
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            usage = app.screen.query_one(UsagePane)
+            await wait_until(pilot, lambda: usage.context_tokens == 1500, "the stored usage")
+            assert _smith_turn(usage) == "1.2k/300"
+            assert list(usage.turn_history) == [1500]
+            assert usage.history_text() == "tokens/turn (1 turn, max 1.5k)"
+    finally:
+        runtime.store.close()
+
+
+async def test_an_error_clears_when_the_next_action_works(runtime, llm_server) -> None:
+    llm_server.enqueue(http_error(400))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        status = app.screen.query_one(StatusLine)
+        await submit(pilot, "this fails")
+        await wait_until(pilot, lambda: status.status == "error", "the error")
+        assert "HTTP 400" in status.detail
+        await submit(pilot, "/usage")
+        await wait_until(pilot, lambda: status.status == "idle", "the error to clear")
+        assert status.detail == ""
+
+
+async def test_a_cancelled_turn_without_tokens_draws_no_bar(runtime, llm_server) -> None:
+    llm_server.enqueue(stall(after_events=0, hold_s=30))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        usage = app.screen.query_one(UsagePane)
+        status = app.screen.query_one(StatusLine)
+        await submit(pilot, "wait forever")
+        await wait_until(pilot, lambda: runtime.busy and usage.turn_running, "the turn")
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: status.status == "cancelled", "the cancel")
+        await wait_until(pilot, lambda: not usage.turn_running, "the turn to end")
+        assert not usage.turn_history and not usage.sparkline.data
+        assert usage.history_text() == "tokens/turn —"
