@@ -217,6 +217,8 @@ class MainScreen(Screen):
         messages = list(runtime.messages)
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
         self._guarded(view, view.load_messages, messages)
+        usage = self.query_one("#usage")
+        self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
         self.query_one(TodoPanel).set_items(list(getattr(runtime, "todo", []) or []))
         history = [
             str(m.get("content") or "")
@@ -225,6 +227,13 @@ class MainScreen(Screen):
         ]
         self.query_one(PromptInput).load_history(history)
         self.refresh_title()
+
+    def _stored_usage(self) -> list[Any]:
+        """The active conversation's stored usage rows (none before it has one)."""
+        conversation_id = self.runtime.conversation_id
+        if not conversation_id:
+            return []
+        return list(self.runtime.store.usage.list_for_conversation(conversation_id))
 
     def refresh_title(self) -> None:
         """Show the conversation's title in the status line."""
@@ -243,8 +252,6 @@ class MainScreen(Screen):
             self._held = coalesce([*self._held, *events])
             return
         if not self._alive:
-        usage = self.query_one("#usage")
-        self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
             return  # the app is closing; the panes may be gone already
         sinks = self.sinks
         for event in events:
@@ -254,13 +261,6 @@ class MainScreen(Screen):
                 self.show_conversation()
             elif isinstance(event, ev.TurnFinished) and event.job_id is None:
                 self.refresh_title()
-    def _stored_usage(self) -> list[Any]:
-        """The active conversation's stored usage rows (none before it has one)."""
-        conversation_id = self.runtime.conversation_id
-        if not conversation_id:
-            return []
-        return list(self.runtime.store.usage.list_for_conversation(conversation_id))
-
                 self.query_one(StatusLine).model = self.runtime.model or ""
             elif isinstance(event, ev.CommandOutput):  # /role and /model change these
                 status = self.query_one(StatusLine)
