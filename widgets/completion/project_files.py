@@ -15,8 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-from smith_tui.config.secrets import scrubbed_environ
-
 #: Most files listed (huge trees stay responsive).
 MAX_FILES = 20_000
 #: Seconds a listing is reused before it is taken again.
@@ -35,6 +33,10 @@ def ripgrep_binary() -> str | None:
 
 async def list_with_ripgrep(root: Path, rg: str, limit: int = MAX_FILES) -> list[str]:
     """Files under ``root`` as ``rg --files`` sees them (relative, sorted)."""
+    # Imported here: smith_tui.config loads the pydantic schema, which the app otherwise
+    # loads after its first frame (a module-level import cost first paint about 40 ms).
+    from smith_tui.config.secrets import scrubbed_environ
+
     process = await asyncio.create_subprocess_exec(
         rg,
         "--files",
