@@ -302,11 +302,13 @@ class McpManager:
     def _fail(self, server: McpServer, exc: BaseException, errlog: TextIO) -> None:
         was_ready = server.status == "ready"
         self._withdraw(server)
-        server.error = _reason(server, exc, was_ready)
+        reason = _reason(server, exc, was_ready)
         tail = _tail(errlog)
-        notice = f"MCP server {server.name} {server.error}"
+        notice = f"MCP server {server.name} {reason}"
         if tail:
             notice += f"\n{tail}"
+            reason += f" ({tail.splitlines()[-1][:120]})"
+        server.error = reason
         notice += f"\nThe session goes on without it; /mcp restart {server.name} tries again."
         self._set(server, "failed", notice)
 
@@ -346,6 +348,10 @@ def _reason(server: McpServer, exc: BaseException, was_ready: bool) -> str:
         return "stopped: its connection closed (the process exited)"
     if isinstance(exc, TimeoutError):
         return f"did not start: no answer within {timeout} (mcp_servers.{server.name}.timeout_s)"
+    if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+        if was_ready:
+            return "stopped: its connection closed (the process exited)"
+        return "did not start: the process exited before answering"
     if isinstance(exc, MCPError):
         where = "failed" if was_ready else "did not start"
         return f"{where}: {exc.error.message}"

@@ -1,0 +1,78 @@
+"""A small MCP server for the tests, run as a script over stdio (``python toy_server.py``).
+
+Tools: ``slow`` (sleeps), ``picture`` (an image, a resource link and an embedded text
+resource), ``die`` (the process exits at once). Also a prompt and a resource, to list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import (
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+server = MCPServer("toy")
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleep for ``seconds``, then say so."""
+    started = os.environ.get("TOY_STARTED_FILE")
+    if started:
+        await asyncio.to_thread(Path(started).write_text, "started")  # the call is running
+    await asyncio.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@server.tool()
+def picture() -> list:
+    """Return an image, a link to a resource and an embedded text resource."""
+    return [
+        TextContent(text="here is the chart"),
+        ImageContent(
+            data=base64.b64encode(b"\x89PNG" + b"0" * 2048).decode(), mime_type="image/png"
+        ),
+        ResourceLink(uri="file:///reports/chart.csv", name="chart data", mime_type="text/csv"),
+        EmbeddedResource(
+            resource=TextResourceContents(uri="memo://note", text="embedded note text")
+        ),
+    ]
+
+
+@server.tool()
+def die() -> str:
+    """Exit the server process at once."""
+    os._exit(1)
+
+
+@server.tool()
+def env(name: str) -> str:
+    """The value of environment variable ``name`` in the server ("<unset>" when unset)."""
+    return os.environ.get(name, "<unset>")
+
+
+@server.prompt()
+def review(path: str) -> str:
+    """Ask for a review of ``path``."""
+    return f"Please review {path} carefully."
+
+
+@server.resource("memo://readme", name="readme", mime_type="text/plain")
+def readme() -> str:
+    """The toy readme."""
+    return "toy readme"
+
+
+if __name__ == "__main__":
+    sys.stderr.write("toy server starting\n")
+    server.run("stdio")
