@@ -20,6 +20,7 @@ from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, get_va
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
+from smith_tui.engine.compaction import CompactionError, CompactionRecord
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
 from smith_tui.engine.usage import UsageTracker
@@ -58,6 +59,7 @@ class CommandHost(Protocol):
     def ensure_conversation(self) -> str: ...
     def reload_conversation(self) -> None: ...
     def set_config(self, path: str, raw_value: str) -> Any: ...
+    async def compact(self, focus: str | None = None) -> CompactionRecord: ...
     def unset_config(self, path: str) -> None: ...
 
 
@@ -75,7 +77,7 @@ COMMANDS: dict[str, str] = {
     "/usage": "tokens per role for this session and conversation",
     "/inspect": "inspect and edit persisted messages",
     "/pager": "read the whole transcript",
-    "/compact": "show how the context window is being kept in budget",
+    "/compact": "/compact [FOCUS] — summarise the older conversation now (FOCUS: what to keep)",
     "/search": "/search QUERY — full-text search over messages",
     "/notes": "list project memory notes",
     "/export": "/export [PATH] — write the conversation to Markdown (or .json)",
@@ -272,15 +274,24 @@ class CommandService:
         return _as_markdown(self.runtime.messages), {"action": "pager"}
 
     async def _cmd_compact(self, args: list[str]) -> tuple[str, dict[str, Any]]:
-        from smith_tui.engine.window import estimate_tokens
-
-        tokens = estimate_tokens(self.runtime.messages)
-        sel = self.runtime.last_selection
-        window = sel.context_window if sel else 128_000
-        return (
-            f"about {tokens} tokens of {window}; old tool output is elided and the oldest "
-            "rounds are dropped automatically before each request (context_management.*)"
-        ), {"tokens": tokens}
+        if getattr(self.runtime, "busy", False):
+            raise CommandError("a turn is running; wait for it or cancel it (ctrl+c) first")
+        focus = " ".join(args).strip() or None
+        try:
+            record = await self.runtime.compact(focus)
+        except CompactionError as exc:
+            raise CommandError(f"nothing was compacted: {exc}") from None
+        text = (
+            f"compacted: {record.summarised} older messages summarised, the newest "
+            f"{record.kept} kept as they are; about {record.tokens_before} → "
+            f"{record.tokens_after} tokens. The full history stays in the pager and search."
+        )
+        return text, {
+            "summarised": record.summarised,
+            "kept": record.kept,
+            "tokens_before": record.tokens_before,
+            "tokens_after": record.tokens_after,
+        }
 
     async def _cmd_search(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if not args:

@@ -275,3 +275,24 @@ class PermissionDenied(Event):
     subject: str
     reason: str
     call_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextCompacted(Event):
+    """The older part of a conversation was summarised (compaction, docs/DESIGN.md §5.4).
+
+    ``reason`` is ``auto`` (the window filled up), ``manual`` (``/compact``) or
+    ``overflow`` (the server refused a request as too long). ``summarised`` messages are
+    now the ``summary``; the newest ``kept`` messages go on as they are. The stored
+    history is unchanged.
+    """
+
+    type: ClassVar[str] = "context_compacted"
+    conversation_id: str
+    reason: str
+    summarised: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+    summary: str = ""
+    turn_id: str | None = None

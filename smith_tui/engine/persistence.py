@@ -23,10 +23,11 @@ class Persistence:
 
     # -- TurnRecorder -------------------------------------------------------------------
     def user_message(self, setup: TurnSetup, message: dict[str, Any]) -> None:
-        """Persist the message that opened the turn."""
-        self.store.conversations.append_messages(
+        """Persist the message that opened the turn (its stored ``position`` is set on it)."""
+        positions = self.store.conversations.append_messages(
             setup.conversation_id, [message], turn_id=setup.turn_id, round=0
         )
+        _set_positions([message], positions)
 
     def round(
         self,
@@ -35,11 +36,15 @@ class Persistence:
         messages: list[dict[str, Any]],
         usage: dict[str, int] | None,
     ) -> None:
-        """Persist one part of a round (messages, and usage when given) in one transaction."""
+        """Persist one part of a round (messages, and usage when given) in one transaction.
+
+        Each message dict gets its stored ``position``, as loaded messages have it.
+        """
         with self.store.atomic():
-            self.store.conversations.append_messages(
+            positions = self.store.conversations.append_messages(
                 setup.conversation_id, messages, turn_id=setup.turn_id, round=round_no
             )
+            _set_positions(messages, positions)
             if usage and (usage.get("input_tokens") or usage.get("output_tokens")):
                 # A child's usage belongs to the parent turn that dispatched it (keyed by job).
                 conversation_id, turn_id = setup.usage_scope or (
@@ -117,6 +122,12 @@ class Persistence:
     def prune_snapshots(self, retention_days: float) -> int:
         """Delete request snapshots older than the retention period."""
         return self.store.prune_request_snapshots(retention_days)
+
+
+def _set_positions(messages: list[dict[str, Any]], positions: list[int]) -> None:
+    """Give the loop's message dicts the positions the store gave them (compaction anchors)."""
+    for message, position in zip(messages, positions, strict=True):
+        message["position"] = position
 
 
 def message_dict(message: Any) -> dict[str, Any]:

@@ -28,12 +28,15 @@ from smith_tui.dispatch.service import DispatchService
 from smith_tui.engine import events as ev
 from smith_tui.engine.bus import EventBus
 from smith_tui.engine.commands import CommandService
+from smith_tui.engine.compaction import CompactionContext, CompactionRecord, Compactor
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
+from smith_tui.engine.prompt import RequestBudget, build_system_prompt
+from smith_tui.engine.retry import RetryPolicy
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, resolve_role
 from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
 from smith_tui.engine.sandbox_status import SandboxReporter
@@ -41,6 +44,7 @@ from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.window import WindowSettings
 from smith_tui.mcp.manager import McpManager
 from smith_tui.store import Store, discover_project
 
@@ -559,6 +563,49 @@ class Runtime:
             closed=closed,
         )
         return await self.driver.drive(plan, hooks)
+
+    async def compact(self, focus: str | None = None) -> CompactionRecord:
+        """``/compact``: summarise the older part of the active conversation now.
+
+        The request goes to the model the next turn would use, with the active role's
+        system prompt and tools counted in the budget. Raises
+        :class:`~smith_tui.engine.compaction.CompactionError` when there is nothing to
+        summarise or the summary request fails.
+        """
+        self._require_idle()
+        if self.conversation_id is None or not self.messages:
+            raise RuntimeError_("there is nothing to compact yet: the conversation is empty")
+        role_spec = resolve_role(self.active_role)
+        scope = await asyncio.to_thread(self.compute_scope)
+        config = self.config.effective
+        selection = await self.services.model.select(
+            self.options.model, self.pinned_model, role_spec, config
+        )
+        self.last_selection = selection
+        settings = WindowSettings.from_config(config)
+        budget = RequestBudget.of(
+            build_system_prompt(role_spec, scope),
+            self.services.tool.llm_specs(role_spec.name),
+            selection.context_window,
+            selection.max_output_tokens,
+            settings,
+        )
+        compactor = Compactor(
+            CompactionContext(
+                conversation_id=self.conversation_id,
+                llm=self.llm,
+                model=selection.model,
+                budget=budget,
+                window=settings,
+                emit=self.emit,
+                store=self.store,
+                project_id=scope.project_id,
+                role=role_spec.name,
+                retry=RetryPolicy.from_config(config),
+                max_output_tokens=selection.max_output_tokens,
+            )
+        )
+        return await compactor.compact(self.messages, reason="manual", focus=focus)
 
     def deps(self) -> TurnDeps:
         """The collaborators of the tool loop for this runtime."""

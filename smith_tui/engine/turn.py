@@ -5,7 +5,10 @@ window, wire form, state snapshot) → call the model with retries
 (:meth:`TurnLoop._request`) → record the assistant message
 (:meth:`TurnLoop._record_reply`) → execute its tool calls in order, budget, repeat and
 cancellation checked before each (:class:`_CallRunner`) → record the results
-(:meth:`TurnLoop._record_results`) → stop or go on (:meth:`TurnLoop._decide`). The
+(:meth:`TurnLoop._record_results`) → stop or go on (:meth:`TurnLoop._decide`). Before a
+request the transcript is compacted when it fills the window
+(:class:`smith_tui.engine.compaction.Compactor`), and a request the server refuses as too
+long is compacted and sent once more (:meth:`TurnLoop._request`). The
 assistant message is handed to the recorder before its tools start and the results as
 soon as they are in, so a crash loses at most the model reply in flight, and a call
 whose tool was running is on record (repair answers it on resume).
@@ -18,21 +21,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
+from smith_tui.engine.compaction import CompactionContext, CompactionError, Compactor
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
-from smith_tui.engine.prompt import build_messages
+from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.usage import UsageTracker
-from smith_tui.engine.window import WindowSettings
+from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings
 from smith_tui.llm import (
+    CONTEXT_OVERFLOW,
     ChatRequest,
     ChatResponse,
     StreamHandlers,
@@ -40,8 +46,14 @@ from smith_tui.llm import (
     build_tool_result_message,
 )
 from smith_tui.tools.executor import execute_tool_call
+from smith_tui.tools.memory import save_scratchpad
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+#: Scratchpad key prefix of a tool output too big for the window (``tool-output/<call_id>``).
+TOOL_OUTPUT_KEY = "tool-output/"
 
 #: The step budget and repeat guard of a dispatched child turn (docs/DESIGN.md §5.7).
 CHILD_STEP_BUDGET = 40
@@ -65,7 +77,8 @@ class TurnRecorder(Protocol):
 
         A round with tool calls arrives in two parts: the assistant message (with the
         round's ``usage``) before any tool starts, then its tool results (``usage`` None)
-        once they all finished. A round without tool calls arrives whole.
+        once they all finished. A round without tool calls arrives whole. A recorder may
+        set each message's stored ``position`` on the dicts (compaction anchors on it).
         """
 
     def request_snapshot(
@@ -127,19 +140,12 @@ class TurnSetup:
     services: Mapping[str, Any] = field(default_factory=dict)
 
 
-class ChatStreamer(Protocol):
-    """The model client the loop streams from (an ``LLMClient``, or a test double)."""
-
-    async def chat_stream(self, request: ChatRequest, handlers: StreamHandlers, /) -> ChatResponse:
-        """Stream one completion, calling ``handlers`` as its pieces arrive."""
-        ...
-
-
 @dataclass
 class TurnDeps:
     """The collaborators of the loop."""
 
-    llm: ChatStreamer
+    llm: Any
+    """Anything with ``async chat_stream(ChatRequest, StreamHandlers) -> ChatResponse``."""
     registry: ToolRegistry
     emit: Callable[[ev.Event], None]
     recorder: TurnRecorder
@@ -151,7 +157,7 @@ class TurnDeps:
 class TurnResult:
     """How a turn ended."""
 
-    stop_reason: ev.StopReason
+    stop_reason: str
     text: str = ""
     error: AgentError | None = None
     terminal: ToolResult | None = None
@@ -245,6 +251,31 @@ class TurnLoop:
         self.user_message = user_message
         self.usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self.tools = deps.registry.llm_specs(setup.role)
+        self.budget = RequestBudget.of(
+            setup.system_prompt,
+            self.tools,
+            setup.context_window,
+            setup.max_output_tokens,
+            setup.settings.window,
+        )
+        self.compactor = Compactor(
+            CompactionContext(
+                conversation_id=setup.conversation_id,
+                llm=deps.llm,
+                model=setup.model,
+                budget=self.budget,
+                window=setup.settings.window,
+                emit=deps.emit,
+                store=setup.services.get("store"),
+                project_id=setup.project_id,
+                role=setup.role,
+                job_id=setup.job_id,
+                turn_id=setup.turn_id,
+                cancel=setup.cancel,
+                retry=setup.settings.retry,
+                max_output_tokens=setup.max_output_tokens,
+            )
+        )
         self.calls = _CallRunner(setup, deps)
         self.round_no = 0
         self.last_text = ""
@@ -276,15 +307,62 @@ class TurnLoop:
 
     # -- one round ------------------------------------------------------------------------
     async def _request(self) -> ChatResponse:
-        """Send the transcript, inside both retry layers; return the first usable reply."""
+        """Send the transcript; return the first usable reply.
+
+        The transcript is compacted first when it passes ``compact_threshold_pct``. A
+        request the server refuses as too long (``context_overflow``) is compacted and
+        sent once more; when it still does not fit, the turn stops with what to do.
+        """
+        if not self.compactor.auto_failed and self.compactor.over_threshold(self.transcript):
+            try:
+                await self.compactor.compact(self.transcript, reason="auto")
+            except CompactionError as exc:
+                self.compactor.auto_failed = True  # the window's drop step does the rest
+                log.warning("automatic compaction skipped: %s", exc)
+        try:
+            return await self._send()
+        except AgentFailure as exc:
+            if exc.error.code != CONTEXT_OVERFLOW:
+                raise
+            first = exc.error
+        try:
+            await self.compactor.compact(self.transcript, reason="overflow")
+        except CompactionError as exc:
+            raise AgentFailure(self._overflow_error(first, str(exc))) from None
+        try:
+            return await self._send()
+        except AgentFailure as exc:
+            if exc.error.code != CONTEXT_OVERFLOW:
+                raise
+            raise AgentFailure(self._overflow_error(exc.error, None)) from None
+
+    def _overflow_error(self, error: AgentError, why_not: str | None) -> AgentError:
+        """The error that ends a turn whose request does not fit, saying what to do."""
+        setup = self.setup
+        tried = (
+            f"compacting the conversation was not possible ({why_not})"
+            if why_not
+            else "it still did not fit after compacting the conversation"
+        )
+        message = (
+            f"the request is too long for {setup.model} (context window "
+            f"{setup.context_window} tokens): {tried}. Start a new conversation (/new), "
+            "choose a model with a larger window (/model ID), or ask for something that "
+            "reads less at once (a smaller file, a narrower command)."
+        )
+        return AgentError(error.kind, CONTEXT_OVERFLOW, message, origin=error.origin, data=error.data)
+
+    async def _send(self) -> ChatResponse:
+        """Send the (compacted) transcript, inside both retry layers."""
         setup = self.setup
         self.shown = []
         messages = build_messages(
             setup.system_prompt,
-            self.transcript,
+            self.compactor.view(self.transcript),
             self.deps.now(),
             context_window=setup.context_window,
             window=setup.settings.window,
+            budget=self.budget,
         )
         self.deps.recorder.request_snapshot(setup, setup.model, setup.system_prompt, self.tools)
         return await call_with_retries(
@@ -385,6 +463,7 @@ class TurnLoop:
         messages = [
             tool_message(call, res) for call, res in zip(calls, outcome.results, strict=True)
         ]
+        self._keep_oversized(messages)
         self._add(messages)
         self.deps.recorder.round(self.setup, self.round_no, messages, None)
 
@@ -414,6 +493,35 @@ class TurnLoop:
             )
         return None
 
+    def _keep_oversized(self, messages: list[dict[str, Any]]) -> None:
+        """Save outputs of a round too big for the window under ``tool-output/<call_id>``.
+
+        When the round's results take more than half of what the window leaves for the
+        history, the window will cut them in the request; each big one (over
+        ``tool_output_elide_over_chars``) without a recall key is saved whole in the
+        scratchpad first, so the cut marker can name the key that gives it back.
+        """
+        store = self.setup.services.get("store")
+        if store is None:
+            return
+        window = self.setup.settings.window
+        room = (
+            self.budget.context_window * window.trim_threshold_pct / 100 - self.budget.overhead
+        )
+        sizes = [len(m["content"]) if isinstance(m.get("content"), str) else 0 for m in messages]
+        if sum(sizes) <= max(0.0, room) * CHARS_PER_TOKEN / 2:
+            return
+        for message, size in zip(messages, sizes, strict=True):
+            if size <= window.tool_output_elide_over_chars or message.get("recall_key"):
+                continue
+            key = TOOL_OUTPUT_KEY + str(message.get("tool_call_id"))
+            try:
+                save_scratchpad(store, self.setup.conversation_id, key, message["content"])
+            except Exception:
+                log.exception("saving the whole output of %s failed", key)
+                continue
+            message["recall_key"] = key
+
     # -- helpers --------------------------------------------------------------------------
     def _add(self, messages: list[dict[str, Any]]) -> None:
         self.transcript.extend(messages)
@@ -424,17 +532,15 @@ class TurnLoop:
 
     def _end(
         self,
-        stop: ev.StopReason,
+        stop: str,
         text: str = "",
         error: AgentError | None = None,
         *,
         terminal: ToolResult | None = None,
         loop_detected: str | None = None,
     ) -> TurnResult:
-        status: ev.Status = "idle" if stop == "completed" else "error"
-        if stop == "cancelled":
-            status = "cancelled"
-        self._emit(ev.StatusChanged, status=status)
+        status = {"completed": "idle", "cancelled": "cancelled"}.get(stop, "error")
+        self._emit(ev.StatusChanged, status=status)  # type: ignore[arg-type]
         return TurnResult(
             stop,
             text,
@@ -548,19 +654,15 @@ def _repeat_key(call: ToolCall) -> str:
     return json.dumps([call.name, arguments])
 
 
-_Halt = Literal["cancelled", "budget_exhausted", "loop", "terminal"]
-"""Why a round stopped running its calls."""
-
-
 @dataclass
 class _RoundOutcome:
     results: list[ToolResult]
-    stop: _Halt | None
+    stop: str | None
     terminal: ToolResult | None
     loop_message: str | None
 
 
-_NOT_RUN: dict[_Halt, tuple[str, str]] = {
+_NOT_RUN = {
     "cancelled": ("the turn was cancelled before this call ran", "cancelled"),
     "budget_exhausted": (
         "the tool step budget is used up; this call did not run",
@@ -604,7 +706,7 @@ class _CallRunner:
     async def run(self, calls: list[ToolCall]) -> _RoundOutcome:
         """Execute one round's calls; every call gets a result, run or not."""
         results: list[ToolResult | None] = [None] * len(calls)
-        stop: _Halt | None = None
+        stop: str | None = None
         terminal: ToolResult | None = None
         loop_message: str | None = None
         steps_used = 0
@@ -663,7 +765,7 @@ class _CallRunner:
         spec = self.deps.registry.get(call.name)
         return spec is not None and spec.parallel
 
-    def _admit(self, call: ToolCall, planned: int) -> _Halt | None:
+    def _admit(self, call: ToolCall, planned: int) -> str | None:
         """Check one call before it runs; return why it may not run, or None."""
         if self.setup.cancel.is_cancelled():
             return "cancelled"

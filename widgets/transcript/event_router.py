@@ -75,8 +75,21 @@ def route_event(transcript: Transcript, event: Any) -> None:
     elif isinstance(event, ev.CommandOutput):
         if event.text:
             t.add_notice(event.text, "info" if event.ok else "error")
+    elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
+        t.add_notice(compaction_notice(event), "info")  # /compact prints its own output
     elif isinstance(event, ev.SandboxStatus) and event.notice:
         t.add_notice(event.notice, "error" if event.mode == "on" else "warning")
+
+
+def compaction_notice(event: ev.ContextCompacted) -> str:
+    """The transcript line marking where a compaction happened and what it kept."""
+    why = {"auto": "the context window filled up", "overflow": "the server refused a long request"}
+    return (
+        f"Context compacted ({why.get(event.reason, event.reason)}): {event.summarised} older "
+        f"messages summarised, the newest {event.kept} kept as they are "
+        f"(about {event.tokens_before} → {event.tokens_after} tokens). "
+        "The pager still shows the whole history."
+    )
 
 
 def _turn_finished(t: Transcript, event: ev.TurnFinished) -> None:

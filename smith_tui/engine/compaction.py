@@ -1,0 +1,466 @@
+"""Compaction: the older part of a conversation summarised by the model (docs/DESIGN.md §5.4).
+
+When a request would fill more than ``context_management.compact_threshold_pct`` of the
+window (or on ``/compact``, or when the server refused a request as too long), the
+conversation is cut in two at a tool-pair-safe point (:func:`choose_cut`): the older part
+goes to the model in a *summary request* (no tools offered) and the newer part, the kept
+tail, stays as it is. From then on every request sees ``[summary] + kept tail``
+(:meth:`Compactor.view`); the stored transcript is never changed, so the pager, the
+inspect screen and history search still show everything.
+
+The compaction is durable: its :class:`CompactionRecord` (the boundary and the summary) is
+the conversation note ``compaction`` (one active compaction per conversation; a new one
+replaces it and summarises the old summary with what followed it). The boundary is the
+stored position of the first kept message plus a check of its content, so a restart or
+``--continue`` rebuilds the same view, and a boundary that cannot be found (the message
+was edited or removed) means the full history is used.
+
+What must not be lost to a summary is put back in every request after a compaction: the
+project index file is part of the system prompt anyway, and the summary message carries
+the active todo list and the pinned project notes (ids starting with
+:data:`PINNED_NOTE_PREFIX`) read fresh each time.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from smith_tui.cancel import CancelToken
+from smith_tui.engine import events as ev
+from smith_tui.engine.errors import AgentFailure
+from smith_tui.engine.prompt import RequestBudget, estimate_request
+from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
+from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings, message_chars
+from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers
+from smith_tui.tools.todo import load_todo, render_todo
+
+log = logging.getLogger(__name__)
+
+COMPACTION_NOTE_ID = "compaction"
+"""The conversation note holding the active :class:`CompactionRecord`."""
+PINNED_NOTE_PREFIX = "pinned/"
+"""Project notes whose id starts with this are put back in every request after a compaction."""
+SUMMARY_PREFIX = "[conversation summary]"
+KEEP_SHARE = 0.3
+"""About this share of the window is kept verbatim after a compaction (the newest messages)."""
+RENDER_RESULT_CHARS = 2_000
+RENDER_ARGS_CHARS = 400
+SUMMARY_OVERHEAD_TOKENS = 1_000
+"""What the summary request holds besides the rendered conversation (instructions, slack)."""
+
+SUMMARY_INSTRUCTIONS = """\
+You write the working summary of a conversation between a user and a coding agent. The
+agent continues the work from your summary and the newest messages only, so keep what it
+needs: the user's goals and requests (in their words where it matters), decisions and
+their reasons, files, functions and commands involved, what is done, what is left, errors
+met and how they were solved, and anything the user asked to remember. Be concrete
+(paths, names, numbers). Plain text, no preamble, at most about 600 words."""
+
+
+class CompactionError(Exception):
+    """A compaction that could not be made; the message says why."""
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """The active compaction of a conversation: where the kept tail starts and the summary."""
+
+    boundary_position: int
+    """The stored position of the first kept message (``-1``: not stored, this turn only)."""
+    boundary_check: str
+    """:func:`message_check` of that message, to tell it was not edited or replaced."""
+    summary: str
+    reason: str
+    """``auto``, ``manual`` or ``overflow``."""
+    summarised: int
+    """How many messages the summary stands for."""
+    kept: int
+    tokens_before: int
+    tokens_after: int
+    focus: str | None = None
+    created_at: float = 0.0
+
+    def to_json(self) -> str:
+        """The note text."""
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> CompactionRecord | None:
+        """The record in a note, or ``None`` when the note is not one."""
+        try:
+            data = json.loads(text)
+            return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
+        except (TypeError, ValueError, KeyError):
+            return None
+
+
+def load_record(store: Any, conversation_id: str) -> CompactionRecord | None:
+    """The active compaction of ``conversation_id`` (``None`` when there is none)."""
+    note = store.notes.get(conversation_id, COMPACTION_NOTE_ID)
+    return None if note is None else CompactionRecord.from_json(note.content)
+
+
+def save_record(store: Any, conversation_id: str, record: CompactionRecord) -> None:
+    """Make ``record`` the active compaction of ``conversation_id``."""
+    store.notes.put(conversation_id, COMPACTION_NOTE_ID, record.to_json())
+
+
+def message_check(message: Mapping[str, Any]) -> str:
+    """A short digest of what a message says (role, content, call ids)."""
+    calls = [c.get("id") for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
+    content = message.get("content")
+    text = json.dumps(
+        [message.get("role"), content if isinstance(content, str) else str(content), calls,
+         message.get("tool_call_id")],
+        ensure_ascii=False,
+    )  # fmt: skip
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def find_boundary(messages: Sequence[Mapping[str, Any]], record: CompactionRecord) -> int | None:
+    """The index in ``messages`` where the record's kept tail starts, or ``None``."""
+    position = record.boundary_position
+    for index in range(len(messages) - 1, -1, -1):
+        found = messages[index].get("position")
+        if found == position:
+            return index if message_check(messages[index]) == record.boundary_check else None
+        if isinstance(found, int) and found < position:
+            break
+    return None
+
+
+def safe_cut(messages: Sequence[Mapping[str, Any]], lo: int = 0) -> list[bool]:
+    """For each index ``i`` of ``messages[lo:]`` (and the end), whether a tail may start there.
+
+    A kept tail never starts on a tool result, and no tool call before the cut may have a
+    result after it (strict providers refuse a result without its call, and a call
+    without its results). Returns ``len(messages) - lo + 1`` flags; the last one is the end.
+    """
+    last_result: dict[Any, int] = {}
+    for index in range(lo, len(messages)):
+        message = messages[index]
+        if message.get("role") == "tool":
+            last_result[message.get("tool_call_id")] = index
+    flags = [False] * (len(messages) - lo + 1)
+    reach = -1  # the last result of any call seen so far (calls before lo included)
+    for index in range(lo):
+        for call in messages[index].get("tool_calls") or ():
+            if isinstance(call, Mapping):
+                reach = max(reach, last_result.get(call.get("id"), -1))
+    for index in range(lo, len(messages)):
+        message = messages[index]
+        flags[index - lo] = message.get("role") != "tool" and reach < index
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, Mapping):
+                reach = max(reach, last_result.get(call.get("id"), -1))
+    flags[-1] = reach < len(messages)
+    return flags
+
+
+def choose_cut(messages: Sequence[Mapping[str, Any]], lo: int, keep_chars: int) -> int | None:
+    """Where the kept tail should start: after ``lo``, tool-pair safe, about ``keep_chars`` long.
+
+    The tail is the newest messages up to ``keep_chars`` characters, moved to the nearest
+    safe point (newer first, so the tail does not grow past the budget; older when no newer
+    point keeps at least the newest unit). ``None`` when no safe cut leaves something older
+    to summarise and something newer to keep.
+    """
+    count = len(messages)
+    if count - lo < 2:
+        return None
+    flags = safe_cut(messages, lo)
+    # the newest unit: the last message, or the last assistant message with its results
+    newest = count - 1
+    while newest > lo and messages[newest].get("role") == "tool":
+        newest -= 1
+    size = 0
+    start = count
+    while start > lo + 1:
+        size += message_chars(messages[start - 1])
+        if size > keep_chars:
+            break
+        start -= 1
+    start = min(start, newest)
+    for index in range(start, newest + 1):
+        if flags[index - lo] and index > lo:
+            return index
+    for index in range(start - 1, lo, -1):
+        if flags[index - lo]:
+            return index
+    return None
+
+
+def render_older(
+    messages: Sequence[Mapping[str, Any]],
+    lo: int,
+    hi: int,
+    limit_chars: int,
+    previous: str | None = None,
+) -> str:
+    """``messages[lo:hi]`` as plain text for the summary request, newest kept when too long.
+
+    Tool results and call arguments are shortened; when everything does not fit
+    ``limit_chars`` the oldest messages are left out (and said so). ``previous`` is the
+    summary of what came before ``lo``, put first.
+    """
+    head = f"Summary of the earlier part:\n{previous.strip()}\n\n" if previous else ""
+    room = max(0, limit_chars - len(head))
+    parts: list[str] = []
+    used = 0
+    index = hi
+    while index > lo:
+        text = _render(messages[index - 1])
+        if text is None:
+            index -= 1
+            continue
+        if used + len(text) + 2 > room and parts:
+            break
+        parts.append(text)
+        used += len(text) + 2
+        index -= 1
+    skipped = sum(1 for m in messages[lo:index] if not m.get("transient"))
+    if skipped:
+        parts.append(f"[{skipped} older messages left out: they did not fit]")
+    return head + "\n\n".join(reversed(parts))
+
+
+def _render(message: Mapping[str, Any]) -> str | None:
+    if message.get("transient"):
+        return None
+    role = message.get("role")
+    content = message.get("content")
+    text = content if isinstance(content, str) else ("" if content is None else str(content))
+    if role == "tool":
+        name = message.get("name") or "tool"
+        if len(text) > RENDER_RESULT_CHARS:
+            text = text[:RENDER_RESULT_CHARS] + f"… ({len(text)} chars in all)"
+        return f"Tool result ({name}):\n{text}"
+    lines = [f"{'User' if role == 'user' else 'Assistant'}: {text}".rstrip()]
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(fn, Mapping):
+            args = str(fn.get("arguments") or "")
+            if len(args) > RENDER_ARGS_CHARS:
+                args = args[:RENDER_ARGS_CHARS] + "…"
+            lines.append(f"  -> {fn.get('name')}({args})")
+    return "\n".join(lines)
+
+
+def summary_message(
+    record: CompactionRecord,
+    todo: Sequence[Mapping[str, Any]] = (),
+    pinned: Sequence[tuple[str, str]] = (),
+) -> dict[str, Any]:
+    """The transient message that stands for the summarised part in every request after it."""
+    parts = [
+        f"{SUMMARY_PREFIX} The earlier part of this conversation ({record.summarised} "
+        "messages) was summarised to save context; the full history stays on record.",
+        record.summary.strip(),
+    ]
+    if todo:
+        parts.append("Current todo list:\n" + render_todo([dict(item) for item in todo]))
+    if pinned:
+        parts.append(
+            "Pinned project notes:\n" + "\n\n".join(f"[{nid}]\n{text}" for nid, text in pinned)
+        )
+    return {"role": "user", "content": "\n\n".join(parts), "transient": True}
+
+
+@dataclass(frozen=True)
+class CompactionContext:
+    """What a compaction needs: where it is stored, the model, the request budget."""
+
+    conversation_id: str
+    llm: Any
+    model: str
+    budget: RequestBudget
+    window: WindowSettings
+    emit: Callable[[ev.Event], None]
+    store: Any = None
+    project_id: str | None = None
+    role: str = "direct"
+    job_id: str | None = None
+    turn_id: str | None = None
+    cancel: CancelToken | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_output_tokens: int | None = None
+
+
+class Compactor:
+    """The compaction state of one conversation as a turn (or ``/compact``) sees it."""
+
+    def __init__(self, context: CompactionContext) -> None:
+        self.context = context
+        self.record: CompactionRecord | None = None
+        self._boundary: int | None = None
+        """Where the kept tail starts in the transcript (it only grows, so the index holds)."""
+        self._loaded = False
+        self.auto_failed = False
+        """An automatic compaction failed in this turn; it is not tried again."""
+
+    # -- the view -----------------------------------------------------------------------
+    def boundary(self, transcript: Sequence[Mapping[str, Any]]) -> int | None:
+        """Where the kept tail starts in ``transcript`` (``None``: no compaction applies)."""
+        if self._boundary is not None:
+            return self._boundary
+        if not self._loaded:
+            self._loaded = True
+            store = self.context.store
+            if store is not None:
+                try:
+                    self.record = load_record(store, self.context.conversation_id)
+                except Exception:
+                    log.exception(
+                        "reading the compaction of %s failed", self.context.conversation_id
+                    )
+            if self.record is not None:
+                self._boundary = find_boundary(transcript, self.record)
+        return self._boundary
+
+    def view(self, transcript: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """What requests see: ``[summary] + kept tail`` after a compaction, else everything."""
+        start = self.boundary(transcript)
+        if start is None or self.record is None:
+            return list(transcript)
+        todo, pinned = self._reinjected()
+        return [summary_message(self.record, todo, pinned), *transcript[start:]]
+
+    def _reinjected(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+        store = self.context.store
+        if store is None:
+            return [], []
+        try:
+            todo = load_todo(store, self.context.conversation_id)
+            notes = (
+                store.project_memory.list(self.context.project_id, prefix=PINNED_NOTE_PREFIX)
+                if self.context.project_id
+                else []
+            )
+        except Exception:
+            log.exception("reading the todo list and pinned notes failed")
+            return [], []
+        return todo, [(n.note_id, n.content) for n in notes]
+
+    def estimate(self, transcript: Sequence[Mapping[str, Any]]) -> int:
+        """The request estimate of the current view, nothing dropped."""
+        return estimate_request(self.view(transcript), self.context.budget, self.context.window)
+
+    def over_threshold(self, transcript: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether the view passes ``compact_threshold_pct`` of the window."""
+        budget = self.context.budget
+        limit = budget.context_window * self.context.window.compact_threshold_pct / 100
+        return self.estimate(transcript) > limit
+
+    # -- compacting ---------------------------------------------------------------------
+    def plan(self, transcript: Sequence[Mapping[str, Any]]) -> tuple[int, int, str]:
+        """Where to cut and the text of the summary request: ``(lo, cut, rendered)``.
+
+        Raises :class:`CompactionError` when there is nothing older to summarise.
+        """
+        budget = self.context.budget
+        lo = self.boundary(transcript) or 0
+        keep_chars = int(budget.context_window * KEEP_SHARE) * CHARS_PER_TOKEN
+        cut = choose_cut(transcript, lo, keep_chars)
+        if cut is None:
+            raise CompactionError(
+                "there is nothing older to summarise: the conversation since the last "
+                "compaction is a single exchange"
+            )
+        room = int(budget.context_window * 0.9) - budget.reserve - SUMMARY_OVERHEAD_TOKENS
+        previous = self.record.summary if self.record is not None and lo else None
+        rendered = render_older(
+            transcript, lo, cut, max(4_000, room * CHARS_PER_TOKEN), previous=previous
+        )
+        return lo, cut, rendered
+
+    async def compact(
+        self, transcript: Sequence[Mapping[str, Any]], *, reason: str, focus: str | None = None
+    ) -> CompactionRecord:
+        """Summarise the older part of ``transcript``; the new record is active from then on.
+
+        Raises :class:`CompactionError` when there is nothing to summarise or the summary
+        request fails.
+        """
+        ctx = self.context
+        before = self.estimate(transcript)
+        _, cut, rendered = self.plan(transcript)
+        summary = await self._summarise(rendered, focus)
+        first = transcript[cut]
+        position = first.get("position")
+        record = CompactionRecord(
+            boundary_position=position if isinstance(position, int) else -1,
+            boundary_check=message_check(first),
+            summary=summary,
+            reason=reason,
+            summarised=cut,
+            kept=len(transcript) - cut,
+            tokens_before=before,
+            tokens_after=0,
+            focus=focus,
+            created_at=time.time(),
+        )
+        self.record, self._boundary, self._loaded = record, cut, True
+        after = self.estimate(transcript)
+        record = CompactionRecord(**{**asdict(record), "tokens_after": after})
+        self.record = record
+        if ctx.store is not None and record.boundary_position >= 0:
+            save_record(ctx.store, ctx.conversation_id, record)
+        ctx.emit(
+            ev.ContextCompacted(
+                conversation_id=ctx.conversation_id,
+                turn_id=ctx.turn_id,
+                reason=reason,
+                summarised=record.summarised,
+                kept=record.kept,
+                tokens_before=before,
+                tokens_after=after,
+                summary=summary,
+                role=ctx.role,
+                job_id=ctx.job_id,
+            )
+        )
+        return record
+
+    async def _summarise(self, rendered: str, focus: str | None) -> str:
+        ctx = self.context
+        instructions = SUMMARY_INSTRUCTIONS
+        if focus:
+            instructions += f"\n\nThe user asks the summary to focus on: {focus}"
+        messages = [
+            {"role": "system", "content": instructions},
+            {"role": "user", "content": "Summarise this conversation:\n\n" + rendered},
+        ]
+        cancel = ctx.cancel or CancelToken.new_root()
+        try:
+            response: ChatResponse = await call_with_retries(
+                functools.partial(self._attempt, messages, cancel),
+                lambda r: not (r.content or "").strip(),
+                ctx.retry,
+                cancel,
+                lambda *_: None,
+                lambda _: None,
+            )
+        except AgentFailure as exc:
+            raise CompactionError(f"the summary request failed: {exc.error.message}") from None
+        return (response.content or "").strip()
+
+    async def _attempt(
+        self, messages: list[dict[str, Any]], cancel: CancelToken, attempt: Attempt
+    ) -> ChatResponse:
+        ctx = self.context
+        request = ChatRequest(
+            model=ctx.model,
+            messages=messages,
+            tools=None,
+            stream=True,
+            max_new_tokens=ctx.max_output_tokens or None,
+            cancel=cancel,
+        )
+        return await ctx.llm.chat_stream(request, StreamHandlers())
