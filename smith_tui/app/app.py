@@ -152,6 +152,7 @@ class SmithApp(App[int]):
     def _start(self) -> None:
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
         self.bridge.attach(self.runtime.subscribe)
+        self.runtime.ask_permission = self.ask_permission
         self.main_screen.runtime_ready()
         # MCP servers start with the session, in the background, after the first frame.
         self.call_after_refresh(self.runtime.start_mcp)
@@ -256,13 +257,42 @@ class SmithApp(App[int]):
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             self.notify(message, title="Could not run that", severity="error")
 
+    async def ask_permission(self, request: Any) -> Any:
+        """The runtime's ask port: show the permission question and wait for the answer.
+
+        Cancelling the turn cancels this wait, which closes the question.
+        """
+        from smith_tui.app.screens.permission_screen import PermissionScreen
+        from smith_tui.engine.permissions import PermissionReply
+
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def answered(reply: Any) -> None:
+            if not answer.done():
+                answer.set_result(reply or PermissionReply("deny"))
+
+        screen = PermissionScreen(request)
+        self.push_screen(screen, answered)
+        try:
+            return await answer
+        except asyncio.CancelledError:
+            if self.screen is screen:
+                self.pop_screen()
+            raise
+
     # -- actions --------------------------------------------------------------------------
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn (with a notice); ``False`` when none is running."""
+        if self.runtime is None or not self.runtime.busy:
+            return False
+        self.runtime.cancel_turn()
+        self.notify("Cancelling the turn…", timeout=2)
+        return True
 
     def action_cancel_or_copy(self) -> None:
         """Cancel the running turn; when idle copy the selection, or say how to quit."""
-        if self.runtime is not None and self.runtime.busy:
-            self.runtime.cancel_turn()
-            self.notify("Cancelling the turn…", timeout=2)
+        if self.cancel_turn():
             return
         selected = self._selected_text()
         if selected:
@@ -293,6 +323,14 @@ class SmithApp(App[int]):
             self.push_screen(cls(self.runtime), lambda _: self.main_screen.show_conversation())  # type: ignore[call-arg]
         else:
             self.push_screen(cls(self.runtime))  # type: ignore[call-arg]
+
+    def action_cycle_mode(self) -> None:
+        """Switch to the next permission mode (read-only → ask → auto-edit → yolo)."""
+        if self.runtime is None:
+            return
+        mode = self.runtime.cycle_permission_mode()
+        when = " from the next turn" if self.runtime.busy else ""
+        self.notify(f"Permission mode: {mode}{when}.", timeout=2)
 
     def action_open_pager(self) -> None:
         """Read the whole transcript in the pager."""
