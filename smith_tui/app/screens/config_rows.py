@@ -3,6 +3,9 @@
 Secrets never reach a row: values under secret-looking names (``api_key``, ``token``,
 ``password``...) are replaced by :data:`HIDDEN`, and passwords inside URLs are masked.
 The *name* of the key variable (``llm_config.api_key_env``) is not a secret and shows.
+MCP servers' ``env`` and ``headers`` values are hidden whatever their names: they are
+where tokens for those servers get written. ``mcp_servers`` is a table of tables the
+screen cannot edit: it shows one read-only row per server, to be edited in the file.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ HIDDEN = "•••• (hidden)"
 """What a secret value shows as."""
 
 MODEL_KEY_TEMPLATE = "models.<key>"
+MCP_SERVERS = "mcp_servers"
+_MCP_HIDDEN_TABLES = ("env", "headers")
 
 _SECRET_NAME = re.compile(
     r"(api[_-]?key|apikey|secret|passw(or)?d|(^|[_-])token$|^token|authorization|credential)",
@@ -71,6 +76,19 @@ def edit_text(value: Any) -> str:
     if isinstance(value, str) and isinstance(coerce_value(value), str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def _mcp_server_shown(server: Any) -> Any:
+    """One ``mcp_servers`` entry with its env and header values hidden, the rest redacted."""
+    server = redact(server)
+    if not isinstance(server, dict):
+        return server
+    return {
+        key: {name: HIDDEN for name in value}
+        if key in _MCP_HIDDEN_TABLES and isinstance(value, dict)
+        else value
+        for key, value in server.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,18 @@ def setting_rows(config: EffectiveConfig) -> list[SettingRow]:
                     )
                 )
             rows.append(SettingRow(doc.path, None, "", doc.description, "absent", True))
+            continue
+        if doc.path == MCP_SERVERS:
+            servers = thaw(config.effective.get(MCP_SERVERS) or {})
+            shown = {name: _mcp_server_shown(server) for name, server in servers.items()}
+            source = source_of(config, doc.path)
+            rows.append(SettingRow(doc.path, shown, source, doc.description, doc.default, False))
+            for name in sorted(shown):
+                path = f"{MCP_SERVERS}.{name}"
+                about = f"MCP server {name}. {doc.description}"
+                rows.append(
+                    SettingRow(path, shown[name], source_of(config, path), about, "absent", False)
+                )
             continue
         last = doc.path.rsplit(".", 1)[-1]
         rows.append(
