@@ -17,7 +17,14 @@ from smith_tui.dispatch.job import CHILD_ROLES, DispatchJob, build_job
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
 from smith_tui.tools.args import Flag, Text
-from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec, compact_schema
+from smith_tui.tools.spec import (
+    MutationState,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    ToolSpec,
+    compact_schema,
+)
 
 __all__ = [
     "DISPATCH_INPUT_SCHEMA",
@@ -131,10 +138,10 @@ class DispatchService:
                 metadata["persist_error"] = f"{type(exc).__name__}: {exc}"
             else:
                 metadata["recall_key"] = key
-        mutation = "attempted" if job.target_role == "worker" else "none"
+        mutation: MutationState = "attempted" if job.target_role == "worker" else "none"
         return ToolOutput(content=content, metadata=metadata, mutation_state=mutation)
 
-    def tool(self) -> ToolSpec:
+    def tool(self) -> ToolSpec[DispatchArgs]:
         """Return the ``dispatch`` tool spec."""
         return ToolSpec(
             name="dispatch",

@@ -60,7 +60,7 @@ class TurnCheckpoint:
         conversation_id: str,
         prompt: str,
         emit: Callable[[ev.Event], None],
-        role: str | None = None,
+        role: str = "direct",
     ) -> None:
         self.checkpoints = checkpoints
         self.turn_id = turn_id

@@ -73,8 +73,8 @@ def default_discover(
     ``prefer_capability_tag``, ``chain`` (list) for ``fallback_chain``.
     Raises ``ValueError`` for an unknown strategy or missing options.
     """
-    models = [d if isinstance(d, ModelDescriptor) else _id_of(d) for d in descriptors]
-    models = [m for m in models if m]
+    ids = (d if isinstance(d, ModelDescriptor) else _id_of(d) for d in descriptors)
+    models: list[ModelDescriptor | str] = [m for m in ids if m]
     if strategy == "first_available":
         found = _discovery.first_available(models)
     elif strategy == "prefer_prefix":
@@ -195,8 +195,8 @@ async def _discover(
         model, reason = found
     else:
         model, reason = found.model_id, found.reason
-    model = _non_empty(model)
-    return (model, str(reason)) if model else None
+    chosen = _non_empty(model)
+    return (chosen, str(reason)) if chosen else None
 
 
 class _Catalog:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
@@ -58,15 +58,17 @@ class Attempt:
 RetryNotice = Callable[[str, int, float, str], None]
 """``(layer, attempt, delay_s, reason)`` → None; called before each backoff sleep."""
 
+R = TypeVar("R")
+
 
 async def call_with_retries(
-    call: Callable[[Attempt], Awaitable[Any]],
-    is_empty: Callable[[Any], bool],
+    call: Callable[[Attempt], Awaitable[R]],
+    is_empty: Callable[[R], bool],
     policy: RetryPolicy,
     cancel: CancelToken,
     on_retry: RetryNotice,
     on_reset: Callable[[str], None],
-) -> Any:
+) -> R:
     """Run ``call`` with both retry layers; returns the first non-empty response.
 
     Raises :class:`AgentFailure` with the last error when retries are exhausted,
@@ -78,7 +80,7 @@ async def call_with_retries(
         if await cancel.sleep(delay):
             raise AgentFailure(AgentError("cancelled", "cancelled", "the turn was cancelled"))
 
-    async def transport_layer() -> Any:
+    async def transport_layer() -> R:
         nonlocal counter
         for attempt_no in range(policy.transport_max + 1):
             counter += 1
@@ -109,7 +111,6 @@ async def call_with_retries(
                 await sleep_or_cancel(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    response: Any = None
     for empty_no in range(policy.empty_max + 1):
         response = await transport_layer()
         if not is_empty(response):

@@ -65,7 +65,9 @@ def compute_scope(
     cwd_path = Path(cwd).expanduser().absolute()
     warnings: list[str] = []
     if discover is None:
-        from smith_tui.store.project_identity import discover_project as discover
+        from smith_tui.store.project_identity import discover_project
+
+        discover = discover_project
     try:
         project = discover(cwd_path)
     except Exception as exc:  # a failed discovery must not fail the turn

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from smith_tui.engine import matrix, roles
 from smith_tui.engine.model_select import ModelSelection, select_model
 from smith_tui.engine.persistence import Persistence
+from smith_tui.llm import ModelDescriptor
 from smith_tui.tools.registry import ToolRegistry
 
 SERVICE_NAMES = ("role", "model", "tool", "persistence", "command")
@@ -30,15 +31,25 @@ class RoleService:
         self.options = options
 
 
+class ModelLister(Protocol):
+    """What model selection needs of the LLM client: its ``GET /models`` catalog."""
+
+    async def list_models(self) -> list[ModelDescriptor]:
+        """The server's models."""
+        ...
+
+
 class ModelService:
     """Model selection over the LLM client's catalog."""
 
-    def __init__(self, options: Mapping[str, Any], llm: Any, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, options: Mapping[str, Any], llm: ModelLister, env: Mapping[str, str]
+    ) -> None:
         self.options = options
         self.llm = llm
         self.env = env
 
-    async def catalog(self) -> list[Any]:
+    async def catalog(self) -> list[ModelDescriptor]:
         """The server's model catalog (cached by the client)."""
         return await self.llm.list_models()
 
@@ -99,7 +110,7 @@ def compose_services(
 
 
 def default_factories(
-    *, llm: Any, store: Any, env: Mapping[str, str] | None = None
+    *, llm: ModelLister, store: Any, env: Mapping[str, str] | None = None
 ) -> dict[str, Factory]:
     """Factories for the handles that need no runtime back-reference."""
     environment = dict(os.environ if env is None else env)

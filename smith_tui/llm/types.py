@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -237,8 +237,8 @@ class ChatRequest:
     """
 
     model: str
-    messages: list[Mapping[str, Any]]
-    tools: list[Mapping[str, Any]] | None = None
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] | None = None
     tool_choice: Any = None
     stream: bool = False
     temperature: float | None = None

@@ -28,6 +28,7 @@ outlives the process (``--continue``) without a database table.
 
 from __future__ import annotations
 
+import builtins  # the class's list() method shadows the builtin in its annotations
 import hashlib
 import json
 import os
@@ -425,7 +426,7 @@ class Checkpoints:
         self._append({"finish": checkpoint.id, "after": tree})
         return replace(checkpoint, after=tree)
 
-    def changes(self, old: str, new: str) -> list[Change]:
+    def changes(self, old: str, new: str) -> builtins.list[Change]:
         """Files that differ from tree ``old`` to tree ``new`` (renames as delete + add)."""
         if old == new:
             return []
@@ -454,7 +455,7 @@ class Checkpoints:
         )
         return out.decode("utf-8", "replace")
 
-    def turn_changes(self, checkpoint: Checkpoint) -> list[Change]:
+    def turn_changes(self, checkpoint: Checkpoint) -> builtins.list[Change]:
         """What the turn (or restore) of ``checkpoint`` changed; open: changed so far."""
         after = checkpoint.after if checkpoint.after is not None else self.snapshot()
         return self.changes(checkpoint.before, after)
