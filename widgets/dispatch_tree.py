@@ -257,6 +257,12 @@ class DispatchTree(Widget, can_focus=False):
             turn = self.turns.get(event.turn_id)
             if turn is not None:
                 turn.stop_reason = event.stop_reason
+                if not turn.jobs:
+                    # Only turns that dispatched something are shown (and kept): the
+                    # tree is about sub-agents, and a turn per prompt would push them out.
+                    self.turns.pop(turn.turn_id)
+                    if self._last_turn == turn.turn_id:
+                        self._last_turn = None
                 self._relabel_turn(turn)
         elif isinstance(event, ev.DispatchStarted) and event.job_id:
             self._dispatch_started(event)
@@ -270,12 +276,16 @@ class DispatchTree(Widget, can_focus=False):
         turn = TurnInfo(event.turn_id, self._turn_count, event.role, event.prompt)
         self.turns[event.turn_id] = turn
         self._last_turn = event.turn_id
-        turn.node = self.job_tree.root.add(
-            self._turn_label(turn), ("turn", turn.turn_id), expand=True
-        )
-        turn.node.allow_expand = False
         while len(self.turns) > self.max_turns:
             self._drop_turn(next(iter(self.turns)))
+
+    def _turn_node(self, turn: TurnInfo) -> TreeNode[tuple[str, str]]:
+        """The turn's node, added when its first job is placed."""
+        if turn.node is None:
+            turn.node = self.job_tree.root.add(
+                self._turn_label(turn), ("turn", turn.turn_id), expand=True
+            )
+        return turn.node
 
     def _drop_turn(self, turn_id: str) -> None:
         turn = self.turns.pop(turn_id)
@@ -317,8 +327,7 @@ class DispatchTree(Widget, can_focus=False):
         parent_job = self.jobs.get(job.parent_job_id) if job.parent_job_id else None
         turn = self._turn_for(parent_job.turn_id if parent_job else job.turn_id)
         job.turn_id = turn.turn_id
-        parent_node = parent_job.node if parent_job and parent_job.node else turn.node
-        assert parent_node is not None
+        parent_node = parent_job.node if parent_job and parent_job.node else self._turn_node(turn)
         parent_node.allow_expand = True
         parent_node.expand()
         job.node = parent_node.add(self._job_label(job), ("job", job.job_id), expand=True)

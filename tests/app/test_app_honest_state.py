@@ -18,6 +18,7 @@ from tests.app.app_harness import (
     isolate_environment,
     make_app,
     running,
+    screen_text,
     submit,
     wait_until,
 )
@@ -125,3 +126,51 @@ async def test_a_cancelled_turn_without_tokens_draws_no_bar(runtime, llm_server)
         await wait_until(pilot, lambda: not usage.turn_running, "the turn to end")
         assert not usage.turn_history and not usage.sparkline.data
         assert usage.history_text() == "tokens/turn —"
+
+
+async def test_dispatch_pane_shows_dispatching_turns_and_a_cancelled_job_says_so(
+    runtime, llm_server
+) -> None:
+    from smith_tui.widgets.dispatch_tree import DispatchTree
+    from smith_tui.widgets.transcript.dispatch_card import DispatchCard
+
+    dispatch = tool_call(
+        "dispatch",
+        {
+            "target_role": "explorer",
+            "task": "look around slowly",
+            "context": {"user_request_summary": "look around"},
+        },
+    )
+    llm_server.enqueue(
+        *[text_reply(f"Plain answer {n}.") for n in range(4)],
+        text_reply(tool_calls=[dispatch]),
+        stall(after_events=1, hold_s=30),
+        text_reply("The explorer was stopped; done."),
+    )
+    app = make_app(runtime)
+    async with running(app, size=(100, 30)) as pilot:
+        tree = app.screen.query_one(DispatchTree)
+        for n in range(4):
+            await submit(pilot, f"plain question {n}")
+            await wait_until(pilot, lambda: not runtime.busy, "the plain turn")
+        # Turns that dispatched nothing leave the tree empty.
+        assert not tree.job_tree.root.children and not tree.turns
+        await submit(pilot, "/role orchestrator")
+        await wait_until(pilot, lambda: runtime.active_role == "orchestrator", "the role")
+        await submit(pilot, "go explore")
+        await wait_until(pilot, lambda: bool(runtime.jobs), "the dispatched job")
+        (job_id,) = list(runtime.jobs)
+        await wait_until(pilot, lambda: job_id in tree.jobs, "the job in the tree")
+        [turn_node] = tree.job_tree.root.children
+        assert "#5 " in str(turn_node.label) and "go explore" in str(turn_node.label)
+        tree.job_tree.move_cursor(tree.jobs[job_id].node)
+        tree.action_cancel_job()  # what x does on the job in the tree
+        await wait_until(pilot, lambda: not runtime.busy, "the turn to end")
+        await wait_until(pilot, lambda: bool(app.screen.query(DispatchCard)), "the card")
+        assert tree.jobs[job_id].status == "cancelled"
+        assert "cancelled" in tree.job_label(job_id)
+        [card] = app.screen.query(DispatchCard)
+        assert card.status == "cancelled" and "cancelled" in str(card.border_title)
+        # At 100×30 the sub-agent is on screen next to the transcript.
+        assert "Link cancelled" in screen_text(app)

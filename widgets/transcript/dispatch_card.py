@@ -11,7 +11,7 @@ from smith_tui.app.formatting import role_label
 from smith_tui.engine.roles import role_display
 from smith_tui.widgets.transcript.entries import DispatchEntry
 
-STATUS_STYLES = {"ok": "green", "partial": "yellow", "blocked": "red"}
+STATUS_STYLES = {"ok": "green", "partial": "yellow", "blocked": "red", "cancelled": "dim"}
 #: The lists of a report, in the order the card shows them.
 SECTIONS = (
     ("changes", "Changes"),
@@ -57,7 +57,8 @@ class DispatchCard(Static):
         self.entry = entry
         result = entry.result
         role = str(result.get("role") or "worker")
-        status = str(result.get("status") or "unknown")
+        # Read as the dispatch tree reads it: a cancelled job says so in both places.
+        status = "cancelled" if result.get("cancelled") else str(result.get("status") or "unknown")
         self.status = status
         tint = role_display(role)[1]
         title = Text()
