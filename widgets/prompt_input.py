@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from textual import events
@@ -13,6 +14,10 @@ from smith_tui.widgets.completion.menu import CompletionMenu
 
 #: Keys that insert a newline instead of submitting.
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
+#: Keys the prompt hands on as :class:`PromptInput.ScrollRequested` (the transcript scrolls).
+SCROLL_KEYS = frozenset({"pageup", "pagedown"})
+#: Keys handed on the same way while the prompt is empty (with text they move the cursor).
+SCROLL_KEYS_WHEN_EMPTY = frozenset({"home", "end"})
 
 
 class PromptHistory:
@@ -87,6 +92,20 @@ class PromptInput(TextArea):
             """The prompt that was submitted."""
             return self.prompt
 
+    class ScrollRequested(Message):
+        """A scrolling key (``pageup``, ``pagedown``, ``home``, ``end``) meant for the view
+        above the prompt."""
+
+        def __init__(self, prompt: PromptInput, key: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.key = key
+
+        @property
+        def control(self) -> PromptInput:
+            """The prompt the key was pressed in."""
+            return self.prompt
+
     def __init__(
         self,
         *,
@@ -111,6 +130,9 @@ class PromptInput(TextArea):
         self.menu: CompletionMenu | None = None
         self._completion_generation = 0
         self._recalled = False
+        self.take_queued: Callable[[], str | None] | None = None
+        """Takes back the newest prompt queued behind a running turn (``None``: none); up in
+        the empty prompt calls it before walking the history."""
 
     def load_history(self, entries: list[str]) -> None:
         """Replace the history with ``entries`` (oldest first)."""
@@ -151,6 +173,14 @@ class PromptInput(TextArea):
         if key == "enter":
             self.submit()
             return True
+        if key in SCROLL_KEYS or (key in SCROLL_KEYS_WHEN_EMPTY and not self.text):
+            self.post_message(self.ScrollRequested(self, key))
+            return True
+        if key == "up" and not self.text and self.take_queued is not None:
+            queued = self.take_queued()
+            if queued is not None:
+                self._replace_all(queued)
+                return True
         if key in NEWLINE_KEYS:
             start, end = sorted(self.selection)
             self.replace("\n", start, end, maintain_selection_offset=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 from textual.content import Content
 from textual.reactive import reactive
@@ -65,12 +66,22 @@ class StatusLine(Widget):
     """Whether they do (a sandbox that is wanted but missing shows as a warning)."""
     mode: reactive[str] = reactive("")
     """The permission mode (``ask``, ``yolo`` …); empty: not known yet."""
+    waited: reactive[str] = reactive("")
+    """While the model is awaited or nothing has happened for :attr:`STALL_S` seconds: for
+    how long, and how to interrupt; else empty."""
+
+    STALL_S = 5.0
+    """Seconds without any event of a running turn before the line says so."""
+    INTERRUPT_HINT = "esc to interrupt"
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._retry_deadline: float | None = None
         self._retry_reason = ""
         self._retry_who = ""
+        self.clock: Callable[[], float] = time.monotonic
+        """Where the waiting time is read (tests move a manual clock)."""
+        self._quiet_since: float | None = None
 
     def on_mount(self) -> None:
         """Start the spinner clock (paused while idle, never running with animations off)."""
@@ -95,6 +106,17 @@ class StatusLine(Widget):
         self.frame = (self.frame + 1) % len(SPINNER_FRAMES)
         if self._retry_deadline is not None:
             self.retry = self._retry_text()
+        self.waited = self._wait_text()
+
+    def _wait_text(self) -> str:
+        if self.status not in BUSY or self._quiet_since is None:
+            return ""
+        quiet = self.clock() - self._quiet_since
+        if self.status == "thinking" and quiet >= 1:
+            return f"{int(quiet)}s · {self.INTERRUPT_HINT}"
+        if quiet >= self.STALL_S:
+            return f"no output for {int(quiet)}s · {self.INTERRUPT_HINT}"
+        return ""
 
     def _retry_text(self) -> str:
         remaining = max(0.0, (self._retry_deadline or 0.0) - time.monotonic())
@@ -118,6 +140,11 @@ class StatusLine(Widget):
                 self._clear_retry()
         if not top:
             return
+        self._apply(event)
+        self._quiet_since = self.clock() if self.status in BUSY else None
+        self.waited = self._wait_text()
+
+    def _apply(self, event: ev.Event) -> None:
         if isinstance(event, ev.SandboxStatus):
             self.sandbox, self.sandbox_active = event.label, event.active
         elif isinstance(event, ev.PermissionMode):
@@ -159,6 +186,8 @@ class StatusLine(Widget):
             parts.append((f": {self.detail}", style))
         if self.retry:
             parts += ["  ", (self.retry, "bold $warning")]
+        if self.waited:
+            parts += ["  ", (self.waited, "$text-muted")]
         parts += [("  │  ", "dim"), role_label(self.role)]
         if self.model:
             parts.append((f" · {self.model}", "dim"))

@@ -9,13 +9,15 @@ delivered once the panes are in place.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, Input, Static, TextArea
 
 from smith_tui.app.bridge import coalesce
 from smith_tui.engine import events as ev
@@ -37,6 +39,9 @@ class SmithHost(Protocol):
 
     def submit_line(self, text: str) -> bool:
         """Hand one prompt line to the runtime; ``False`` when it was not taken."""
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn; ``False`` when none is running."""
 
 
 @runtime_checkable
@@ -76,6 +81,20 @@ SINK_IDS = ("transcript", "tools", "dispatch", "usage", "status", "todo", "rain"
 CONVERSATION_VIEW_ID = "transcript"
 
 
+def _bound_in(widget: Widget | None, key: str) -> bool:
+    """Whether ``widget`` or a container of it below the screen binds ``key`` (the
+    dispatch tree's ``x``, a tree's ``space``…)."""
+    node = widget
+    while isinstance(node, Widget) and not isinstance(node, Screen):
+        for cls in type(node).__mro__:
+            for binding in getattr(cls, "BINDINGS", ()):
+                keys = binding.key if isinstance(binding, Binding) else binding[0]
+                if key in (one.strip() for one in keys.split(",")):
+                    return True
+        node = node.parent
+    return False
+
+
 def make_panes() -> dict[str, Widget]:
     """The four content panes by id (imported here, after the first frame)."""
     from smith_tui.widgets.activity import ToolActivity
@@ -98,10 +117,15 @@ class MainScreen(Screen):
     """Where the conversation happens."""
 
     AUTO_FOCUS = "#prompt"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "Interrupt", show=False),
+    ]
 
     def __init__(self, runtime: Any) -> None:
         super().__init__(id="main")
         self.runtime = runtime
+        self.queued: list[str] = []
+        """Prompts typed during a turn, sent one per finished turn (oldest first)."""
         self.panes_ready = False
         """Whether the content panes are mounted (shortly after the first frame)."""
         self._held: list[ev.Event] = []
@@ -127,6 +151,7 @@ class MainScreen(Screen):
         yield TodoPanel(id="todo")
         yield CompletionMenu(id="completion")
         yield StatusLine(id="status")
+        yield Static("", id="queued", markup=False)
         yield PromptInput(id="prompt", completer=self.smith.completer)
         yield Footer(show_command_palette=False)
 
@@ -141,13 +166,28 @@ class MainScreen(Screen):
         self.query_one(MatrixRain).suspended = True
 
     def on_screen_resume(self) -> None:
-        """Uncovered again."""
+        """Uncovered again: whatever closed, typing goes to the prompt."""
         self.query_one(MatrixRain).suspended = False
+        self.query_one(PromptInput).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed while a pane has the focus goes to the prompt instead of being lost."""
+        prompt = self.query_one(PromptInput)
+        focused = self.focused
+        if focused is prompt or isinstance(focused, Input | TextArea):
+            return
+        if event.is_printable and event.character and not _bound_in(focused, event.key):
+            event.stop()
+            event.prevent_default()
+            prompt.focus()
+            prompt.insert(event.character)
 
     def on_mount(self) -> None:
         """Wire the prompt to its menu; the rest waits for the runtime."""
         prompt = self.query_one(PromptInput)
         prompt.menu = self.query_one(CompletionMenu)
+        prompt.take_queued = self.take_queued
+        self.query_one("#queued").display = False
         if self.app.animation_level == "none":
             prompt.cursor_blink = False  # a blinking cursor makes frames differ
         self._mounted = True
@@ -260,12 +300,13 @@ class MainScreen(Screen):
             if isinstance(event, ev.ConversationChanged):
                 self.show_conversation()
             elif isinstance(event, ev.TurnFinished) and event.job_id is None:
+                self._send_queued(event.stop_reason)
                 self.refresh_title()
                 self.query_one(StatusLine).model = self.runtime.model or ""
             elif isinstance(event, ev.CommandOutput):  # /role and /model change these
                 status = self.query_one(StatusLine)
                 status.role = self.runtime.active_role
-                status.model = self.runtime.model or status.model
+                status.model = self.runtime.model or self._configured_model()
 
     def _guarded(self, pane: object, method: Any, argument: Any) -> None:
         """Call a pane; one failing pane must not take the session down."""
@@ -279,7 +320,71 @@ class MainScreen(Screen):
                 self.notify(f"{name} could not show an update: {exc}", severity="error")
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Send the prompt to the runtime (or put it back when it cannot run now)."""
-        if not self.smith.submit_line(message.text):
-            message.prompt.load_text(message.text)
+        """Send the prompt to the runtime and show the newest output; during a turn a prompt
+        (not a command) is queued. Put back in the prompt when it cannot run now."""
+        text = message.text
+        if self.runtime and self.runtime.busy and not text.strip().startswith("/"):
+            self.queued.append(text)
+            self._show_queued()
+        elif not self.smith.submit_line(text):
+            message.prompt.load_text(text)
             message.prompt.move_cursor(message.prompt.document.end)
+            return
+        self._follow_transcript()
+
+    def on_prompt_input_scroll_requested(self, message: PromptInput.ScrollRequested) -> None:
+        """PageUp/PageDown (and Home/End in the empty prompt) scroll the transcript."""
+        if not self.panes_ready:
+            return
+        transcript = self.query_one("#transcript")
+        if message.key == "home":
+            transcript.scroll_to_start()  # type: ignore[attr-defined]
+        elif message.key == "end":
+            transcript.follow()  # type: ignore[attr-defined]
+        else:
+            transcript.page(-1 if message.key == "pageup" else 1)  # type: ignore[attr-defined]
+
+    def _follow_transcript(self) -> None:
+        if self.panes_ready and self._alive:
+            self.query_one("#transcript").follow()  # type: ignore[attr-defined]
+
+    def action_interrupt(self) -> None:
+        """Escape: interrupt the running turn (ctrl+c does too)."""
+        self.smith.cancel_turn()
+
+    # -- prompts queued behind a running turn ---------------------------------------------
+    def take_queued(self) -> str | None:
+        """Remove the newest queued prompt and return it (to edit it), or ``None``."""
+        if not self.queued:
+            return None
+        text = self.queued.pop()
+        self._show_queued()
+        return text
+
+    def _show_queued(self) -> None:
+        box = self.query_one("#queued", Static)
+        box.display = bool(self.queued)
+        if not self.queued:
+            box.update("")
+            return
+        lines = [f"⏸ queued: {' '.join(text.split())}" for text in self.queued]
+        lines.append("  sent when this turn ends · ↑ takes it back to edit · esc interrupts")
+        box.update("\n".join(lines))
+
+    def _send_queued(self, stop_reason: str) -> None:
+        """The turn ended: send the next queued prompt; after an interruption the queued
+        prompts go back into the prompt instead (the user stopped to change course)."""
+        if not self.queued:
+            return
+        if stop_reason == "cancelled":
+            prompt = self.query_one(PromptInput)
+            texts = [*self.queued, prompt.text] if prompt.text.strip() else self.queued
+            self.queued = []
+            prompt.load_text("\n\n".join(texts))
+            prompt.move_cursor(prompt.document.end)
+            self.notify("The turn was interrupted: the queued prompt is back in the prompt.")
+        else:
+            text = self.queued.pop(0)
+            if not self.smith.submit_line(text):
+                self.queued.insert(0, text)
+        self._show_queued()

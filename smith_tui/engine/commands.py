@@ -205,9 +205,15 @@ class CommandService:
         conv = runtime.ensure_conversation()
         if not args:
             sel = runtime.last_selection
+            pinned = runtime.pinned_model
+            if pinned and (sel is None or sel.model != pinned):
+                last = f"; the last request used {sel.model} (from {sel.source})" if sel else ""
+                return (
+                    f"{pinned} (pinned to this conversation: the next request uses it{last})",
+                    {"model": pinned},
+                )
             if sel is None:
-                pinned = runtime.pinned_model
-                return (f"pinned model: {pinned}" if pinned else "no request made yet"), {}
+                return "no request made yet", {}
             return (
                 f"{sel.model} (from {sel.source}{' ' + sel.key if sel.key else ''}; "
                 f"context window {sel.context_window})"

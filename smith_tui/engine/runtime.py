@@ -350,10 +350,16 @@ class Runtime:
 
     @property
     def model(self) -> str | None:
-        """The model of the last request, or the explicit/pinned one."""
-        if self.last_selection is not None:
-            return self.last_selection.model
-        return self.options.model or self.pinned_model
+        """The model the next request uses when it is known: the explicit one (``--model``),
+        the one pinned with ``/model``, else the model of the last request (unless that one
+        came from a pin since removed); ``None`` when only the next request will tell."""
+        explicit = self.options.model or self.pinned_model
+        if explicit:
+            return explicit
+        selection = self.last_selection
+        if selection is not None and selection.source != "pinned":
+            return selection.model
+        return None
 
     @property
     def pinned_model(self) -> str | None:

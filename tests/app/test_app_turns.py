@@ -92,19 +92,24 @@ async def test_todo_tool_fills_the_panel_and_a_new_turn_clears_it(runtime, llm_s
         assert "Write the test" not in screen_text(app)
 
 
-async def test_a_prompt_while_busy_is_kept_with_a_hint(runtime, llm_server) -> None:
+async def test_a_prompt_while_busy_is_queued_and_back_in_the_prompt_after_a_cancel(
+    runtime, llm_server
+) -> None:
     llm_server.enqueue(stall(after_events=2, hold_s=30))
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "first")
         await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
         await submit(pilot, "second")
-        await wait_for_text(pilot, "A turn is still running")
+        await wait_for_text(pilot, "⏸ queued: second")
         from smith_tui.widgets.prompt_input import PromptInput
 
-        assert app.screen.query_one(PromptInput).text == "second"
+        prompt = app.screen.query_one(PromptInput)
+        assert prompt.text == ""
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_until(pilot, lambda: prompt.text == "second", what="the prompt back")
+        assert "⏸ queued" not in screen_text(app)
 
 
 async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:

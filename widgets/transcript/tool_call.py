@@ -27,6 +27,16 @@ def status_mark(entry: ToolEntry) -> tuple[str, str]:
     return ("✓", "green") if entry.ok else ("✗", "bold red")
 
 
+def change_counts(entry: ToolEntry) -> tuple[int | None, int | None]:
+    """Lines an ``edit``/``write`` added and removed (from its diff metadata), if known."""
+    if not entry.finished:
+        return None, None
+    added, removed = entry.metadata.get("diff_added"), entry.metadata.get("diff_removed")
+    if isinstance(added, int) and isinstance(removed, int):
+        return added, removed
+    return None, None
+
+
 class ToolCallLine(Widget):
     """``▸ name  key argument …  1.2s ✓`` fitted to the width."""
 
@@ -45,6 +55,10 @@ class ToolCallLine(Widget):
         entry = self.entry
         mark, mark_style = status_mark(entry)
         right = Text()
+        added, removed = change_counts(entry)
+        if added is not None and removed is not None:
+            right.append(f"+{added}", style="green")
+            right.append(f" −{removed}  ", style="red")
         duration = format_duration(entry.duration_s) if entry.finished else ""
         if duration:
             right.append(duration + " ", style="dim")

@@ -345,6 +345,40 @@ class Transcript(VerticalScroll, can_focus=True):
         """Remove everything (a new conversation)."""
         return self.load_messages([])
 
+    # -- keyboard navigation ------------------------------------------------------------
+    def follow(self) -> None:
+        """Jump to the newest output and follow it again (the user just sent something)."""
+        self.anchor()
+
+    def page(self, pages: int) -> None:
+        """Scroll ``pages`` screens down (negative: up); paging up past the top loads older
+        entries as scrolling there does."""
+        if pages < 0:
+            if self.scroll_y <= 0:
+                self.load_older()
+            self.scroll_page_up(animate=False)
+        elif pages > 0:
+            self.scroll_page_down(animate=False)
+
+    def scroll_to_start(self) -> asyncio.Future[None]:
+        """Show the conversation's very first message: every older page is loaded first."""
+        self.release_anchor()
+
+        async def to_start() -> None:
+            self._loading_older = True
+            try:
+                while self.history.has_older:
+                    entries = self.history.take_page(self.page_size)
+                    if not entries:
+                        break
+                    await self._mount_above(entries)
+            finally:
+                self._loading_older = False
+            await self._next_refresh()
+            self.scroll_home(animate=False, immediate=True)
+
+        return self._enqueue(to_start)
+
     def load_older(self) -> None:
         """Queue loading one page of older entries at the top."""
         if self._loading_older or not self.has_older:
