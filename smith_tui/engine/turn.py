@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
@@ -140,12 +140,19 @@ class TurnSetup:
     services: Mapping[str, Any] = field(default_factory=dict)
 
 
+class ChatStreamer(Protocol):
+    """The model client the loop streams from (an ``LLMClient``, or a test double)."""
+
+    async def chat_stream(self, request: ChatRequest, handlers: StreamHandlers, /) -> ChatResponse:
+        """Stream one completion, calling ``handlers`` as its pieces arrive."""
+        ...
+
+
 @dataclass
 class TurnDeps:
     """The collaborators of the loop."""
 
-    llm: Any
-    """Anything with ``async chat_stream(ChatRequest, StreamHandlers) -> ChatResponse``."""
+    llm: ChatStreamer
     registry: ToolRegistry
     emit: Callable[[ev.Event], None]
     recorder: TurnRecorder
@@ -157,7 +164,7 @@ class TurnDeps:
 class TurnResult:
     """How a turn ended."""
 
-    stop_reason: str
+    stop_reason: ev.StopReason
     text: str = ""
     error: AgentError | None = None
     terminal: ToolResult | None = None
@@ -532,15 +539,17 @@ class TurnLoop:
 
     def _end(
         self,
-        stop: str,
+        stop: ev.StopReason,
         text: str = "",
         error: AgentError | None = None,
         *,
         terminal: ToolResult | None = None,
         loop_detected: str | None = None,
     ) -> TurnResult:
-        status = {"completed": "idle", "cancelled": "cancelled"}.get(stop, "error")
-        self._emit(ev.StatusChanged, status=status)  # type: ignore[arg-type]
+        status: ev.Status = "idle" if stop == "completed" else "error"
+        if stop == "cancelled":
+            status = "cancelled"
+        self._emit(ev.StatusChanged, status=status)
         return TurnResult(
             stop,
             text,
@@ -654,15 +663,19 @@ def _repeat_key(call: ToolCall) -> str:
     return json.dumps([call.name, arguments])
 
 
+_Halt = Literal["cancelled", "budget_exhausted", "loop", "terminal"]
+"""Why a round stopped running its calls."""
+
+
 @dataclass
 class _RoundOutcome:
     results: list[ToolResult]
-    stop: str | None
+    stop: _Halt | None
     terminal: ToolResult | None
     loop_message: str | None
 
 
-_NOT_RUN = {
+_NOT_RUN: dict[_Halt, tuple[str, str]] = {
     "cancelled": ("the turn was cancelled before this call ran", "cancelled"),
     "budget_exhausted": (
         "the tool step budget is used up; this call did not run",
@@ -706,7 +719,7 @@ class _CallRunner:
     async def run(self, calls: list[ToolCall]) -> _RoundOutcome:
         """Execute one round's calls; every call gets a result, run or not."""
         results: list[ToolResult | None] = [None] * len(calls)
-        stop: str | None = None
+        stop: _Halt | None = None
         terminal: ToolResult | None = None
         loop_message: str | None = None
         steps_used = 0
@@ -765,7 +778,7 @@ class _CallRunner:
         spec = self.deps.registry.get(call.name)
         return spec is not None and spec.parallel
 
-    def _admit(self, call: ToolCall, planned: int) -> str | None:
+    def _admit(self, call: ToolCall, planned: int) -> _Halt | None:
         """Check one call before it runs; return why it may not run, or None."""
         if self.setup.cancel.is_cancelled():
             return "cancelled"
