@@ -77,6 +77,8 @@ class Subject:
         """The rule a session grant for this call records (a command prefix, the file…)."""
         if self.value is None:
             return self.tool
+        if self.tool == "bash" and _COMPOUND.search(self.value):
+            return f"bash({self.value})"  # no prefix can allow it: only this exact command
         if self.tool == "bash":
             return f"bash({command_prefix(self.value)}*)"
         return f"{self.tool}({self.value})"
@@ -163,8 +165,9 @@ class Rule:
         """Whether the rule applies to ``subject``.
 
         An allow pattern never matches a bash command that chains, pipes or redirects
-        (it could smuggle a second command past the prefix); a deny pattern matches
-        when the whole command or any part of it does.
+        (it could smuggle a second command past the prefix) unless the pattern is that
+        exact command; a deny pattern matches when the whole command or any part of it
+        does.
         """
         if not self.covers_tool(subject.tool):
             return False
@@ -177,6 +180,8 @@ class Rule:
             if deny:
                 parts = [command, *(part.strip() for part in _SPLIT.split(command))]
                 return any(fnmatch.fnmatchcase(part, self.pattern) for part in parts if part)
+            if command == self.pattern:
+                return True
             return not _COMPOUND.search(command) and fnmatch.fnmatchcase(command, self.pattern)
         if subject.tool in FILE_TOOLS:
             return _path_glob(self.pattern).fullmatch(subject.value) is not None

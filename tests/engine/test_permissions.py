@@ -19,7 +19,7 @@ from smith_tui.tools.permissions import Rule, Subject, decide
 from smith_tui.tools.sandbox import probe_bwrap
 from tests.dispatch.support import dispatch, report
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
-from tests.support.runtime import Recorder, open_runtime
+from tests.support.runtime import open_runtime
 
 # -- the policy table ---------------------------------------------------------------------
 
@@ -74,6 +74,13 @@ def test_rule_patterns() -> None:
     for sneaky in ("git status; rm -rf ~", "git status && curl x", "git status | sh"):
         assert not _allowed("bash(git status*)", Subject("bash", sneaky)), sneaky
     assert not _allowed("bash(echo*)", Subject("bash", "echo hi > ~/.bashrc"))
+    # ... so the grant offered for one is that exact command, which allows only it
+    piped = Subject("bash", "pytest -q | tail -5")
+    assert piped.grant() == "bash(pytest -q | tail -5)"
+    assert _allowed(piped.grant(), piped)
+    assert not _allowed(piped.grant(), Subject("bash", "pytest -q | tail -5; rm -rf ~"))
+    assert Subject("bash", "git status --short").grant() == "bash(git status*)"
+    assert Subject("bash", "pytest -q tests").grant() == "bash(pytest*)"
     assert _allowed("edit(src/**)", Subject("edit", "src/pkg/mod.py"))
     assert _allowed("edit(src/**)", Subject("write", "src/new.py"))  # edit rules cover write
     assert not _allowed("edit(src/*)", Subject("edit", "src/pkg/mod.py"))
