@@ -50,6 +50,9 @@ PINNED_NOTE_PREFIX = "pinned/"
 SUMMARY_PREFIX = "[conversation summary]"
 KEEP_SHARE = 0.3
 """About this share of the window is kept verbatim after a compaction (the newest messages)."""
+AUTO_MIN_SHARE = 0.05
+"""An automatic compaction needs an older part of at least this share of the window: below
+it a summary saves too little, and the window's drop and cut steps do better."""
 RENDER_RESULT_CHARS = 2_000
 RENDER_ARGS_CHARS = 400
 SUMMARY_OVERHEAD_TOKENS = 1_000
@@ -359,10 +362,13 @@ class Compactor:
         return self.estimate(transcript) > limit
 
     # -- compacting ---------------------------------------------------------------------
-    def plan(self, transcript: Sequence[Mapping[str, Any]]) -> tuple[int, int, str]:
+    def plan(
+        self, transcript: Sequence[Mapping[str, Any]], min_older_tokens: int = 0
+    ) -> tuple[int, int, str]:
         """Where to cut and the text of the summary request: ``(lo, cut, rendered)``.
 
-        Raises :class:`CompactionError` when there is nothing older to summarise.
+        Raises :class:`CompactionError` when there is nothing older to summarise, or
+        less than ``min_older_tokens`` of it.
         """
         budget = self.context.budget
         lo = self.boundary(transcript) or 0
@@ -373,6 +379,11 @@ class Compactor:
                 "there is nothing older to summarise: the conversation since the last "
                 "compaction is a single exchange"
             )
+        older = sum(message_chars(m) for m in transcript[lo:cut]) // CHARS_PER_TOKEN
+        if older < min_older_tokens:
+            raise CompactionError(
+                f"the older part is too small to be worth a summary (about {older} tokens)"
+            )
         room = int(budget.context_window * 0.9) - budget.reserve - SUMMARY_OVERHEAD_TOKENS
         previous = self.record.summary if self.record is not None and lo else None
         rendered = render_older(
@@ -381,16 +392,21 @@ class Compactor:
         return lo, cut, rendered
 
     async def compact(
-        self, transcript: Sequence[Mapping[str, Any]], *, reason: str, focus: str | None = None
+        self,
+        transcript: Sequence[Mapping[str, Any]],
+        *,
+        reason: str,
+        focus: str | None = None,
+        min_older_tokens: int = 0,
     ) -> CompactionRecord:
         """Summarise the older part of ``transcript``; the new record is active from then on.
 
-        Raises :class:`CompactionError` when there is nothing to summarise or the summary
-        request fails.
+        Raises :class:`CompactionError` when there is nothing (or less than
+        ``min_older_tokens``) to summarise or the summary request fails.
         """
         ctx = self.context
         before = self.estimate(transcript)
-        _, cut, rendered = self.plan(transcript)
+        _, cut, rendered = self.plan(transcript, min_older_tokens)
         summary = await self._summarise(rendered, focus)
         first = transcript[cut]
         position = first.get("position")

@@ -31,7 +31,12 @@ from typing import Any, Literal, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
-from smith_tui.engine.compaction import CompactionContext, CompactionError, Compactor
+from smith_tui.engine.compaction import (
+    AUTO_MIN_SHARE,
+    CompactionContext,
+    CompactionError,
+    Compactor,
+)
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
@@ -322,7 +327,11 @@ class TurnLoop:
         """
         if not self.compactor.auto_failed and self.compactor.over_threshold(self.transcript):
             try:
-                await self.compactor.compact(self.transcript, reason="auto")
+                await self.compactor.compact(
+                    self.transcript,
+                    reason="auto",
+                    min_older_tokens=int(self.setup.context_window * AUTO_MIN_SHARE),
+                )
             except CompactionError as exc:
                 self.compactor.auto_failed = True  # the window's drop step does the rest
                 log.warning("automatic compaction skipped: %s", exc)
@@ -357,7 +366,9 @@ class TurnLoop:
             "choose a model with a larger window (/model ID), or ask for something that "
             "reads less at once (a smaller file, a narrower command)."
         )
-        return AgentError(error.kind, CONTEXT_OVERFLOW, message, origin=error.origin, data=error.data)
+        return AgentError(
+            error.kind, CONTEXT_OVERFLOW, message, origin=error.origin, data=error.data
+        )
 
     async def _send(self) -> ChatResponse:
         """Send the (compacted) transcript, inside both retry layers."""
@@ -512,9 +523,7 @@ class TurnLoop:
         if store is None:
             return
         window = self.setup.settings.window
-        room = (
-            self.budget.context_window * window.trim_threshold_pct / 100 - self.budget.overhead
-        )
+        room = self.budget.context_window * window.trim_threshold_pct / 100 - self.budget.overhead
         sizes = [len(m["content"]) if isinstance(m.get("content"), str) else 0 for m in messages]
         if sum(sizes) <= max(0.0, room) * CHARS_PER_TOKEN / 2:
             return
