@@ -20,6 +20,7 @@ from typing import Any
 
 from smith_tui.cancel import CancelToken
 from smith_tui.config import EffectiveConfig, server_configured
+from smith_tui.config.loader import LoadOptions, load_effective_config
 from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
@@ -202,6 +203,11 @@ class Runtime:
         Raises :class:`ConfigError` or :class:`smith_tui.store.StoreError` with a
         message for the user.
         """
+        # Check the config file and the session's own layers before the store exists, so a
+        # bad config never leaves a new, empty database behind.
+        load_effective_config(
+            LoadOptions(config_path=options.config_path, ephemeral=dict(options.ephemeral))
+        )
         store = Store.open(options.db_path)
         try:
             return cls(store, options=options, env=env, llm=llm, handles=handles)
