@@ -74,6 +74,14 @@ def run_once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, flo
     return wall, cpu
 
 
+def _describe(source: str) -> str:
+    """``source`` as its commit when it is a git checkout (for the figure's label)."""
+    done = subprocess.run(
+        ["git", "-C", source, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return f"commit {done.stdout.strip()}" if done.returncode == 0 else source
+
+
 def figures(
     runs: int = 15, *, bytecode_cache: bool = True, source: str | None = None
 ) -> list[Figure]:
@@ -120,7 +128,9 @@ def figures(
     b_wall = statistics.median(w for w, _ in base)
     b_cpu = statistics.median(c for _, c in base)
     name = "bare httpx one-shot"
-    how = ("" if bytecode_cache else " (no bytecode cache)") + (f" [{source}]" if source else "")
+    how = ("" if bytecode_cache else " (no bytecode cache)") + (
+        f" [{_describe(source)}]" if source else ""
+    )
     return [
         Figure(
             f"`smith -p hi`, whole process: wall{how}",
@@ -150,7 +160,11 @@ def main() -> None:
     parser.add_argument(
         "--no-bytecode-cache", action="store_true", help="also measure without .pyc files"
     )
-    parser.add_argument("--source", help="run smith_tui from this checkout (PYTHONPATH)")
+    parser.add_argument(
+        "--source",
+        default=os.environ.get("BENCH_SOURCE") or None,
+        help="run smith_tui from this checkout (PYTHONPATH; default $BENCH_SOURCE)",
+    )
     args = parser.parse_args()
     load_before = load_average()
     found = figures(args.runs, source=args.source)
