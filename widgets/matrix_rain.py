@@ -113,7 +113,7 @@ class MatrixRain(Widget):
         self._timer: Timer | None = None
         self._write = write
         self._animator: Any = None
-        self._placed: tuple[int, int, int, int] | None = None
+        self._placed: tuple[int, ...] | None = None
         self._tracker: Timer | None = None
 
     # --- who is waiting -----------------------------------------------------------
@@ -213,12 +213,11 @@ class MatrixRain(Widget):
         layout = strip_layout(region.width, region.height, column=region.x, fraction=1.0)
         anchor = CellAnchor(row=region.y, column=region.x)
         if self._animator is None:
-            medium = "shm" if shm_transfer_usable(os.environ) else "direct"
             self._animator = RainAnimator(
                 self._write or self._terminal_write,
                 layout,
                 anchor=anchor,
-                encoder=KittyEncoder(medium=medium),
+                encoder=KittyEncoder(medium="shm" if shm_transfer_usable(os.environ) else "direct"),
                 seed=self._seed,
             )
         elif tuple(region) != self._placed:

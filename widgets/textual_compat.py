@@ -160,7 +160,7 @@ def replace_inner_outer(replacement: Callable[..., Any]) -> None:
     cache_clear = getattr(ORIGINAL_GET_INNER_OUTER, "cache_clear", None)
     if cache_clear is not None:
         cache_clear()  # drop the removed widgets' caches it holds already
-    StylesCache.get_inner_outer = replacement  # type: ignore[method-assign]
+    StylesCache.get_inner_outer = replacement  # type: ignore[method-assign,assignment]
 
 
 def after_widget_exit(hook: Callable[[Widget], None]) -> Callable[[Widget], Awaitable[None]]:

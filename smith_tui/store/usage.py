@@ -1,6 +1,8 @@
 """The usage repository: token usage per model call, summed by role for a conversation or turn."""
 
 import time
+from collections.abc import Iterable
+from typing import cast
 
 import peewee
 
@@ -62,7 +64,7 @@ class UsageRepository(Repository):
             model=model,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            total_tokens=total_tokens,  # type: ignore[arg-type]  # checked by validate_record
+            total_tokens=total_tokens,  # checked by validate_record
             created_at=time.time(),
             job_id=job_id,
             cost=cost,
@@ -127,9 +129,11 @@ class UsageRepository(Repository):
             .order_by(row.role)
             .tuples()
         )
+        # .tuples() yields plain rows; the peewee stubs type the query's items as models.
+        rows = cast("Iterable[tuple[str, int, int, int, float | None, int]]", query)
         return {
             role: UsageTotals(int(i), int(o), int(t), None if cost is None else float(cost), int(n))
-            for role, i, o, t, cost, n in query
+            for role, i, o, t, cost, n in rows
         }
 
     def totals_by_role(self, conversation_id: str) -> dict[str, UsageTotals]:

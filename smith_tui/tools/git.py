@@ -681,7 +681,7 @@ def _not_a_repository(message: str) -> ToolError:
     return ToolError(f"{NAME}: {message}", code="not_a_repository")
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
@@ -746,11 +746,11 @@ async def _locate(git: str, root: Path, ctx: ToolContext) -> _Repository:
             f"git finds the repository {found_dir} from {root}, not the one named by "
             f"{work_tree / '.git'}; the git tool only reads the project's own repository"
         )
-    linked = not _inside(git_dir, work_tree) and _linked_back(git_dir, work_tree)
-    own = _inside(git_dir, work_tree) or linked
+    linked = not _within(git_dir, work_tree) and _linked_back(git_dir, work_tree)
+    own = _within(git_dir, work_tree) or linked
     if not own:
         own = await _submodule_of(git, git_dir, work_tree, ctx)
-    shared = common == git_dir or _inside(common, work_tree)
+    shared = common == git_dir or _within(common, work_tree)
     if linked and git_dir.parent == common / "worktrees":
         shared = True
     if not own or not shared:
@@ -783,7 +783,7 @@ def _refuse_outside_alternates(common: Path, work_tree: Path) -> None:
         if not entry or entry.startswith("#"):
             continue
         target = (alternates.parent.parent / entry).resolve()
-        if not _inside(target, work_tree):
+        if not _within(target, work_tree):
             raise _not_a_repository(
                 f"the repository borrows objects from {target} ({alternates}), which is "
                 "outside the project; the git tool only reads the project's own objects "

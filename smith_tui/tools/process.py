@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +60,7 @@ class RunningProcess:
             if len(self._stderr) < _STDERR_LIMIT:
                 self._stderr.extend(chunk[: _STDERR_LIMIT - len(self._stderr)])
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         """Yield stdout as it arrives, in chunks of up to a megabyte."""
         assert self.proc.stdout is not None
         while chunk := await self.proc.stdout.read(_READ_CHUNK):

@@ -6,6 +6,7 @@ injected as ``policy``) and then the spec's own allow/deny lists.
 
 from __future__ import annotations
 
+import builtins  # the class's list() method shadows the builtin in its annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -68,7 +69,7 @@ class ToolRegistry:
             return specs
         return [s for s in specs if self.is_available(s, role)]
 
-    def llm_specs(self, role: str) -> list[dict[str, Any]]:
+    def llm_specs(self, role: str) -> builtins.list[dict[str, Any]]:
         """Return the Chat-Completions ``tools`` array offered to ``role``."""
         return [
             {

@@ -204,7 +204,8 @@ def bwrap_argv(
     line = [bwrap, "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
     if not settings.network:
         line.append("--unshare-net")
-    for folder in (*temp_folders(), *settings.writable):
+    folders: list[str | Path] = [*temp_folders(), *settings.writable]
+    for folder in folders:
         line += ["--bind-try", _real(folder), _real(folder)]
     root = _real(project)
     git = os.path.join(root, ".git")

@@ -48,7 +48,8 @@ class CopyableFence(MarkdownFence):
 class CodeMarkdown(Markdown):
     """Markdown whose code blocks copy their source on click and whose lists grow in place."""
 
-    BLOCKS: ClassVar[dict[str, type[MarkdownBlock]]] = {
+    # Textual annotates BLOCKS as an instance attribute; it is only ever set on the class.
+    BLOCKS: ClassVar[dict[str, type[MarkdownBlock]]] = {  # type: ignore[misc]
         **Markdown.BLOCKS,
         "fence": CopyableFence,
         "code_block": CopyableFence,

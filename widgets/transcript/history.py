@@ -75,7 +75,8 @@ def entries_from_messages(
         kind = message.get("role")
         position = message.get("position")
         position = position if isinstance(position, int) else None
-        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        raw_metadata = message.get("metadata")
+        metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
         text = message_text(message.get("content"))
         if kind == "user":
             entries.append(UserEntry(text=text, position=position))
@@ -103,7 +104,8 @@ def entries_from_messages(
 def _call_entry(call: Any, position: int | None) -> ToolEntry | None:
     if not isinstance(call, dict):
         return None
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    nested = call.get("function")
+    function: dict[str, Any] = nested if isinstance(nested, dict) else call
     name = function.get("name") or "tool"
     arguments = function.get("arguments") or ""
     return ToolEntry(

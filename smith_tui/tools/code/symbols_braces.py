@@ -137,9 +137,10 @@ def _walk(
         elif inner.members == "top":
             rule = top_rule
         else:
-            rule = member_rules.get(inner.members)
-            if rule is None:
+            member_rule = member_rules.get(inner.members)
+            if member_rule is None:
                 continue
+            rule = member_rule
         found = rule(line, inner if inner and inner.opened else None, prepared, index)
         if found is None:
             continue
