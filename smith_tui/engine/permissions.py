@@ -225,6 +225,8 @@ async def _until_cancelled(
                 await asking
     if ctx.is_cancelled() or asking.cancelled():
         return None
+    if asking.exception() is not None:  # a broken front end denies; it never ends the turn
+        return PermissionReply("deny", f"(the question failed: {asking.exception()!r:.200})")
     return asking.result()
 
 

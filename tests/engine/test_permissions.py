@@ -386,3 +386,55 @@ async def test_read_only_runs_bash_sandboxed_with_the_project_read_only(
     assert "read-only" in write and not (tmp_path / "repo" / "w.txt").exists()
     assert "workers may not be dispatched" in worker
     await runtime.aclose()
+
+
+async def test_mcp_tools_ask_and_an_allow_rule_lets_them_through(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    from tests.mcp.support import time_server
+
+    call = tool_call("mcp__time__get_current_time", {"timezone": "Europe/Paris"})
+    llm_server.enqueue(
+        text_reply(tool_calls=[call]),
+        text_reply(tool_calls=[call]),
+        text_reply("done"),
+    )
+    asker = Asker(PermissionReply("deny"), PermissionReply("deny"))
+    runtime, _ = open_runtime(
+        tmp_path,
+        llm_server.base_url,
+        config={
+            "permissions": {"mode": "auto-edit"},
+            "mcp_servers": {"time": time_server()},
+        },
+    )
+    runtime.ask_permission = asker
+    try:
+        await runtime.run_turn("time?")
+        first, second = asker.requests  # a denial is for that call only
+        assert first.tool == call.name and "timezone: Europe/Paris" in first.preview
+        assert all("the user denied this call" in r for r in _tool_results(runtime))
+        runtime.set_config("permissions.allow", '["mcp__time__*"]')
+        llm_server.enqueue(text_reply(tool_calls=[call]), text_reply("done"))
+        await runtime.run_turn("time now?")
+        assert "Europe/Paris" in _tool_results(runtime)[-1]
+        assert len(asker.requests) == 2
+    finally:
+        await runtime.aclose()
+
+
+async def test_a_failing_ask_port_denies_and_the_turn_goes_on(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.enqueue(text_reply(tool_calls=[_bash("echo hi")]), text_reply("done"))
+
+    async def broken(request: PermissionRequest) -> PermissionReply:
+        raise RuntimeError("the screen is gone")
+
+    runtime, _ = _ask_runtime(tmp_path, llm_server, None)
+    runtime.ask_permission = broken
+    result = await runtime.run_turn("go")
+    assert result.stop_reason == "completed"
+    [content] = _tool_results(runtime)
+    assert "denied" in content and "the screen is gone" in content
+    await runtime.aclose()
