@@ -411,7 +411,7 @@ async def test_mcp_tools_ask_and_an_allow_rule_lets_them_through(
     runtime.ask_permission = asker
     try:
         await runtime.run_turn("time?")
-        first, second = asker.requests  # a denial is for that call only
+        first, _ = asker.requests  # a denial is for that call only
         assert first.tool == call.name and "timezone: Europe/Paris" in first.preview
         assert all("the user denied this call" in r for r in _tool_results(runtime))
         runtime.set_config("permissions.allow", '["mcp__time__*"]')
