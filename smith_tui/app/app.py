@@ -352,6 +352,17 @@ class SmithApp(App[int]):
         """Commands and keys."""
         self.open_screen("help")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer the side-pane key only where there are side panes (the main screen)."""
+        if action == "toggle_side":
+            return self.screen is self.main_screen
+        return True
+
+    def action_toggle_side(self) -> None:
+        """Show or hide the side panes (tools, dispatch, usage)."""
+        if self.screen is self.main_screen:
+            self.main_screen.action_toggle_side()
+
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first and given a moment to persist."""
         if self.runtime is not None and self.runtime.busy:
@@ -408,20 +419,35 @@ def run_app(
             raise
         return opened
 
-    async def main() -> tuple[int | None, str | None]:
+    async def main() -> tuple[int | None, str | None, str]:
         app = SmithApp(opener=open_and_pick)
+        hint = ""
         try:
             code = await app.run_async()
         finally:
             if app.runtime is not None:
+                hint = resume_hint(app.runtime)
                 await app.runtime.aclose()
-        return code, app.startup_error
+        return code, app.startup_error, hint
 
-    code, error = asyncio.run(main())
+    code, error, hint = asyncio.run(main())
     if error:
         sys.stderr.write(f"smith: {error}\n")
         return 2
+    if hint:
+        # Printed after the app has left the alternate screen: it stays in the terminal.
+        sys.stdout.write(hint + "\n")
     return int(code or 0)
+
+
+def resume_hint(runtime: Any) -> str:
+    """How to come back to the conversation on screen, or ``""`` when there is none stored."""
+    conversation_id = getattr(runtime, "conversation_id", None)
+    if not conversation_id or not getattr(runtime, "messages", None):
+        return ""
+    return (
+        f"To resume this conversation, run: smith --continue  (or smith --resume {conversation_id})"
+    )
 
 
 class _LiveRuntime:

@@ -28,6 +28,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("ctrl+r", "open_history", "History", id="smith.history", priority=True),
     Binding("f2", "open_config", "Config", id="smith.config", priority=True),
     Binding("f1", "open_help", "Help", id="smith.help", priority=True),
+    Binding("f3", "toggle_side", "Panes", id="smith.side", priority=True),
     Binding(
         "f4", "cycle_mode", "Permission mode (cycle)", id="smith.mode", priority=True, show=False
     ),

@@ -17,9 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from smith_tui.app.bridge import coalesce
+from smith_tui.app.footer import SmithFooter
 from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.candidates import Completer
 from smith_tui.widgets.completion.menu import CompletionMenu
@@ -113,6 +114,10 @@ def make_panes() -> dict[str, Widget]:
     return panes
 
 
+#: Below this many columns the side panes start hidden (the toggle key shows them).
+SIDE_MIN_WIDTH = 100
+
+
 class MainScreen(Screen):
     """Where the conversation happens."""
 
@@ -132,6 +137,7 @@ class MainScreen(Screen):
         self._failed_panes: set[str] = set()
         self._mounted = False
         self._started = False
+        self._side_choice: bool | None = None
 
     @property
     def smith(self) -> SmithHost:
@@ -153,13 +159,28 @@ class MainScreen(Screen):
         yield StatusLine(id="status")
         yield Static("", id="queued", markup=False)
         yield PromptInput(id="prompt", completer=self.smith.completer)
-        yield Footer(show_command_palette=False)
+        yield SmithFooter(show_command_palette=False)
 
     def _kitty_rain(self) -> bool:
         if self.app.is_headless or not self.runtime:
             return False
         setting = self.runtime.config.model.services.ui.kitty_graphics
         return use_kitty_graphics(os.environ, setting)
+
+    @property
+    def side_shown(self) -> bool:
+        """Whether the side panes (tools, dispatch, usage) are showing."""
+        return bool(self.query_one("#side").display)
+
+    def action_toggle_side(self) -> None:
+        """Show or hide the side panes, at any width; the choice then outlasts resizes."""
+        self._side_choice = not self.side_shown
+        self.query_one("#side").display = self._side_choice
+
+    def on_resize(self) -> None:
+        """Hide the side panes on a narrow terminal, unless the user chose otherwise."""
+        if self._side_choice is None:
+            self.query_one("#side").display = self.size.width >= SIDE_MIN_WIDTH
 
     def on_screen_suspend(self) -> None:
         """A screen covers this one: pause the rain (a Kitty image would show through)."""

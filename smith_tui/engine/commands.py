@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, get_value
+from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, data_dir, get_value
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
@@ -80,7 +80,7 @@ COMMANDS: dict[str, str] = {
     "/compact": "/compact [FOCUS] — summarise the older conversation now (FOCUS: what to keep)",
     "/search": "/search QUERY — full-text search over messages",
     "/notes": "list project memory notes",
-    "/export": "/export [PATH] — write the conversation to Markdown (or .json)",
+    "/export": "/export [PATH] — save as Markdown or .json (default: the data folder)",
     "/undo": "restore the files to before the last turn that changed them",
     "/rewind": "/rewind [ID [--conversation]] — list checkpoints or restore one",
     "/mcp": "/mcp [restart NAME] — MCP servers, their state and tools",
@@ -323,7 +323,8 @@ class CommandService:
     async def _cmd_export(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         runtime = self.runtime
         conv = runtime.conversation_id or "conversation"
-        target = Path(args[0]) if args else runtime.options.cwd / f"smith-{conv}.md"
+        # Without a path the file goes to the data folder: never into the project unasked.
+        target = Path(args[0]) if args else data_dir() / "exports" / f"{conv}.md"
         if not target.is_absolute():
             target = runtime.options.cwd / target
         if target.suffix == ".json":
@@ -333,6 +334,7 @@ class CommandService:
         # A key the user typed or pasted into the conversation must not reach the file.
         text = redact(text, secret_values(runtime.config.effective))
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 class TmuxPane:
     """One detached tmux session running a command; read by ``capture-pane``."""
 
-    def __init__(self, command: str, cwd: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, command: str, cwd: Path, env: dict[str, str], size: tuple[int, int] = (120, 36)
+    ) -> None:
         self.name = f"smith-test-{uuid.uuid4().hex[:10]}"
         self.env = env
         subprocess.run(
@@ -37,9 +39,9 @@ class TmuxPane:
                 "-s",
                 self.name,
                 "-x",
-                "120",
+                str(size[0]),
                 "-y",
-                "36",
+                str(size[1]),
                 "-c",
                 str(cwd),
                 command,
@@ -76,6 +78,17 @@ class TmuxPane:
                 return screen
             time.sleep(0.05)
         raise AssertionError(f"{needle!r} did not appear; the screen shows:\n{screen}")
+
+    def wait_until_gone(self, needle: str, within: float = 20.0) -> str:
+        """Wait until ``needle`` is no longer on screen; fail with the screen after ``within``."""
+        deadline = time.monotonic() + within
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.text()
+            if needle not in screen:
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{needle!r} stayed on screen:\n{screen}")
 
     def kill(self) -> None:
         """End the session (and whatever still runs in it)."""
