@@ -206,6 +206,9 @@ class SmithApp(App[int]):
         actions = []
         events = []
         for event in message.events:
+            if isinstance(event, ev.CommandOutput) and event.ok:
+                if event.data.get("action") == "copy":
+                    self.copy_text(str(event.data.get("text") or ""), event.text)
             action = _app_action(event)
             if action:
                 actions.append(action)
@@ -223,6 +226,17 @@ class SmithApp(App[int]):
             self.notify(f"Cancelling {message.job_id}…", timeout=2)
         else:
             self.notify("That sub-agent has already finished.", timeout=2)
+
+    def copy_text(self, text: str, what: str) -> None:
+        """Put ``text`` on the clipboard through the terminal (OSC 52) and say so, with the
+        way out for terminals that do not pass it on."""
+        self.copy_to_clipboard(text)
+        pager = key_for(self.keymap, "pager")
+        self.notify(
+            f"Copied {what} to the clipboard. Nothing arrived? Your terminal does not pass "
+            f"OSC 52 copies on: open the transcript ({pager}) and select the text there.",
+            timeout=6,
+        )
 
     def _command_action(self, action: str) -> None:
         if action == "quit":

@@ -77,6 +77,7 @@ COMMANDS: dict[str, str] = {
     "/usage": "tokens per role for this session and conversation",
     "/inspect": "inspect and edit persisted messages",
     "/pager": "read the whole transcript",
+    "/copy": "/copy [N] — copy the last answer, or its Nth code block, to the clipboard",
     "/compact": "/compact [FOCUS] — summarise the older conversation now (FOCUS: what to keep)",
     "/search": "/search QUERY — full-text search over messages",
     "/notes": "list project memory notes",
@@ -276,6 +277,36 @@ class CommandService:
     async def _cmd_inspect(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         return f"{len(self.runtime.messages)} persisted messages", {"action": "inspect"}
 
+    async def _cmd_copy(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        usage = "usage: /copy [N] — the last answer, or its Nth code block (1 is the first)"
+        answer = next(
+            (
+                str(m.get("content"))
+                for m in reversed(self.runtime.messages)
+                if m.get("role") == "assistant" and str(m.get("content") or "").strip()
+            ),
+            None,
+        )
+        if answer is None:
+            raise CommandError("there is no answer to copy yet")
+        if not args:
+            return f"the last answer ({len(answer):,} characters)", {
+                "action": "copy",
+                "text": answer,
+            }
+        if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
+            raise CommandError(usage)
+        blocks = code_blocks(answer)
+        index = int(args[0])
+        if index > len(blocks):
+            have = f"only {len(blocks)}" if blocks else "none"
+            raise CommandError(f"the last answer has {have} code blocks; {usage}")
+        block = blocks[index - 1]
+        return f"code block {index} of the last answer ({len(block.splitlines())} lines)", {
+            "action": "copy",
+            "text": block,
+        }
+
     async def _cmd_pager(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         return _as_markdown(self.runtime.messages), {"action": "pager"}
 
@@ -474,6 +505,28 @@ def _source(runtime: CommandHost, path: str) -> str:
         return runtime.config.source_of(path)
     except KeyError:
         return "defaults"
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """The fenced code blocks (``` or ~~~) of ``markdown``, in order, without their fences."""
+    blocks: list[str] = []
+    fence = ""
+    lines: list[str] = []
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if not fence:
+            if stripped.startswith(("```", "~~~")):
+                marker = stripped[0]
+                fence = marker * (len(stripped) - len(stripped.lstrip(marker)))
+                lines = []
+        elif stripped.startswith(fence) and not stripped.strip(fence[0]):
+            blocks.append("\n".join(lines))
+            fence = ""
+        else:
+            lines.append(line)
+    if fence:  # an unclosed fence runs to the end
+        blocks.append("\n".join(lines))
+    return blocks
 
 
 def _as_markdown(messages: list[dict[str, Any]]) -> str:

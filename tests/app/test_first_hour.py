@@ -238,3 +238,56 @@ async def test_an_edit_shows_counts_and_a_red_green_diff(runtime, llm_server) ->
         assert ("added", "+b = 20") in lines and ("added", "+b2 = 21") in lines
         shown = screen_text(app)
         assert "+++ b/src/x.py" in shown and "new hash" not in shown
+
+
+ANSWER = "Two ways:\n\n```python\nprint('one')\n```\n\nor\n\n~~~sh\necho two\necho three\n~~~\n"
+
+
+async def test_copy_puts_the_last_answer_or_a_code_block_on_the_clipboard(
+    runtime, llm_server
+) -> None:
+    llm_server.enqueue(text_reply(ANSWER))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await submit(pilot, "/copy")
+        await wait_for_text(pilot, "there is no answer to copy yet")
+        await submit(pilot, "how?")
+        await wait_for_text(pilot, "or")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
+        await submit(pilot, "/copy")
+        await wait_for_text(pilot, "Copied the last answer")
+        assert app.clipboard.rstrip() == ANSWER.rstrip()
+        await submit(pilot, "/copy 2")
+        await wait_until(pilot, lambda: app.clipboard == "echo two\necho three", what="block 2")
+        await submit(pilot, "/copy 3")
+        await wait_for_text(pilot, "the last answer has only 2 code blocks")
+
+
+async def test_pager_escape_clears_the_find_box_first_then_closes(runtime) -> None:
+    from textual.widgets import Input
+
+    from smith_tui.app.screens.pager_screen import PagerScreen
+
+    _seed_long_conversation(runtime, pairs=3)
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press("alt+h")
+        await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen), what="the pager")
+        await pilot.press("slash", *"answer")
+        find = app.screen.query_one("#pager-find", Input)
+        await wait_until(pilot, lambda: "of 3" in screen_text(app), what="three matches")
+        await pilot.press("escape")
+        assert isinstance(app.screen, PagerScreen) and find.value == ""
+        assert app.screen.pager.matches == []
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen, what="the main screen")
+        assert app.focused is app.screen.query_one(PromptInput)
+
+
+async def test_f1_says_how_to_scroll_expand_copy_and_cancel(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app, size=(120, 45)) as pilot:
+        await pilot.press("f1")
+        text = await wait_for_text(pilot, "Getting around")
+        for needle in ("pageup / pagedown", "on a tool call: expand", "/copy [N]", "esc / ctrl+c"):
+            assert needle in text

@@ -58,6 +58,19 @@ def screen_keys(screen: type[SmithModal]) -> list[tuple[str, str]]:
     return rows
 
 
+#: How to get around with the keyboard alone (the mouse is optional).
+GETTING_AROUND: tuple[tuple[str, str], ...] = (
+    ("pageup / pagedown", "scroll the transcript (while typing in the prompt too)"),
+    ("home / end", "in the empty prompt: the first message / the newest output"),
+    ("tab / shift+tab", "move the focus: prompt, transcript, tool calls, panes"),
+    ("enter", "on a tool call: expand its full result (edit/write: the diff)"),
+    ("esc / ctrl+c", "interrupt the running turn"),
+    ("enter while busy", "queue the prompt; it is sent when the turn ends (↑ takes it back)"),
+    ("/copy [N]", "copy the last answer, or its Nth code block"),
+    ("ctrl+c", "when idle: copy the selected text"),
+)
+
+
 def _table(title: str, rows: list[tuple[str, str]], first: str) -> Table:
     table = Table(
         title=title,
@@ -78,6 +91,8 @@ def _table(title: str, rows: list[tuple[str, str]], first: str) -> Table:
 def help_renderable(keys: Any) -> Group:
     """Everything the help screen shows, as one Rich renderable."""
     parts: list[Any] = [
+        _table("Getting around", list(GETTING_AROUND), "key"),
+        Text(""),
         _table("Keys", configured_keys(keys) + fixed_app_keys(), "key"),
         Text(""),
         _table("Commands", list(COMMANDS.items()), "command"),

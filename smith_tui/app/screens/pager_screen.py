@@ -63,6 +63,16 @@ class PagerScreen(SmithModal):
 
     # -- find -----------------------------------------------------------------------------
 
+    def action_close(self) -> None:
+        """Escape: clear the find box first (back to reading), close when it is empty."""
+        find = self.query_one("#pager-find", Input)
+        if find.value or self.focused is find:
+            find.value = ""
+            self.search("")
+            self.pager.focus()
+            return
+        super().action_close()
+
     def action_focus_find(self) -> None:
         """Put the cursor in the find box."""
         self.query_one("#pager-find", Input).focus()
