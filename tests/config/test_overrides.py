@@ -187,6 +187,8 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "context_management.tool_output_keep_rounds",
             "context_management.tool_output_elide_over_chars",
             "context_management.trim_threshold_pct",
+            "context_management.compact_threshold_pct",
+            "context_management.output_reserve_pct",
             "sandbox.mode",
             "sandbox.network",
             "sandbox.writable",

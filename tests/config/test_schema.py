@@ -272,7 +272,9 @@ def test_the_loader_defaults_are_exactly_the_seed_table() -> None:
             "enabled": True,
             "tool_output_keep_rounds": 7,
             "tool_output_elide_over_chars": 1024,
-            "trim_threshold_pct": 80,
+            "trim_threshold_pct": 90,
+            "compact_threshold_pct": 85,
+            "output_reserve_pct": 10,
         },
     }
 
@@ -327,7 +329,9 @@ def test_the_settings_reference_lists_documented_leaves() -> None:
     assert docs["llm_config.api_url"].overridable
     assert not docs["llm_config.api_key_env"].overridable
     assert docs["models.<key>"].overridable
-    assert docs["context_management.trim_threshold_pct"].default == "80"
+    assert docs["context_management.trim_threshold_pct"].default == "90"
+    assert docs["context_management.compact_threshold_pct"].default == "85"
+    assert docs["context_management.compact_threshold_pct"].overridable
     assert all(doc.description for doc in docs.values())
     overridable = {path for path, doc in docs.items() if doc.overridable}
     assert overridable == set(list_overridable_paths(model_keys=())) | {"models.<key>"}
