@@ -8,15 +8,19 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smith_tui import __version__
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 # On import, httpx loads its command-line client (click, rich and pygments: about 35 ms of
 # every start) unless that fails with ImportError. smith never runs it; marking the module
 # absent makes httpx take its own fallback, as when the 'cli' extra is not installed.
 if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+    # None marks a module absent for the import system; the stubs allow modules only.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,7 +127,7 @@ def _runtime_class() -> Any:
     return Runtime
 
 
-def _pick_conversation(runtime: Any, args: argparse.Namespace) -> None:
+def _pick_conversation(runtime: Runtime, args: argparse.Namespace) -> None:
     if args.resume:
         runtime.load_conversation(args.resume, reason="resume")
     elif args.continue_:
@@ -133,7 +137,7 @@ def _pick_conversation(runtime: Any, args: argparse.Namespace) -> None:
         runtime.new_conversation()
 
 
-async def _headless(runtime: Any, args: argparse.Namespace, prompt: str) -> int:
+async def _headless(runtime: Runtime, args: argparse.Namespace, prompt: str) -> int:
     from smith_tui.app.headless import HeadlessPrinter
 
     printer = HeadlessPrinter(args.output_format)
@@ -163,7 +167,7 @@ async def _headless(runtime: Any, args: argparse.Namespace, prompt: str) -> int:
         await runtime.aclose()
 
 
-async def _undo(runtime: Any) -> int:
+async def _undo(runtime: Runtime) -> int:
     try:
         out = await runtime.submit("/undo")
     finally:

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from smith_tui.widgets.completion.candidates import DEFAULT_COMMANDS, CompletionSources
 from smith_tui.widgets.completion.project_files import ProjectFiles
 
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
-def _commands(runtime: Any) -> Iterable[str]:
+
+def _commands(runtime: Runtime) -> Iterable[str]:
     service = getattr(getattr(runtime, "services", None), "command", None)
     names = service.names() if service is not None else DEFAULT_COMMANDS
     return [name.lstrip("/") for name in names]
 
 
-def _config_paths(runtime: Any) -> list[str]:
+def _config_paths(runtime: Runtime) -> list[str]:
     from smith_tui.config import list_overridable_paths
 
     models = runtime.config.effective.get("models") or {}
@@ -33,7 +36,7 @@ def _roles() -> list[str]:
 class ModelIds:
     """The catalog's model ids, fetched once (the first ``/model `` completion)."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._ids: list[str] | None = None
 
@@ -50,7 +53,7 @@ class ModelIds:
         return self._ids
 
 
-def runtime_sources(runtime: Any) -> CompletionSources:
+def runtime_sources(runtime: Runtime) -> CompletionSources:
     """Completion sources reading from ``runtime`` (everything lazily, on first use)."""
     cwd = Path(getattr(getattr(runtime, "options", None), "cwd", None) or Path.cwd())
     files = ProjectFiles(cwd)

@@ -8,7 +8,7 @@ config file). Secret values never appear (see :mod:`config_rows`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +24,9 @@ from smith_tui.app.screens.config_rows import (
     value_text,
 )
 from smith_tui.app.screens.modal import SmithModal, error_text
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 MAX_VALUE_CELL = 48
 SOURCE_STYLES = {
@@ -52,7 +55,7 @@ class ConfigScreen(SmithModal):
         Binding("e", "edit", "Edit", show=False),
     ]
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__()
         self.runtime = runtime
         self.rows: list[SettingRow] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,6 +21,9 @@ from smith_tui.app.screens.modal import SmithModal, error_text
 from smith_tui.app.screens.transcript_text import message_preview
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Conversation, MessageHit
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 LIST_LIMIT = 500
 SEARCH_LIMIT = 50
@@ -76,7 +79,9 @@ class HistoryScreen(SmithModal):
         Binding("slash", "focus_search", "Search"),
     ]
 
-    def __init__(self, runtime: Any, *, time_format: Callable[[float], str] = format_time) -> None:
+    def __init__(
+        self, runtime: Runtime, *, time_format: Callable[[float], str] = format_time
+    ) -> None:
         super().__init__()
         self.runtime = runtime
         self.time_format = time_format

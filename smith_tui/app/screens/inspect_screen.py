@@ -8,7 +8,7 @@ here. A second tab shows each request's debug snapshot (model, system prompt, to
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -32,6 +32,9 @@ from smith_tui.app.screens.transcript_text import message_label, message_preview
 from smith_tui.engine import events as ev
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Message, RequestSnapshot
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 BUSY = "A turn is running: wait for it or cancel it before changing messages."
 ROLE_STYLES = {"user": "bold green", "assistant": "bold cyan", "tool": "yellow", "system": "dim"}
@@ -66,7 +69,7 @@ class InspectScreen(SmithModal):
         Binding("ctrl+t", "switch_tab", "Messages/Requests"),
     ]
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__()
         self.runtime = runtime
         self.stored: list[Message] = []

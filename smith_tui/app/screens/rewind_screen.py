@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,6 +19,9 @@ from textual.widgets import DataTable, Footer, Static
 
 from smith_tui.app.screens.modal import SmithModal, error_text
 from smith_tui.engine.checkpoints import rewind_entries, runtime_checkpoints
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 FILES_SHOWN = 8
 """Files listed under the table for the highlighted checkpoint."""
@@ -44,7 +47,7 @@ class RewindScreen(SmithModal):
         Binding("d", "diff", "Diff"),
     ]
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__()
         self.runtime = runtime
         self.entries: list[dict[str, Any]] = []
