@@ -17,7 +17,13 @@ from typing import Any
 from smith_tui.config.defaults import DEFAULTS
 from smith_tui.config.errors import ConfigError, OverrideError
 from smith_tui.config.permissions import PermissionsConfig
-from smith_tui.config.schema import ContextManagement, LLMConfig, SandboxConfig, SmithConfig
+from smith_tui.config.schema import (
+    BudgetConfig,
+    ContextManagement,
+    LLMConfig,
+    SandboxConfig,
+    SmithConfig,
+)
 from smith_tui.config.tree import (
     contains,
     deep_merge,
@@ -47,6 +53,7 @@ OVERRIDABLE_PATHS: frozenset[str] = frozenset(
         *_TOP_LEVEL,
         *(f"llm_config.{name}" for name in LLMConfig.model_fields if "key" not in name),
         *(f"context_management.{name}" for name in ContextManagement.model_fields),
+        *(f"budget.{name}" for name in BudgetConfig.model_fields),
         *(f"sandbox.{name}" for name in SandboxConfig.model_fields),
         *(f"permissions.{name}" for name in PermissionsConfig.model_fields),
     )

@@ -23,8 +23,8 @@ from smith_tui.config.fields import (
     PositiveNumber,
     SafeRelativePath,
 )
-from smith_tui.config.section import Section
 from smith_tui.config.permissions import PermissionsConfig
+from smith_tui.config.section import Section
 from smith_tui.config.services import AbsoluteFolder, Services
 
 Role = Literal["direct", "orchestrator"]
@@ -130,6 +130,31 @@ class ContextManagement(Section):
             "Share of the context window kept free for the answer when the model's catalog "
             "entry gives no max output tokens."
         ),
+    )
+
+
+class BudgetConfig(Section):
+    """Spending limits: tokens and dollars per turn and per conversation (absent: no limit).
+
+    A dispatched sub-agent's spend counts toward its parent's turn. At 80% of a limit the
+    front end shows a warning; at the limit the turn stops before its next request.
+    """
+
+    turn_tokens: PositiveInt | None = Field(
+        None, description="Most tokens (input + output, sub-agents included) one turn may use."
+    )
+    conversation_tokens: PositiveInt | None = Field(
+        None, description="Most tokens a conversation may use over all its turns."
+    )
+    turn_cost_usd: PositiveNumber | None = Field(
+        None,
+        description=(
+            "Most dollars one turn may spend: the provider's reported cost, else the catalog's "
+            "prices (usage with neither counts as free)."
+        ),
+    )
+    conversation_cost_usd: PositiveNumber | None = Field(
+        None, description="Most dollars a conversation may spend over all its turns."
     )
 
 
@@ -267,7 +292,11 @@ class SmithConfig(Section):
         description="Role of the user-facing agent: 'direct' or 'orchestrator' (absent: direct).",
     )
     tool_step_budget: PositiveInt | None = Field(
-        None, description="Most tool calls per turn (absent: unlimited)."
+        None, description="Most tool calls per top-level turn (absent: 200)."
+    )
+    budget: BudgetConfig = Field(
+        default_factory=BudgetConfig,
+        description="Token and cost limits per turn and per conversation.",
     )
     models: dict[NonEmptyStr, NonEmptyStr] = Field(
         default_factory=dict,
@@ -310,6 +339,7 @@ class SmithConfig(Section):
         "models",
         "services",
         "context_management",
+        "budget",
         "sandbox",
         "checkpoints",
         "mcp_servers",

@@ -62,6 +62,12 @@ class DispatchOptions(Section):
     child_step_budget: PositiveInt = Field(
         40, description="Tool calls one child agent may make before it is stopped."
     )
+    child_timeout_s: PositiveNumber = Field(
+        600,
+        description=(
+            "Seconds one child agent may run; past it the child is cancelled and reports 'blocked'."
+        ),
+    )
 
 
 class WebSearchOptions(Section):

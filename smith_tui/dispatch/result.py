@@ -24,6 +24,8 @@ class ChildOutcome:
     """The loop guard's message when the child was stopped for repeating a call."""
     text: str = ""
     """The child's last assistant text (shown to the parent when there is no report)."""
+    timed_out: float | None = None
+    """The deadline in seconds, when the child was cancelled for running past it."""
 
 
 def _clip(text: str, limit: int = LAST_TEXT_CHARS) -> str:
@@ -33,9 +35,17 @@ def _clip(text: str, limit: int = LAST_TEXT_CHARS) -> str:
 
 def _without_report(job: DispatchJob, outcome: ChildOutcome) -> dict[str, Any]:
     who = job.target_role
-    if outcome.loop:
-        why = outcome.loop.removeprefix("stopped: ")
+    if outcome.timed_out is not None:
         result: dict[str, Any] = {
+            "status": "blocked",
+            "summary": (
+                f"the {who} was cancelled at its deadline of {outcome.timed_out:g} s "
+                "(services.dispatch.child_timeout_s) before it reported"
+            ),
+        }
+    elif outcome.loop:
+        why = outcome.loop.removeprefix("stopped: ")
+        result = {
             "status": "blocked",
             "summary": f"the {who} was stopped for looping before it reported: {why}",
             "error": f"loop: {why}",
@@ -45,6 +55,12 @@ def _without_report(job: DispatchJob, outcome: ChildOutcome) -> dict[str, Any]:
             "status": "blocked",
             "summary": f"the {who} was cancelled before it reported",
             "cancelled": True,
+        }
+    elif outcome.stop_reason == "budget_exhausted" and "(budget." in (outcome.error or ""):
+        # A token or cost limit of the parent's turn (engine/budget.py), not the step budget.
+        result = {
+            "status": "blocked",
+            "summary": f"the {who} stopped before it reported: {outcome.error or 'budget'}",
         }
     elif outcome.stop_reason == "budget_exhausted":
         result = {

@@ -1,8 +1,10 @@
 """Run a dispatch job as an isolated child turn (docs/DESIGN.md §5.7).
 
 The child gets its own conversation (linked to the parent's), its own step
-budget and a repeat guard, shares the parent's config and service handles,
-and must end with ``report``. Its events carry the job id, so front ends can
+budget, a repeat guard and a wall-clock deadline (``services.dispatch.child_timeout_s``:
+past it the child is cancelled and the parent gets a ``blocked`` result saying so),
+shares the parent's config, service handles and token/cost budget, and must end with
+``report``. Its events carry the job id, so front ends can
 show it in the dispatch tree; ``DispatchFinished`` carries the normalised
 result the parent receives.
 """
@@ -10,7 +12,8 @@ result the parent receives.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from smith_tui.dispatch.job import DispatchJob, child_prompt
@@ -36,6 +39,22 @@ class ChildConversations(Protocol):
     ) -> str:
         """Create a conversation and return its id."""
         ...
+
+
+#: Seconds a child may run when ``services.dispatch.child_timeout_s`` is not set.
+CHILD_TIMEOUT_S = 600.0
+#: Seconds a child cancelled at its deadline gets to wind down before its task is cancelled.
+CHILD_GRACE_S = 5.0
+
+
+def child_timeout(config: Mapping[str, object]) -> float:
+    """``services.dispatch.child_timeout_s`` of ``config`` (default :data:`CHILD_TIMEOUT_S`)."""
+    services = config.get("services")
+    dispatch = services.get("dispatch") if isinstance(services, Mapping) else None
+    value = dispatch.get("child_timeout_s") if isinstance(dispatch, Mapping) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return CHILD_TIMEOUT_S
 
 
 def child_session_id(job: DispatchJob) -> str:
@@ -125,8 +144,22 @@ class ChildRunner:
             usage_scope=(context.conversation_id, context.turn_id),
             record={"job_id": job.job_id, "session": child_session_id(job)},
         )
-        result: TurnResult = await self.driver.drive(plan)
+        timeout = child_timeout(context.config_snapshot)
+        result, timed_out = await self._drive_with_deadline(plan, job, timeout)
         report = result.terminal.metadata.get("report") if result.terminal else None
+        if timed_out and report is None:
+            return ChildOutcome(
+                stop_reason="timeout",
+                report=None,
+                usage=result.usage,
+                conversation_id=conversation_id,
+                error=(
+                    f"the {job.target_role} ran past its deadline of {timeout:g} s "
+                    "(services.dispatch.child_timeout_s) and was cancelled"
+                ),
+                text=result.text,
+                timed_out=timeout,
+            )
         return ChildOutcome(
             stop_reason=result.stop_reason,
             report=report,
@@ -136,6 +169,30 @@ class ChildRunner:
             loop=result.loop_detected,
             text=result.text,
         )
+
+    async def _drive_with_deadline(
+        self, plan: TurnPlan, job: DispatchJob, deadline_s: float
+    ) -> tuple[TurnResult, bool]:
+        """Run the child turn; past ``deadline_s`` seconds cancel it (its token first, so it
+        winds down and goes on record; its task after :data:`CHILD_GRACE_S` more)."""
+        task = asyncio.ensure_future(self.driver.drive(plan))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=deadline_s)
+            if done:
+                return task.result(), False
+            job.cancel.cancel(f"deadline of {deadline_s:g} s passed")
+            done, _ = await asyncio.wait({task}, timeout=CHILD_GRACE_S)
+            if done:
+                return task.result(), True
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return TurnResult("cancelled", error=normalize("cancelled")), True
+        except asyncio.CancelledError:
+            task.cancel()  # the parent was cancelled: the child goes with it
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise
 
     def _finished(self, job: DispatchJob, parent: ToolContext, outcome: ChildOutcome) -> None:
         result = dispatch_result(job, outcome)

@@ -10,6 +10,7 @@ are logged, never raised over the result.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -20,10 +21,12 @@ from typing import Any, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
+from smith_tui.engine.attachments import Attached, attach_files
+from smith_tui.engine.budget import SpendMeter, read_limits
 from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
-from smith_tui.engine.prompt import build_system_prompt
+from smith_tui.engine.prompt import build_system_prompt, project_notes
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
@@ -139,24 +142,35 @@ class TurnDriver:
         """The checkpoint of the top-level turn in flight (its dispatched children share it)."""
         self.permissions: Any = None
         """The permission gate of the top-level turn in flight (its children share it)."""
+        self.spend: SpendMeter | None = None
+        """The spend of the top-level turn in flight against ``budget`` (children add to it)."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
         hooks = hooks or TurnHooks()
+        attached = Attached(plan.prompt)
+        if plan.job_id is None:
+            attached = await self._attach(plan)
         self.emit(
             ev.TurnStarted(
                 turn_id=plan.turn_id,
                 conversation_id=plan.conversation_id,
                 prompt=plan.prompt,
+                attachments=list(attached.attachments),
                 role=plan.role.name,
                 job_id=plan.job_id,
             )
         )
-        state: dict[str, Any] = {"model": None}
+        for problem in attached.problems:
+            self.emit(
+                ev.CommandOutput(command="attach", text=problem, ok=False, role=plan.role.name)
+            )
+        state: dict[str, Any] = {"model": None, "attached": attached}
         result: TurnResult | None = None
         if plan.job_id is None:
             self.checkpoint = self._checkpoint(plan)
             self.permissions = plan.permissions
+            self.spend = self._spend_meter(plan)
         try:
             result = await self._run(plan, hooks, state)
             if plan.job_id is None and self.checkpoint is not None:
@@ -179,7 +193,11 @@ class TurnDriver:
             if hooks.selected is not None:
                 hooks.selected(selection)
             setup = self.setup(plan, selection)
-            user = {"role": "user", "content": plan.prompt}
+            attached: Attached = state["attached"]
+            user: dict[str, Any] = {"role": "user", "content": attached.content}
+            metadata = attached.metadata(plan.prompt)
+            if metadata:
+                user["metadata"] = metadata
             return await TurnLoop(setup, self.deps(), plan.history, user).run()
         except ModelSelectionError as exc:
             return self._failed(plan, AgentError("config", "no_model", str(exc)))
@@ -187,6 +205,56 @@ class TurnDriver:
             return self._failed(plan, exc.error)
         except Exception as exc:  # anything thrown ends this turn, never its caller
             return self._failed(plan, normalize(exc))
+
+    async def _attach(self, plan: TurnPlan) -> Attached:
+        """The prompt with the files its ``@path`` tokens name (read off the event loop)."""
+        try:
+            return await asyncio.to_thread(
+                attach_files,
+                plan.prompt,
+                cwd=plan.scope.cwd,
+                project_root=plan.scope.project_root,
+                config=plan.config,
+                role=plan.role.name,
+                cancel=plan.cancel,
+            )
+        except Exception as exc:  # the prompt still goes, as typed
+            log.exception("attaching the files of turn %s failed", plan.turn_id)
+            return Attached(plan.prompt, problems=[f"the @path files were not attached: {exc}"])
+
+    def _spend_meter(self, plan: TurnPlan) -> SpendMeter:
+        """The spend meter of a top-level turn, starting from what its conversation spent."""
+        tokens, cost = 0, 0.0
+        limits = read_limits(plan.config)
+        usage = getattr(self.store, "usage", None)
+        if limits and usage is not None:
+            try:
+                for totals in usage.totals_by_role(plan.conversation_id).values():
+                    tokens += int(totals.total_tokens)
+                    cost += float(totals.cost or 0.0)
+            except Exception:
+                log.exception("reading the spend of conversation %s failed", plan.conversation_id)
+        return SpendMeter(
+            limits,
+            turn_id=plan.turn_id,
+            emit=self.emit,
+            role=plan.role.name,
+            conversation_tokens=tokens,
+            conversation_cost=cost,
+        )
+
+    def _notes_block(self, plan: TurnPlan) -> str:
+        """The ``## Project notes`` block of the turn's system prompt (``""`` when none)."""
+        memory = getattr(self.store, "project_memory", None)
+        # Sub-agents have no note tool: the block would name notes they cannot read.
+        if memory is None or not plan.scope.project_id or plan.job_id is not None:
+            return ""
+        try:
+            notes = memory.list(plan.scope.project_id)
+        except Exception:
+            log.exception("listing the project notes failed")
+            return ""
+        return project_notes([note.note_id for note in notes])
 
     def _checkpoint(self, plan: TurnPlan) -> TurnCheckpoint | None:
         """The checkpoint of a top-level turn (``None`` when checkpoints are off or unusable)."""
@@ -214,7 +282,9 @@ class TurnDriver:
             conversation_id=plan.conversation_id,
             role=plan.role.name,
             model=selection.model,
-            system_prompt=build_system_prompt(plan.role, plan.scope),
+            system_prompt=build_system_prompt(
+                plan.role, plan.scope, extra_blocks=[self._notes_block(plan)]
+            ),
             config=plan.config,
             cancel=plan.cancel,
             cwd=plan.scope.cwd,
@@ -225,6 +295,8 @@ class TurnDriver:
             usage_scope=plan.usage_scope,
             project_id=plan.scope.project_id,
             project_root=plan.scope.project_root,
+            pricing=selection.pricing,
+            spend=self.spend,
             services=MappingProxyType(
                 {
                     "store": self.store,

@@ -57,6 +57,8 @@ class TurnStarted(Event):
     turn_id: str
     conversation_id: str
     prompt: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """Files attached with ``@path`` (``path``, ``lines``, ``chars``, ``cut``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +192,35 @@ class UsageUpdated(Event):
     totals: dict[str, dict[str, int]]
     context_tokens: int = 0
     context_window: int = 0
+    cost: float | None = None
+    """Dollars of the last call: the provider's reported cost, else catalog prices, else None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetUpdated(Event):
+    """Spend of the top-level turn (sub-agents included) against each ``budget`` limit set.
+
+    ``spend`` maps a limit key (``turn_tokens``, ``conversation_tokens``, ``turn_cost_usd``,
+    ``conversation_cost_usd``) to ``{"used", "limit"}``; ``unpriced`` says some call had no
+    known cost.
+    """
+
+    type: ClassVar[str] = "budget"
+    turn_id: str
+    spend: dict[str, dict[str, float]]
+    unpriced: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetWarning(Event):
+    """A ``budget`` limit is 80% used (once per limit and turn); ``message`` says which."""
+
+    type: ClassVar[str] = "budget_warning"
+    turn_id: str
+    limit: str
+    used: float
+    maximum: float
+    message: str
 
 
 @dataclass(frozen=True, kw_only=True)

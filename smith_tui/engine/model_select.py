@@ -62,6 +62,8 @@ class ModelSelection:
     max_output_tokens: int | None
     reason: str | None = None
     catalog_error: str | None = None
+    pricing: Mapping[str, float] | None = None
+    """The catalog's dollars per ``prompt`` / ``completion`` token, when it lists them."""
 
 
 def default_discover(
@@ -228,12 +230,18 @@ class _Catalog:
         self, model: str, source: str, key: str | None, reason: str | None = None
     ) -> ModelSelection:
         context_window, max_output = DEFAULT_CONTEXT_WINDOW, None
+        pricing: Mapping[str, float] | None = None
         for desc in await self.descriptors():
             if _id_of(desc) == model:
                 context_window = _positive(_field(desc, "context_window")) or context_window
                 max_output = _positive(_field(desc, "max_output_tokens"))
+                prices = _field(desc, "pricing")
+                if isinstance(prices, Mapping) and ("prompt" in prices or "completion" in prices):
+                    pricing = dict(prices)
                 break
-        return ModelSelection(model, source, key, context_window, max_output, reason, self.error)
+        return ModelSelection(
+            model, source, key, context_window, max_output, reason, self.error, pricing
+        )
 
 
 def _is_unreachable(exc: BaseException) -> bool:

@@ -9,6 +9,7 @@ call whose tool was running stays on record for orphan repair to answer.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from smith_tui.engine.turn import TurnSetup
@@ -34,9 +35,11 @@ class Persistence:
         setup: TurnSetup,
         round_no: int,
         messages: list[dict[str, Any]],
-        usage: dict[str, int] | None,
+        usage: Mapping[str, float] | None,
     ) -> None:
         """Persist one part of a round (messages, and usage when given) in one transaction.
+
+        ``usage`` holds the token counts and, when known, the call's ``cost`` in dollars.
 
         Each message dict gets its stored ``position``, as loaded messages have it.
         """
@@ -59,6 +62,7 @@ class Persistence:
                     int(usage.get("input_tokens", 0)),
                     int(usage.get("output_tokens", 0)),
                     total_tokens=int(usage.get("total_tokens", 0)) or None,
+                    cost=usage.get("cost"),
                     job_id=setup.job_id,
                 )
 

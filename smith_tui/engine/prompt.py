@@ -38,6 +38,9 @@ from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.window import WindowResult, WindowSettings, tokens_for_chars
 
 SNAPSHOT_PREFIX = "[state snapshot]"
+#: Most project notes ``## Project notes`` lists, and most characters it takes.
+MAX_NOTE_TITLES = 40
+MAX_NOTES_CHARS = 3_000
 PARTIAL_PREFIX = "[partial view]"
 #: The size the estimate gives the state snapshot (its text is about 70 characters).
 SNAPSHOT_CHARS = 80
@@ -85,6 +88,35 @@ def project_context(index_content: str | None) -> str:
     if not index_content or not index_content.strip():
         return ""
     return "## Project context\n" + index_content.strip("\n")
+
+
+def project_notes(note_ids: Sequence[str]) -> str:
+    """Return the ``## Project notes`` block: the ids (titles) of the project's notes (the
+    ``note`` tool), so the model knows what it recorded before; ``""`` when there are none.
+
+    ``note_ids`` come in a stable order (by id). At most :data:`MAX_NOTE_TITLES` ids and
+    :data:`MAX_NOTES_CHARS` characters are listed; the block then says how many more there
+    are. The notes' text stays behind ``note``.
+    """
+    if not note_ids:
+        return ""
+    head = [
+        "## Project notes",
+        'Notes recorded for this project in earlier work; read one with note(action="get", '
+        'id="...") when it may help:',
+    ]
+    lines: list[str] = []
+    size = sum(len(line) + 1 for line in head)
+    for note_id in note_ids:
+        line = f"- {note_id}"
+        if len(lines) >= MAX_NOTE_TITLES or size + len(line) + 1 > MAX_NOTES_CHARS:
+            break
+        lines.append(line)
+        size += len(line) + 1
+    rest = len(note_ids) - len(lines)
+    if rest:
+        lines.append(f'- … and {rest} more (note(action="list") lists them all)')
+    return "\n".join([*head, *lines])
 
 
 def build_system_prompt(

@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
+from smith_tui.engine.budget import SpendMeter, call_cost
 from smith_tui.engine.compaction import (
     AUTO_MIN_SHARE,
     CompactionContext,
@@ -63,6 +64,11 @@ TOOL_OUTPUT_KEY = "tool-output/"
 #: The step budget and repeat guard of a dispatched child turn (docs/DESIGN.md §5.7).
 CHILD_STEP_BUDGET = 40
 CHILD_REPEAT_LIMIT = 3
+#: The step budget of a top-level turn when ``tool_step_budget`` is not set: generous, but
+#: an endless tool loop still ends.
+TOP_STEP_BUDGET = 200
+#: Stop a top-level turn when the same call (name and arguments) comes this many times in a row.
+TOP_REPEAT_LIMIT = 5
 
 
 class TurnRecorder(Protocol):
@@ -76,12 +82,13 @@ class TurnRecorder(Protocol):
         setup: TurnSetup,
         round_no: int,
         messages: list[dict[str, Any]],
-        usage: dict[str, int] | None,
+        usage: Mapping[str, float] | None,
     ) -> None:
         """Persist one part of a round in one transaction.
 
         A round with tool calls arrives in two parts: the assistant message (with the
-        round's ``usage``) before any tool starts, then its tool results (``usage`` None)
+        round's ``usage``: token counts, and ``cost`` in dollars when known) before any tool
+        starts, then its tool results (``usage`` None)
         once they all finished. A round without tool calls arrives whole. A recorder may
         set each message's stored ``position`` on the dicts (compaction anchors on it).
         """
@@ -111,12 +118,12 @@ class TurnSettings:
         if child:
             budget = dispatch.get("child_step_budget") or CHILD_STEP_BUDGET
         else:
-            budget = config.get("tool_step_budget")
+            budget = config.get("tool_step_budget") or TOP_STEP_BUDGET
         return cls(
             window=WindowSettings.from_config(config),
             retry=RetryPolicy.from_config(config),
             step_budget=int(budget) if budget else None,
-            repeat_limit=CHILD_REPEAT_LIMIT if child else None,
+            repeat_limit=CHILD_REPEAT_LIMIT if child else TOP_REPEAT_LIMIT,
             max_parallel=max(1, int(dispatch.get("max_parallel", 3) or 1)),
         )
 
@@ -143,6 +150,10 @@ class TurnSetup:
     project_id: str | None = None
     project_root: Path | None = None
     services: Mapping[str, Any] = field(default_factory=dict)
+    pricing: Mapping[str, float] | None = None
+    """The model's catalog prices (dollars per token), used when the provider reports no cost."""
+    spend: SpendMeter | None = None
+    """The top-level turn's spend against the ``budget`` limits (its children share it)."""
 
 
 class ChatStreamer(Protocol):
@@ -302,6 +313,10 @@ class TurnLoop:
         while True:
             if self.setup.cancel.is_cancelled():
                 return self._end("cancelled", self.last_text, normalize("cancelled"))
+            spent = self.setup.spend.exhausted() if self.setup.spend is not None else None
+            if spent is not None:
+                error = AgentError("budget_exhausted", "budget_exhausted", spent)
+                return self._end("budget_exhausted", self.last_text, error)
             self.round_no += 1
             self._emit(ev.StatusChanged, status="thinking")
             try:
@@ -454,6 +469,7 @@ class TurnLoop:
         counts = deps.usage.add(setup.role, response.usage, job_id=setup.job_id)
         for key, value in counts.items():
             self.usage[key] += value
+        cost = call_cost(response.usage, setup.pricing)
         self._emit(
             ev.UsageUpdated,
             turn_id=setup.turn_id,
@@ -462,7 +478,10 @@ class TurnLoop:
             totals=deps.usage.totals(),
             context_tokens=counts["input_tokens"] + counts["output_tokens"],
             context_window=setup.context_window,
+            cost=cost,
         )
+        if setup.spend is not None:
+            setup.spend.add(counts["total_tokens"], cost, job_id=setup.job_id)
         assistant = assistant_message(response)
         self._emit(
             ev.AssistantMessage,
@@ -473,7 +492,10 @@ class TurnLoop:
         )
         self.last_text = response.content or self.last_text
         self._add([assistant])
-        deps.recorder.round(setup, self.round_no, [assistant], counts)
+        recorded: dict[str, float] = dict(counts)
+        if cost is not None:
+            recorded["cost"] = cost
+        deps.recorder.round(setup, self.round_no, [assistant], recorded)
         return calls
 
     def _record_results(self, calls: list[ToolCall], outcome: _RoundOutcome) -> None:
@@ -493,13 +515,17 @@ class TurnLoop:
             return self._end("completed", self.last_text, terminal=outcome.terminal)
         if outcome.stop == "budget_exhausted":
             budget = self.setup.settings.step_budget
+            if self.setup.job_id is None:
+                how = "raise it with /config set tool_step_budget N"
+            else:
+                how = "raise services.dispatch.child_step_budget in the config file"
             return self._end(
                 "budget_exhausted",
                 self.last_text,
                 AgentError(
                     "budget_exhausted",
                     "budget_exhausted",
-                    f"the tool step budget ({budget}) is used up",
+                    f"the tool step budget ({budget}) is used up; {how}",
                 ),
             )
         if outcome.stop == "loop":

@@ -1,0 +1,159 @@
+"""``@path`` in a prompt: attach that file's text to the user message.
+
+The prompt completion inserts ``@path`` tokens; :func:`attach_files` finds them (an ``@``
+at the start of a word), reads each file under the rules of the ``read`` tool (the same
+path policy: inside the project root or ``services.tool.extra_roots``, regular files only,
+the same byte cap, cut to ``services.tool.read.max_output_chars``) and appends the texts
+to the message the model gets, after the prompt. The message keeps what was typed and
+what was attached in its metadata (``prompt``, ``attachments``), so a front end shows the
+prompt with a small marker per file (:func:`display_text`) instead of the file text. An
+``@path`` that cannot be attached (missing, outside the project, a FIFO…) becomes a
+notice; the prompt still goes, with the token as typed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smith_tui.cancel import CancelToken
+from smith_tui.tools.args import max_output_chars
+from smith_tui.tools.files import max_file_bytes, read_text_file, resolve_for_tool
+from smith_tui.tools.spec import ToolContext, ToolError
+
+#: Most files one prompt attaches (later ``@path`` tokens are left as typed).
+MAX_ATTACHMENTS = 10
+#: Most characters all attachments of one prompt add together.
+MAX_TOTAL_CHARS = 120_000
+
+_TOKEN = re.compile(r"(?<!\S)@(\S+)")
+_TRAILING = ",;:!?)]}'\""
+ATTACHED_HEADER = "[attached file: {path}]"
+
+
+@dataclass
+class Attached:
+    """The user message's content with its attachments, and what could not be attached."""
+
+    content: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """One entry per attached file: ``path``, ``lines``, ``chars``, ``cut``."""
+    problems: list[str] = field(default_factory=list)
+    """One line per ``@path`` that was not attached, saying why."""
+
+    def metadata(self, prompt: str) -> dict[str, Any]:
+        """The user message's metadata (empty when nothing was attached)."""
+        if not self.attachments:
+            return {}
+        return {"prompt": prompt, "attachments": list(self.attachments)}
+
+
+def mentioned_paths(prompt: str) -> list[str]:
+    """The ``@path`` tokens of ``prompt``, in order, each once."""
+    seen: list[str] = []
+    for match in _TOKEN.finditer(prompt):
+        raw = match.group(1)
+        if raw not in seen:
+            seen.append(raw)
+    return seen
+
+
+def attach_files(
+    prompt: str,
+    *,
+    cwd: Path,
+    project_root: Path | None,
+    config: Mapping[str, Any],
+    role: str = "direct",
+    cancel: CancelToken | None = None,
+) -> Attached:
+    """Read the files named by ``@path`` in ``prompt`` and build the user message content."""
+    tokens = mentioned_paths(prompt)
+    if not tokens:
+        return Attached(prompt)
+    ctx = ToolContext(
+        role=role,
+        turn_id="attach",
+        cwd=cwd,
+        cancel=cancel or CancelToken(),
+        config=config,
+        project_root=project_root,
+    )
+    per_file = max_output_chars(ctx, "read")
+    result = Attached(prompt)
+    blocks: list[str] = []
+    used = 0
+    for raw in tokens:
+        if len(result.attachments) >= MAX_ATTACHMENTS:
+            result.problems.append(
+                f"@{raw}: not attached, a prompt attaches at most {MAX_ATTACHMENTS} files"
+            )
+            continue
+        room = min(per_file, MAX_TOTAL_CHARS - used)
+        if room <= 0:
+            result.problems.append(
+                f"@{raw}: not attached, the attachments already hold {MAX_TOTAL_CHARS:,} characters"
+            )
+            continue
+        try:
+            shown, text, cut, lines = _read(raw, ctx, room)
+        except ToolError as exc:
+            result.problems.append(f"@{raw}: not attached: {exc}")
+            continue
+        used += len(text)
+        blocks.append(f"{ATTACHED_HEADER.format(path=shown)}\n{text}")
+        if cut:
+            blocks[-1] += f"\n[cut: only the first {len(text):,} characters are attached]"
+        result.attachments.append({"path": shown, "lines": lines, "chars": len(text), "cut": cut})
+    if blocks:
+        result.content = prompt + "\n\n" + "\n\n".join(blocks)
+    return result
+
+
+def _read(raw: str, ctx: ToolContext, room: int) -> tuple[str, str, bool, int]:
+    """Read one ``@path``: its shown path, text (at most ``room`` characters), whether it
+    was cut, and its line count. A token with trailing punctuation is tried without it."""
+    candidates = [raw]
+    stripped = raw.rstrip(_TRAILING + ".")
+    if stripped and stripped != raw:
+        candidates.append(stripped)
+    error: ToolError | None = None
+    for candidate in candidates:
+        try:
+            target = resolve_for_tool(candidate, ctx, tool="read")
+            limit = min(max_file_bytes(ctx, "read"), room * 4)
+            read = read_text_file(target, ctx, tool="read", limit=limit, allow_cut=True)
+        except ToolError as exc:
+            error = error or exc
+            continue
+        text, cut = read.text, read.cut
+        if len(text) > room:
+            text, cut = text[:room], True
+        root = target.root
+        try:
+            shown = target.real.relative_to(root).as_posix()
+        except ValueError:
+            shown = str(target.shown)
+        return shown, text, cut, text.count("\n") + (0 if text.endswith("\n") else 1)
+    assert error is not None
+    raise error
+
+
+def display_text(content: str, metadata: Mapping[str, Any] | None) -> str:
+    """What a front end shows for a user message: the typed prompt and one marker line
+    per attached file (``content`` as is for a message without attachments)."""
+    attachments = (metadata or {}).get("attachments")
+    prompt = (metadata or {}).get("prompt")
+    if not attachments or not isinstance(prompt, str):
+        return content
+    return prompt + "\n" + "\n".join(attachment_marker(a) for a in attachments)
+
+
+def attachment_marker(attachment: Mapping[str, Any]) -> str:
+    """``📎 src/app.py (120 lines)``, with ``, cut`` when only a part was attached."""
+    lines = int(attachment.get("lines") or 0)
+    cut = ", cut" if attachment.get("cut") else ""
+    return f"📎 {attachment.get('path')} ({lines} line{'s' if lines != 1 else ''}{cut})"
