@@ -139,48 +139,23 @@ def find_boundary(messages: Sequence[Mapping[str, Any]], record: CompactionRecor
     return None
 
 
-def safe_cut(messages: Sequence[Mapping[str, Any]], lo: int = 0) -> list[bool]:
-    """For each index ``i`` of ``messages[lo:]`` (and the end), whether a tail may start there.
-
-    A kept tail never starts on a tool result, and no tool call before the cut may have a
-    result after it (strict providers refuse a result without its call, and a call
-    without its results). Returns ``len(messages) - lo + 1`` flags; the last one is the end.
-    """
-    last_result: dict[Any, int] = {}
-    for index in range(lo, len(messages)):
-        message = messages[index]
-        if message.get("role") == "tool":
-            last_result[message.get("tool_call_id")] = index
-    flags = [False] * (len(messages) - lo + 1)
-    reach = -1  # the last result of any call seen so far (calls before lo included)
-    for index in range(lo):
-        for call in messages[index].get("tool_calls") or ():
-            if isinstance(call, Mapping):
-                reach = max(reach, last_result.get(call.get("id"), -1))
-    for index in range(lo, len(messages)):
-        message = messages[index]
-        flags[index - lo] = message.get("role") != "tool" and reach < index
-        for call in message.get("tool_calls") or ():
-            if isinstance(call, Mapping):
-                reach = max(reach, last_result.get(call.get("id"), -1))
-    flags[-1] = reach < len(messages)
-    return flags
-
-
 def choose_cut(messages: Sequence[Mapping[str, Any]], lo: int, keep_chars: int) -> int | None:
     """Where the kept tail should start: after ``lo``, tool-pair safe, about ``keep_chars`` long.
 
     The tail is the newest messages up to ``keep_chars`` characters, moved to the nearest
-    safe point (newer first, so the tail does not grow past the budget; older when no newer
-    point keeps at least the newest unit). ``None`` when no safe cut leaves something older
-    to summarise and something newer to keep.
+    safe point: newer first (so the tail does not grow past the budget, but it always
+    holds the newest unit), else older. A tail never starts on a tool result, and no
+    call before the cut may have a result after it (strict providers refuse a result
+    without its call, and a call without its results). ``None`` when no safe cut leaves
+    something older to summarise.
+
+    Walks back from the end only as far as the answer, so the cost follows the kept
+    tail, not the length of the conversation.
     """
     count = len(messages)
     if count - lo < 2:
         return None
-    flags = safe_cut(messages, lo)
-    # the newest unit: the last message, or the last assistant message with its results
-    newest = count - 1
+    newest = count - 1  # the newest unit: the last message, or the last calls with results
     while newest > lo and messages[newest].get("role") == "tool":
         newest -= 1
     size = 0
@@ -191,13 +166,36 @@ def choose_cut(messages: Sequence[Mapping[str, Any]], lo: int, keep_chars: int) 
             break
         start -= 1
     start = min(start, newest)
-    for index in range(start, newest + 1):
-        if flags[index - lo] and index > lo:
-            return index
-    for index in range(start - 1, lo, -1):
-        if flags[index - lo]:
-            return index
-    return None
+
+    pending: set[Any] = set()  # results at or after the index whose call is not yet seen
+    known_calls: set[Any] | None = None  # every call id, gathered only if a result is pending
+    best: int | None = None
+    for index in range(count - 1, lo, -1):
+        message = messages[index]
+        role = message.get("role")
+        if role == "tool":
+            pending.add(message.get("tool_call_id"))
+            continue
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, Mapping):
+                pending.discard(call.get("id"))
+        if pending:
+            if known_calls is None:
+                known_calls = {
+                    call.get("id")
+                    for m in messages
+                    for call in m.get("tool_calls") or ()
+                    if isinstance(call, Mapping)
+                }
+            pending &= known_calls  # a result no call asked for ties nothing to the cut
+            if pending:
+                continue  # a call before this index has a result after it
+        if index <= newest:
+            if index >= start:
+                best = index  # keep walking: a smaller safe index may still be >= start
+            else:
+                return best if best is not None else index
+    return best
 
 
 def render_older(
@@ -379,11 +377,17 @@ class Compactor:
                 "there is nothing older to summarise: the conversation since the last "
                 "compaction is a single exchange"
             )
-        older = sum(message_chars(m) for m in transcript[lo:cut]) // CHARS_PER_TOKEN
-        if older < min_older_tokens:
-            raise CompactionError(
-                f"the older part is too small to be worth a summary (about {older} tokens)"
-            )
+        if min_older_tokens > 0:
+            older = 0
+            for message in transcript[lo:cut]:
+                older += message_chars(message)
+                if older >= min_older_tokens * CHARS_PER_TOKEN:
+                    break
+            else:
+                raise CompactionError(
+                    "the older part is too small to be worth a summary "
+                    f"(about {older // CHARS_PER_TOKEN} tokens)"
+                )
         room = int(budget.context_window * 0.9) - budget.reserve - SUMMARY_OVERHEAD_TOKENS
         previous = self.record.summary if self.record is not None and lo else None
         rendered = render_older(

@@ -16,7 +16,6 @@ from smith_tui.engine.compaction import (
     find_boundary,
     message_check,
     render_older,
-    safe_cut,
     summary_message,
 )
 from smith_tui.engine.prompt import RequestBudget
@@ -78,18 +77,6 @@ def test_every_cut_is_tool_pair_safe(msgs: list[Msg], keep_chars: int, lo_hint: 
     while newest > lo and msgs[newest]["role"] == "tool":
         newest -= 1
     assert cut <= newest, "the newest unit is always kept"
-
-
-@settings(max_examples=300, deadline=None)
-@given(messy_transcripts())
-def test_safe_cut_flags_are_exactly_the_pair_safe_points(msgs: list[Msg]) -> None:
-    flags = safe_cut(msgs)
-    for index in range(len(msgs)):
-        tail = msgs[index:]
-        called_before = {c["id"] for m in msgs[:index] for c in m.get("tool_calls") or ()}
-        answered_after = {m.get("tool_call_id") for m in tail if m["role"] == "tool"}
-        expected = msgs[index]["role"] != "tool" and not called_before & answered_after
-        assert flags[index] == expected, index
 
 
 def test_a_cut_finds_a_safe_point_even_inside_a_long_round_run() -> None:
