@@ -53,6 +53,7 @@ BENCHES = (
     Bench("first_paint", ("--runs", "7"), ("--runs", "3")),
     Bench("llm_stream", (), ("--rounds", "3")),
     Bench("window", (), ()),
+    Bench("compaction", (), ("--messages", "5000", "--repeats", "7")),
     Bench("code_grep", ("--runs", "9"), ("--runs", "3", "def main", "TODO", "def ")),
     Bench("checkpoint", (), ("--files", "2000", "--runs", "5")),
     Bench("store", (), ("--messages", "100000", "--queries", "90")),
