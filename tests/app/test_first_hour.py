@@ -173,7 +173,7 @@ async def test_a_queued_prompt_is_sent_when_the_turn_ends_and_up_takes_one_back(
         text_reply("Second done."),
     )
     app = make_app(runtime)
-    async with running(app) as pilot:
+    async with running(app, size=(80, 24)) as pilot:
         await submit(pilot, "first")
         await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
         await submit(pilot, "second")

@@ -1,25 +1,29 @@
-"""The installed ``smith`` in tmux: the first hour's small things (issue 17).
-
-An 80-column terminal starts with the side panes hidden and F3 shows them; ``/export``
-without a path writes into the data folder, not the project; quitting prints how to
-resume, on the normal terminal after the app has gone.
-"""
+"""The first hour in a real terminal (tmux, 80x24) against the scripted server: text typed
+after ctrl+r n is sent, PageUp from the prompt scrolls, a prompt typed during a turn is
+queued and sent when it ends, Esc interrupts."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
+import subprocess
 
 import pytest
 
 from tests.app.test_tmux_smith import SMITH, TmuxPane
-from tests.support.llm_server import text_reply
+from tests.support.llm_server import stall, text_reply, tool_call
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+def test_first_hour_keys_in_a_real_terminal(tmp_path, llm_server) -> None:
+    if not SMITH.exists():
+        pytest.fail(f"the smith script is not installed at {SMITH}; run `pip install -e .`")
+    project = tmp_path / "project"
+    project.mkdir()
+    config = tmp_path / "config.json"
+    # The gate is a bash loop: run it without the permission question (not this test's topic).
+    config.write_text('{"permissions": {"mode": "yolo"}}', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "TMUX"))}
     env.update(
         XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
@@ -28,46 +32,62 @@ def _env(tmp_path: Path) -> dict[str, str]:
         TMUX_TMPDIR=str(tmp_path),
     )
     env.pop("LLM_API_KEY", None)
-    return env
-
-
-def test_narrow_panes_export_and_resume_hint(tmp_path, llm_server) -> None:
-    if not SMITH.exists():
-        pytest.fail(f"the smith script is not installed at {SMITH}; run `pip install -e .`")
-    project = tmp_path / "project"
-    project.mkdir()
-    config = tmp_path / "config.json"
-    config.write_text("{}", encoding="utf-8")
-    llm_server.enqueue(text_reply("Noted: the sky is green here."))
+    long_answer = "\n\n".join(f"paragraph {n} of the long answer" for n in range(40))
+    wait = "while [ ! -f go ]; do sleep 0.05; done; echo released"
+    llm_server.enqueue(
+        text_reply(long_answer),
+        text_reply(tool_calls=[tool_call("bash", {"command": wait})]),
+        text_reply("Gate passed."),
+        text_reply("Queued one answered."),
+        stall(after_events=2, hold_s=60),
+    )
     command = (
         f"{SMITH} --api-url {llm_server.base_url} --db {tmp_path / 'smith.db'} "
         f"--config {config}; echo SMITH-EXIT=$?; sleep 60"
     )
-    pane = TmuxPane(command, project, _env(tmp_path), size=(80, 24))
+    pane = TmuxPane(command, project, env)
     try:
+        subprocess.run(["tmux", "resize-window", "-t", pane.name, "-x", "80", "-y", "24"], env=env)
         pane.wait_for("Ask Smith")
-        screen = pane.wait_for("^q Quit")
-        # 80 columns: the transcript gets the width, the side panes wait behind F3.
-        assert "Usage" not in screen and "Dispatch" not in screen
-        assert "f3 Panes" in screen and "^q Quit" in screen and "^c Cancel" in screen
-        pane.send("F3")
-        pane.wait_for("Dispatch")
-        pane.send("F3")
-        pane.wait_until_gone("Dispatch")
-
-        pane.type("remember the sky")
+        for _attempt in range(20):  # ctrl+r is refused until the session has opened
+            pane.send("C-r")
+            try:
+                pane.wait_for("Conversations", within=1.0)
+                break
+            except AssertionError:
+                continue
+        pane.wait_for("Conversations")
+        pane.send("n")
+        pane.wait_for("Ask Smith")
+        pane.type("tell me a lot")
         pane.send("Enter")
-        pane.wait_for("the sky is green")
+        pane.wait_for("paragraph 39 of the long answer")
         pane.wait_for("● idle")
-        pane.type("/export")
-        pane.send("Enter")
-        pane.wait_for("exported 2 messages")
-        exports = list((tmp_path / "xdg-data" / "smith" / "exports").glob("*.md"))
-        assert len(exports) == 1 and "the sky is green" in exports[0].read_text()
-        assert sorted(p.name for p in project.iterdir()) == []
+        pane.send("PageUp")
+        pane.wait_for("paragraph 30 of the long answer")
 
+        pane.type("open the gate")
+        pane.send("Enter")
+        pane.wait_for("bash")
+        pane.type("and then this")
+        pane.send("Enter")
+        pane.wait_for("⏸ queued: and then this")
+        (project / "go").write_text("")
+        pane.wait_for("Queued one answered.")
+
+        pane.type("now wait")
+        pane.send("Enter")
+        pane.wait_for("Mr. Anderson")
+        pane.send("Escape")
+        pane.wait_for("■ cancelled")
         pane.send("C-q")
-        screen = pane.wait_for("SMITH-EXIT=0")
-        assert "To resume this conversation, run: smith --continue" in screen
+        pane.wait_for("SMITH-EXIT=0")
     finally:
         pane.kill()
+    prompts = []
+    for request in llm_server.chat_requests():
+        users = [m for m in request["messages"] if m["role"] == "user"]
+        users = [m for m in users if not str(m["content"]).startswith("[state snapshot]")]
+        prompts.append(users[-1]["content"])
+    assert prompts[0] == "tell me a lot"
+    assert "and then this" in prompts
