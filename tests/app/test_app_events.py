@@ -259,6 +259,7 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
 
 async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
+    monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
     runtime = app_runtime(tmp_path)
     try:
         app = make_app(runtime)
@@ -268,13 +269,13 @@ async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeyp
             assert "http://127.0.0.1:8080/v1" in text
             assert "LLM_API_KEY" in text
             assert str(tmp_path / "config.json") in text
-            await pilot.press("c")
+            await pilot.press("f2")
             from smith_tui.app.screens.config_screen import ConfigScreen
 
             await wait_until(pilot, lambda: isinstance(app.screen, ConfigScreen), what="config")
             await pilot.press("escape")
             await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="back")
-            await pilot.press("q")
+            await pilot.press("ctrl+q")
             await wait_until(pilot, lambda: not app.is_running, what="q to quit")
         assert app.return_code == 0
     finally:
@@ -285,6 +286,7 @@ async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
     tmp_path, monkeypatch, llm_server
 ) -> None:
     isolate_environment(monkeypatch, tmp_path)
+    monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
     runtime = app_runtime(tmp_path)
     try:
         app = make_app(runtime)

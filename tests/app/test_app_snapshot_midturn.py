@@ -144,6 +144,7 @@ def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
 def test_first_run_screen(snap_compare, tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
     runtime = app_runtime(tmp_path)  # no server configured
     # Keep the snapshot independent of the temporary folder's name.
     object.__setattr__(runtime.config, "user_config_path", "~/.config/smith/config.json")
@@ -151,7 +152,7 @@ def test_first_run_screen(snap_compare, tmp_path, monkeypatch) -> None:
 
     async def shown(pilot) -> None:
         await wait_until(
-            pilot, lambda: "llm_config.api_url" in screen_text(app), what="the first-run text"
+            pilot, lambda: "No server answered" in screen_text(app), what="the first-run text"
         )
         await wait_for_still_screen(pilot)
 

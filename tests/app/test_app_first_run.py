@@ -1,0 +1,121 @@
+"""The welcome screen through the real app (issue 17, first run).
+
+The local-server probe asks the scripted server (on its loopback port, named like
+llama.cpp) instead of the usual ports, so the tests do not depend on what else runs on
+this machine.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from smith_tui.app.first_run import FirstRunScreen
+from smith_tui.llm import probe
+from smith_tui.llm.probe import probe_local_servers
+from tests.app.app_harness import (
+    app_runtime,
+    isolate_environment,
+    make_app,
+    running,
+    screen_text,
+    wait_for_still_screen,
+    wait_for_text,
+    wait_until,
+)
+from tests.support.llm_server import ScriptedLLMServer
+
+
+def _port(server: ScriptedLLMServer) -> int:
+    return int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """A runtime with no server configured, and the path of its (absent) config file."""
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = app_runtime(tmp_path)
+    yield runtime, tmp_path / "config.json"
+    runtime.store.close()
+
+
+async def test_probe_finds_a_loopback_server_and_skips_closed_ports(llm_server) -> None:
+    port = _port(llm_server)
+    found = await probe_local_servers((("llama.cpp", port), ("vLLM", 9)), timeout_s=2.0)
+    assert [(s.name, s.url) for s in found] == [("llama.cpp", f"http://127.0.0.1:{port}/v1")]
+    assert found[0].describe().startswith(f"llama.cpp at http://127.0.0.1:{port}/v1 (")
+
+
+async def test_a_found_server_is_offered_and_enter_saves_it(fresh, monkeypatch, llm_server):
+    runtime, config_path = fresh
+    port = _port(llm_server)
+    monkeypatch.setattr(probe, "LOCAL_SERVERS", (("llama.cpp", port),))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
+        screen = app.screen
+        text = await wait_for_text(pilot, f"llama.cpp at http://127.0.0.1:{port}/v1")
+        assert str(config_path) in text and "llm_config.api_url" in text
+        url_box = screen.query_one("#first-run-url")
+        assert url_box.has_focus and url_box.value == f"http://127.0.0.1:{port}/v1"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is app.main_screen, "the main screen")
+    saved = json.loads(config_path.read_text())
+    assert saved == {"llm_config": {"api_url": f"http://127.0.0.1:{port}/v1"}}
+    assert runtime.server_configured
+
+
+async def test_a_typed_url_is_checked_then_saved_keeping_other_settings(fresh, monkeypatch):
+    runtime, config_path = fresh
+    config_path.write_text(json.dumps({"default_model": "kept-model"}), encoding="utf-8")
+    runtime.reload_config()
+    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
+        await wait_for_text(pilot, "No server answered")
+        await pilot.press(*"localhost:8080", "enter")
+        await wait_for_text(pilot, "is not an http:// or https:// URL")
+        assert "api_url" not in config_path.read_text()
+        await pilot.press("ctrl+a", "ctrl+k", *"http://gpu-box:8000/v1", "enter")
+        await wait_until(pilot, lambda: app.screen is app.main_screen, "the main screen")
+    saved = json.loads(config_path.read_text())
+    assert saved == {
+        "default_model": "kept-model",
+        "llm_config": {"api_url": "http://gpu-box:8000/v1"},
+    }
+
+
+async def test_down_chooses_among_found_servers(fresh, monkeypatch) -> None:
+    runtime, config_path = fresh
+    with ScriptedLLMServer() as first, ScriptedLLMServer() as second:
+        ports = _port(first), _port(second)
+        monkeypatch.setattr(probe, "LOCAL_SERVERS", (("Ollama", ports[0]), ("vLLM", ports[1])))
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
+            await wait_until(pilot, lambda: len(app.screen.found) == 2, "both servers")
+            await pilot.press("down", "down", "enter")
+            await wait_until(pilot, lambda: app.screen is app.main_screen, "the main screen")
+    saved = json.loads(config_path.read_text())
+    assert saved["llm_config"]["api_url"] == f"http://127.0.0.1:{ports[1]}/v1"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+def test_welcome_screen_snapshot(snap_compare, tmp_path, monkeypatch, size) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    runtime = app_runtime(tmp_path)
+    object.__setattr__(runtime.config, "user_config_path", "~/.config/smith/config.json")
+    app = make_app(runtime)
+
+    async def shown(pilot) -> None:
+        await wait_until(pilot, lambda: "No server answered" in screen_text(app), "the probe")
+        await wait_for_still_screen(pilot)
+
+    try:
+        assert snap_compare(app, terminal_size=size, run_before=shown)
+    finally:
+        runtime.store.close()
