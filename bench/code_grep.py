@@ -25,7 +25,7 @@ from pathlib import Path
 from figures import Figure, emit
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.code.grep import handler
+from smith_tui.tools.code.grep import Args, handler
 from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg
 from smith_tui.tools.spec import ToolContext
 
@@ -59,7 +59,7 @@ def time_tool(root: Path, pattern: str) -> tuple[float, int, bool]:
     """Seconds for one ``code_grep`` call (fresh event loop), its matches, whether complete."""
     ctx = ToolContext(role="explorer", turn_id="bench", cwd=root, cancel=CancelToken.new_root())
     start = time.perf_counter()
-    output = asyncio.run(handler({"pattern": pattern}, ctx))
+    output = asyncio.run(handler(Args(pattern=pattern), ctx))
     elapsed = time.perf_counter() - start
     return elapsed, int(output.metadata.get("matches", 0)), bool(output.metadata["complete"])
 
