@@ -69,6 +69,12 @@ class HeadlessPrinter:
         elif isinstance(event, ev.RetryScheduled):
             self._newline()
             self.stderr.write(f"retrying in {event.delay_s:.1f}s ({event.reason})\n")
+        elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
+            self._newline()
+            self.stderr.write(
+                f"context compacted ({event.reason}): {event.summarised} older messages "
+                f"summarised, the newest {event.kept} kept\n"
+            )
         elif isinstance(event, ev.DispatchStarted):
             self._newline()
             self.stderr.write(f"⇢ dispatch {event.target_role}: {_short(event.task)}\n")

@@ -171,3 +171,26 @@ def test_the_summary_message_carries_todo_and_pinned_notes() -> None:
     assert "(12 messages)" in text and "We fixed the parser." in text
     assert "[~] write the tests" in text
     assert "[pinned/style]\nTabs, never spaces." in text
+
+
+def test_the_transcript_marks_a_compaction_and_what_it_kept() -> None:
+    from smith_tui.engine import events as ev
+    from smith_tui.widgets.transcript.event_router import route_event
+
+    class Notes:
+        streaming = False
+
+        def __init__(self) -> None:
+            self.notices: list[tuple[str, str]] = []
+
+        def add_notice(self, text: str, style: str = "info") -> None:
+            self.notices.append((text, style))
+
+    fields = dict(conversation_id="c", summarised=40, kept=6, tokens_before=9000, tokens_after=2100)
+    shown = Notes()
+    route_event(shown, ev.ContextCompacted(reason="auto", **fields))
+    route_event(shown, ev.ContextCompacted(reason="manual", **fields))  # /compact says it itself
+    ((text, style),) = shown.notices
+    assert style == "info" and text.startswith("Context compacted (the context window filled up)")
+    assert "40 older messages summarised, the newest 6 kept" in text
+    assert "9000 → 2100 tokens" in text
