@@ -58,6 +58,20 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--max-tokens",
+        metavar="N",
+        type=_positive_int,
+        help="headless: stop the turn once it used N tokens, sub-agents included "
+        "(budget.turn_tokens)",
+    )
+    parser.add_argument(
+        "--max-cost",
+        metavar="USD",
+        type=_positive_dollars,
+        help="headless: stop the turn once it cost USD dollars, sub-agents included "
+        "(budget.turn_cost_usd; the provider's reported cost, else the catalog's prices)",
+    )
+    parser.add_argument(
         "--no-checkpoint",
         action="store_true",
         help="do not checkpoint the project's files before the turn changes them",
@@ -69,6 +83,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="undo: restore the files to before the last turn that changed them, then exit",
     )
     return parser
+
+
+def _positive_int(text: str) -> int:
+    """``--max-tokens``: a whole number above zero."""
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of tokens such as 50000, got {text!r}"
+        ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 tokens, got {text!r}")
+    return value
+
+
+def _positive_dollars(text: str) -> float:
+    """``--max-cost``: dollars above zero (``0.5``, ``$2``)."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an amount in dollars such as 0.50, got {text!r}"
+        ) from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a dollar amount above 0, got {text!r}")
+    return value
 
 
 EXIT_DENIED = 3
@@ -97,6 +137,13 @@ def _options(args: argparse.Namespace, *, headless: bool) -> Any:
         ephemeral["checkpoints"] = {"enabled": False}
     if args.permission_mode:
         ephemeral["permissions"] = {"mode": args.permission_mode}
+    budget: dict[str, Any] = {}
+    if args.max_tokens is not None:
+        budget["turn_tokens"] = args.max_tokens
+    if args.max_cost is not None:
+        budget["turn_cost_usd"] = args.max_cost
+    if budget:
+        ephemeral["budget"] = budget
     return RuntimeOptions(
         cwd=Path.cwd(),
         config_path=args.config,
@@ -158,6 +205,7 @@ async def _headless(runtime: Runtime, args: argparse.Namespace, prompt: str) -> 
                 "error": result.error.to_dict() if result.error else None,
                 "permission_mode": runtime.permission_mode,
                 "denied": printer.denied,
+                "budget": printer.spend,
             }
         )
         if result.stop_reason != "completed":
@@ -186,6 +234,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime = _open_runtime(args, headless=True)
         return 2 if runtime is None else asyncio.run(_undo(runtime))
     headless = args.prompt is not None
+    for flag, value in (("--max-tokens", args.max_tokens), ("--max-cost", args.max_cost)):
+        if value is not None and not headless:
+            key = "turn_tokens" if flag == "--max-tokens" else "turn_cost_usd"
+            sys.stderr.write(
+                f"smith: {flag} limits a headless turn (-p PROMPT); in the app use "
+                f"/config set budget.{key} VALUE\n"
+            )
+            return 2
     if headless:
         prompt = (sys.stdin.read() if args.prompt == "-" else args.prompt).strip()
         if not prompt.strip():

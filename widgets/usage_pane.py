@@ -2,9 +2,12 @@
 
 Session totals per role come from ``UsageUpdated.totals``; the current turn is the sum of
 the deltas seen between the top-level ``TurnStarted`` and ``TurnFinished`` (sub-agents
-included, under their own role). Cost is computed from each delta and the prices set with
-:meth:`UsagePane.set_pricing`. The context gauge follows the last top-level request, and
-the sparkline shows the tokens of each finished turn.
+included, under their own role). Cost is the call's cost the engine reports
+(``UsageUpdated.cost``: the provider's, else catalog prices), else computed from each delta
+and the prices set with :meth:`UsagePane.set_pricing`. With ``budget.*`` limits set, one
+line per limit shows the turn's spend against it (``BudgetUpdated``), marked from 80%.
+The context gauge follows the last top-level request, and the sparkline shows the tokens
+of each finished turn.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from textual.widgets import ProgressBar, Sparkline, Static
 
 from smith_tui.app.formatting import format_tokens, role_label
 from smith_tui.engine import events as ev
+from smith_tui.engine.budget import LIMITS, WARN_SHARE
 from smith_tui.engine.roles import list_roles
 
 #: Finished turns kept for the sparkline.
@@ -102,6 +106,12 @@ class UsagePane(Widget):
         """Cost since the pane started, from priced models only."""
         self.unpriced = False
         """Whether some usage came from a model without a price."""
+        self.reported_cost = False
+        """Whether some call came with its cost (no catalog price needed to show cost)."""
+        self.budget: dict[str, dict[str, float]] = {}
+        """The current (or last) turn's spend against each ``budget`` limit set."""
+        self.budget_warning = ""
+        """The last budget warning of the current (or last) turn."""
         self.context_tokens = 0
         """Tokens in the context of the last top-level request."""
         self.context_window = 0
@@ -157,16 +167,24 @@ class UsagePane(Widget):
 
     @property
     def priced(self) -> bool:
-        """Whether any price is known."""
-        return bool(self._pricing)
+        """Whether any price is known (or some call reported its cost)."""
+        return bool(self._pricing) or self.reported_cost
 
     # -- events ---------------------------------------------------------------------------
     def handle_event(self, event: ev.Event) -> None:
         """Follow usage and top-level turns; every other event is ignored."""
         if isinstance(event, ev.UsageUpdated):
             self._usage(event)
+        elif isinstance(event, ev.BudgetUpdated):
+            self.budget = {key: dict(value) for key, value in event.spend.items()}
+            self._refresh_table()
+        elif isinstance(event, ev.BudgetWarning):
+            self.budget_warning = event.message
+            self._refresh_table()
         elif isinstance(event, ev.TurnStarted) and event.job_id is None:
             self.turn = {}
+            self.budget = {}
+            self.budget_warning = ""
             self.turn_cost = 0.0
             self._turn_total = 0
             self.turn_running = True
@@ -221,8 +239,12 @@ class UsagePane(Widget):
         _add(self.turn.setdefault(event.role, {}), event.delta)
         self._turn_total += int(event.delta.get("total_tokens", 0) or 0)
         pricing = self._pricing.get(event.model)
-        if pricing is not None:
+        cost = event.cost
+        if cost is not None:
+            self.reported_cost = True
+        elif pricing is not None:
             cost = pricing.cost(event.delta)
+        if cost is not None:
             self.turn_cost += cost
             self.session_cost += cost
         elif event.delta.get("total_tokens"):
@@ -251,6 +273,23 @@ class UsagePane(Widget):
             turn_cost = format_cost(self.turn_cost) + mark
             session_cost = format_cost(self.session_cost) + mark
             parts += ["\n", (f"{'cost':<{role_w}}", "bold"), f"{turn_cost:<{turn_w}}{session_cost}"]
+        for limit in LIMITS:
+            spend = self.budget.get(limit.key)
+            if spend is None:
+                continue
+            used, maximum = float(spend["used"]), float(spend["limit"])
+            if limit.unit == "usd":
+                amount = f"{format_cost(used)}/{format_cost(maximum)}"
+            else:
+                amount = f"{format_tokens(int(used))}/{format_tokens(int(maximum))}"
+            share = used / maximum if maximum > 0 else 0.0
+            style = "bold red" if share >= 1 else "bold yellow" if share >= WARN_SHARE else "dim"
+            label = "turn" if limit.scope == "turn" else "conv"
+            parts += [
+                "\n",
+                (f"{label:<{role_w}}", "bold"),
+                (f"{amount} {min(999, round(100 * share))}%", style),
+            ]
         return Content.assemble(*parts)
 
     @property
@@ -282,6 +321,7 @@ class UsagePane(Widget):
 
     def _refresh_table(self) -> None:
         self.table.update(self.table_text())
+        self.table.tooltip = self.budget_warning or None
 
     def _refresh_context(self) -> None:
         self.context_label.update(self.context_text())

@@ -28,6 +28,8 @@ class HeadlessPrinter:
         self.finished: ev.TurnFinished | None = None
         self.denied: list[dict[str, Any]] = []
         """The tool calls the permission policy refused (tool, subject, reason, role)."""
+        self.spend: dict[str, dict[str, float]] | None = None
+        """The turn's last spend against each ``budget`` limit set (None: no limit set)."""
 
     def __call__(self, event: ev.Event) -> None:
         """Handle one event."""
@@ -40,6 +42,8 @@ class HeadlessPrinter:
                     "role": event.role,
                 }
             )
+        if isinstance(event, ev.BudgetUpdated):
+            self.spend = event.spend
         if self.format == "stream-json":
             self.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
             self.stdout.flush()
@@ -80,6 +84,12 @@ class HeadlessPrinter:
             self.stderr.write(f"⇢ dispatch {event.target_role}: {_short(event.task)}\n")
         elif isinstance(event, ev.DispatchFinished):
             self.stderr.write(f"⇠ {event.target_role} {event.status}: {_short(event.summary)}\n")
+        elif isinstance(event, ev.BudgetWarning):
+            self._newline()
+            self.stderr.write(f"smith: warning: {event.message}\n")
+        elif isinstance(event, ev.CommandOutput) and event.command == "attach":
+            self._newline()
+            self.stderr.write(f"smith: {event.text}\n")
 
     def _newline(self) -> None:
         if not self._ends_with_newline:

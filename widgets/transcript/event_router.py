@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from smith_tui.engine import events as ev
+from smith_tui.engine.attachments import display_text
 
 
 class Transcript(Protocol):
@@ -53,7 +54,8 @@ def route_event(transcript: Transcript, event: Any) -> None:
         t.reset_stream()
     elif isinstance(event, ev.TurnStarted):
         t.end_assistant()
-        t.add_user(event.prompt)
+        metadata = {"prompt": event.prompt, "attachments": event.attachments}
+        t.add_user(display_text(event.prompt, metadata))
     elif isinstance(event, ev.ToolCallStarted):
         t.end_assistant()
         t.add_tool_call(event.call_id, event.name, event.arguments)
@@ -77,6 +79,8 @@ def route_event(transcript: Transcript, event: Any) -> None:
             t.add_notice(event.text, "info" if event.ok else "error")
     elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
         t.add_notice(compaction_notice(event), "info")  # /compact prints its own output
+    elif isinstance(event, ev.BudgetWarning):
+        t.add_notice(f"Budget: {event.message}", "warning")
     elif isinstance(event, ev.SandboxStatus) and event.notice:
         t.add_notice(event.notice, "error" if event.mode == "on" else "warning")
 

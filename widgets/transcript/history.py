@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from smith_tui.engine.attachments import display_text
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
     DispatchEntry,
@@ -79,7 +80,8 @@ def entries_from_messages(
         metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
         text = message_text(message.get("content"))
         if kind == "user":
-            entries.append(UserEntry(text=text, position=position))
+            # A prompt with @path attachments shows as typed, with a marker per file.
+            entries.append(UserEntry(text=display_text(text, metadata), position=position))
         elif kind == "assistant":
             reasoning = message_text(message.get("reasoning"))
             if text.strip() or reasoning.strip():
