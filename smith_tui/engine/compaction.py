@@ -305,6 +305,9 @@ class Compactor:
         self._loaded = False
         self.auto_failed = False
         """An automatic compaction failed in this turn; it is not tried again."""
+        self._raw: tuple[int | None, int, int] = (None, 0, 0)
+        """``(boundary, counted up to, chars)``: the raw size of the tail, kept up to date as
+        the transcript grows, so most requests need no estimate pass over the history."""
 
     # -- the view -----------------------------------------------------------------------
     def boundary(self, transcript: Sequence[Mapping[str, Any]]) -> int | None:
@@ -354,9 +357,25 @@ class Compactor:
         return estimate_request(self.view(transcript), self.context.budget, self.context.window)
 
     def over_threshold(self, transcript: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether the view passes ``compact_threshold_pct`` of the window."""
+        """Whether the view passes ``compact_threshold_pct`` of the window.
+
+        The raw size of the view (nothing elided) is an upper bound kept up to date as
+        the transcript grows; only when it passes the threshold is the estimate made
+        (an elision pass over the history).
+        """
         budget = self.context.budget
         limit = budget.context_window * self.context.window.compact_threshold_pct / 100
+        start = self.boundary(transcript)
+        lo = start or 0
+        known, upto, chars = self._raw
+        if known != start or upto > len(transcript):
+            upto, chars = lo, 0
+        chars += sum(message_chars(m) for m in transcript[upto:])
+        self._raw = (start, len(transcript), chars)
+        if self.record is not None and start is not None:
+            chars += message_chars(summary_message(self.record, *self._reinjected()))
+        if budget.overhead + chars // CHARS_PER_TOKEN + 1 <= limit:
+            return False
         return self.estimate(transcript) > limit
 
     # -- compacting ---------------------------------------------------------------------

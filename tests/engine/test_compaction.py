@@ -194,3 +194,25 @@ def test_the_transcript_marks_a_compaction_and_what_it_kept() -> None:
     assert style == "info" and text.startswith("Context compacted (the context window filled up)")
     assert "40 older messages summarised, the newest 6 kept" in text
     assert "9000 → 2100 tokens" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(messy_transcripts(), st.integers(1, 40), st.integers(50, 2_000))
+def test_the_threshold_check_matches_the_estimate_as_the_transcript_grows(
+    msgs: list[Msg], step: int, window: int
+) -> None:
+    compactor = Compactor(
+        CompactionContext(
+            conversation_id="c",
+            llm=None,
+            model="m",
+            budget=RequestBudget(window, 20, 0),
+            window=WindowSettings(tool_output_keep_rounds=1, tool_output_elide_over_chars=50),
+            emit=lambda e: None,
+        )
+    )
+    limit = window * 0.85
+    grown: list[Msg] = []
+    for start in range(0, len(msgs), step):
+        grown.extend(msgs[start : start + step])
+        assert compactor.over_threshold(grown) == (compactor.estimate(grown) > limit)
