@@ -154,8 +154,6 @@ class SmithApp(App[int]):
         self.bridge.attach(self.runtime.subscribe)
         self.runtime.ask_permission = self.ask_permission
         self.main_screen.runtime_ready()
-        # MCP servers start with the session, in the background, after the first frame.
-        self.call_after_refresh(self.runtime.start_mcp)
         if not self.runtime.server_configured:
             from smith_tui.app.first_run import FirstRunScreen
 

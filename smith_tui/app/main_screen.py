@@ -246,6 +246,9 @@ class MainScreen(Screen):
         held, self._held = self._held, []
         self.apply_events(held)
         self.smith.load_prices()
+        # MCP servers start with the session, in the background, once the transcript is
+        # there to show a failure notice (a server that fails at once must not be missed).
+        self.runtime.start_mcp()
 
     def load_catalog(self, models: list[Any]) -> None:
         """Hand the model catalog (prices) to the usage pane."""

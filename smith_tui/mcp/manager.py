@@ -224,7 +224,8 @@ class McpManager:
             if not server.stopping:
                 raise
         except Exception as exc:
-            self._fail(server, exc, errlog)
+            if server.status != "failed":  # a failed start-up was said already
+                self._fail(server, exc, errlog)
         finally:
             server.session = None
             server.started.set()
@@ -240,14 +241,20 @@ class McpManager:
             stack.callback(group.cancel_scope.cancel)
             watched = _watch(group, read, closed, wake)
             session = await stack.enter_async_context(ClientSession(watched, write))
-            with anyio.fail_after(config.timeout_s):
-                await session.initialize()
-                tools = await _all_tools(session)
-                capabilities = session.server_capabilities
-                if capabilities is not None and capabilities.prompts is not None:
-                    server.prompts = (await session.list_prompts()).prompts
-                if capabilities is not None and capabilities.resources is not None:
-                    server.resources = (await session.list_resources()).resources
+            try:
+                with anyio.fail_after(config.timeout_s):
+                    await session.initialize()
+                    tools = await _all_tools(session)
+                    capabilities = session.server_capabilities
+                    if capabilities is not None and capabilities.prompts is not None:
+                        server.prompts = (await session.list_prompts()).prompts
+                    if capabilities is not None and capabilities.resources is not None:
+                        server.resources = (await session.list_resources()).resources
+            except Exception as exc:
+                # Said now, so a waiting turn goes on while the process is being stopped.
+                self._fail(server, exc, errlog)
+                server.started.set()
+                raise
             server.session = session
             server.tools = tools
             self._offer(server)
