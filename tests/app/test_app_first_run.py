@@ -119,3 +119,61 @@ def test_welcome_screen_snapshot(snap_compare, tmp_path, monkeypatch, size) -> N
         assert snap_compare(app, terminal_size=size, run_before=shown)
     finally:
         runtime.store.close()
+
+
+async def test_f2_puts_connection_settings_first_and_filters(fresh, monkeypatch) -> None:
+    from textual.widgets import DataTable, Input
+
+    from smith_tui.app.screens.config_screen import ConfigScreen
+
+    runtime, _ = fresh
+    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfigScreen), "settings")
+        screen = app.screen
+        paths = [row.path for row in screen.rows]
+        assert paths[0] == "llm_config.api_url"
+        first_other = next(i for i, p in enumerate(paths) if not p.startswith("llm_config."))
+        assert paths[first_other] == "default_model"
+        assert all(not p.startswith("llm_config.") for p in paths[first_other:])
+        await pilot.press("slash", *"timeout")
+        await wait_until(pilot, lambda: len(screen.rows) < len(paths), "the filter")
+        assert screen.rows and all("timeout" in f"{r.path} {r.description}" for r in screen.rows)
+        table = screen.query_one("#config-table", DataTable)
+        assert table.row_count == len(screen.rows)
+        await pilot.press("enter")
+        assert table.has_focus
+        # "/" typed into the value box is text, not the filter key.
+        value = screen.query_one("#config-value", Input)
+        value.focus()
+        await pilot.press(*"a/b")
+        assert value.value.endswith("a/b")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+def test_config_screen_filtered_snapshot(snap_compare, tmp_path, size) -> None:
+    import asyncio
+
+    from smith_tui.app.screens.config_screen import ConfigScreen
+    from tests.support.screen_host import ScreenHost, offline_runtime
+
+    runtime = offline_runtime(tmp_path)
+    app = ScreenHost(lambda: ConfigScreen(runtime))
+
+    async def filtered(pilot) -> None:
+        await pilot.pause()
+        total = len(app.screen.rows)
+        await pilot.press("slash", *"url")
+        await wait_until(pilot, lambda: 0 < len(app.screen.rows) < total, "the filtered rows")
+        assert app.screen.rows[0].path == "llm_config.api_url"
+        for box in app.screen.query("Input"):
+            box.cursor_blink = False
+        await wait_for_still_screen(pilot)
+
+    try:
+        assert snap_compare(app, terminal_size=size, run_before=filtered)
+    finally:
+        asyncio.run(runtime.aclose())

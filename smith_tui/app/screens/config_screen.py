@@ -38,6 +38,28 @@ SOURCE_STYLES = {
 }
 
 
+#: Shown first, in this order: what a first session needs (where the server is, which model).
+CONNECTION_PREFIXES = ("llm_config.", "default_model", "models.")
+
+
+def connection_first(rows: list[SettingRow]) -> list[SettingRow]:
+    """``rows`` with the connection settings first (otherwise in their order)."""
+
+    def rank(row: SettingRow) -> int:
+        for index, prefix in enumerate(CONNECTION_PREFIXES):
+            if row.path.startswith(prefix):
+                return index
+        return len(CONNECTION_PREFIXES)
+
+    return sorted(rows, key=rank)
+
+
+def matches(row: SettingRow, words: str) -> bool:
+    """Whether every word of the filter is in the row's path or description."""
+    text = f"{row.path} {row.description}".lower()
+    return all(word in text for word in words.lower().split())
+
+
 def _cell(text: str, style: str = "") -> Text:
     if len(text) > MAX_VALUE_CELL:
         text = text[: MAX_VALUE_CELL - 1] + "…"
@@ -53,6 +75,7 @@ class ConfigScreen(SmithModal):
         Binding("ctrl+s", "save", "Save"),
         Binding("u", "unset", "Unset"),
         Binding("e", "edit", "Edit", show=False),
+        Binding("slash", "filter", "Filter"),
     ]
 
     def __init__(self, runtime: Runtime) -> None:
@@ -64,6 +87,9 @@ class ConfigScreen(SmithModal):
         """Table, description, editor, messages, footer."""
         with Vertical(id="config-dialog") as dialog:
             dialog.border_title = "Settings"
+            yield Input(
+                placeholder="filter settings (/): e.g. url, timeout, model", id="config-filter"
+            )
             yield DataTable(id="config-table", cursor_type="row", zebra_stripes=True)
             with Vertical(id="config-editor"):
                 yield Static("", id="config-about", markup=False)
@@ -88,7 +114,10 @@ class ConfigScreen(SmithModal):
 
     def refresh_rows(self, keep: str | None = None) -> None:
         """Rebuild the rows from the runtime's config; keep the cursor on ``keep``."""
-        self.rows = setting_rows(self.runtime.config)
+        words = self.query_one("#config-filter", Input).value
+        self.rows = [
+            r for r in connection_first(setting_rows(self.runtime.config)) if matches(r, words)
+        ]
         table = self.query_one("#config-table", DataTable)
         table.clear()
         for row in self.rows:
@@ -156,7 +185,9 @@ class ConfigScreen(SmithModal):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter in the path box moves on; enter in the value box saves."""
         event.stop()
-        if event.input.id == "config-path":
+        if event.input.id == "config-filter":
+            self.query_one("#config-table", DataTable).focus()
+        elif event.input.id == "config-path":
             self.query_one("#config-value", Input).focus()
         else:
             self.action_save()
@@ -168,6 +199,16 @@ class ConfigScreen(SmithModal):
             self.action_save()
         elif event.button.id == "config-unset":
             self.action_unset()
+
+    def action_filter(self) -> None:
+        """Type in the filter box (enter goes back to the table)."""
+        self.query_one("#config-filter", Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Show only the settings that match the filter."""
+        if event.input.id == "config-filter":
+            event.stop()
+            self.refresh_rows()
 
     def _path(self) -> str:
         return self.query_one("#config-path", Input).value.strip()
