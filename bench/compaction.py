@@ -6,8 +6,10 @@ transcript of bench/window.py (user prompts, tool rounds of 1-3 calls with outpu
 
 * the tool-pair-safe cut alone (:func:`choose_cut`);
 * the plan: cut plus the older part rendered for the summary request;
-* a whole ``Compactor.compact`` with a model that answers at once and the record written
-  to a real SQLite store, first and second compaction;
+* the threshold check of the request that compacts (the elided estimate of the whole
+  history: the raw-size shortcut does not apply once the window is full);
+* ``Compactor.compact`` after that check, with a model that answers at once and the
+  record written to a real SQLite store; and a second compaction;
 * the per-request cost once compacted: the view ``[summary] + tail`` and its estimate.
 
 The target is < 50 ms for a compaction excluding the model call.
@@ -38,8 +40,9 @@ from smith_tui.engine.compaction import (
     CompactionContext,
     Compactor,
     choose_cut,
+    save_record,
 )
-from smith_tui.engine.prompt import RequestBudget
+from smith_tui.engine.prompt import RequestBudget, estimate_request
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings
 from smith_tui.store import Store
 
@@ -116,27 +119,52 @@ def main() -> None:
         store = Store.open(Path(folder) / "bench.db")
         conv = store.conversations.create("bench-project", "bench")
 
-        def first() -> None:
+        def fresh() -> Compactor:
             store.notes.delete(conv, COMPACTION_NOTE_ID)  # a conversation never compacted
-            asyncio.run(compactor(store, conv).compact(msgs, reason="auto"))
+            return compactor(store, conv)
 
-        first_ms = median_ms(first, args.repeats)
-        rows.append(("whole compaction, model call excluded (record stored)", first_ms, True))
+        def check() -> None:
+            fresh().over_threshold(msgs)
+
+        loop = asyncio.new_event_loop()
+
+        def compaction_ms(messages: list[dict[str, Any]], earlier: Any = None) -> float:
+            """Median time of ``compact`` alone, after the threshold check a turn makes
+            (``earlier``: the compaction record the conversation starts from)."""
+            times = []
+            for _ in range(args.repeats):
+                live = fresh()
+                if earlier is not None:
+                    save_record(store, conv, earlier)
+                live.over_threshold(messages)
+                start = time.perf_counter()
+                loop.run_until_complete(live.compact(messages, reason="auto"))
+                times.append((time.perf_counter() - start) * 1000)
+            return statistics.median(times)
+
+        check_ms = median_ms(check, args.repeats)
+        first_ms = compaction_ms(msgs)
+        rows.append(
+            ("threshold check that finds the window full (one window pass)", check_ms, False)
+        )
+        rows.append(
+            ("compaction after it (cut, render, record stored, new estimate)", first_ms, True)
+        )
 
         grown = msgs + conversation(2_000, ids="n")
         for position, message in enumerate(grown):
             message["position"] = position
-
-        def second() -> None:
-            asyncio.run(compactor(store, conv).compact(grown, reason="auto"))
-
-        asyncio.run(compactor(store, conv).compact(msgs, reason="auto"))
-        second_ms = median_ms(second, args.repeats)
+        earlier = loop.run_until_complete(fresh().compact(msgs, reason="auto"))
+        second_ms = compaction_ms(grown, earlier)
         rows.append(("second compaction (summary + 2,000 newer messages)", second_ms, True))
 
         live = compactor(store, conv)
-        asyncio.run(live.compact(msgs, reason="auto"))
-        view_ms = median_ms(lambda: live.estimate(msgs), args.repeats)
+        loop.run_until_complete(live.compact(msgs, reason="auto"))
+        loop.close()
+        view_ms = median_ms(
+            lambda: estimate_request(live.view(msgs), live.context.budget, WindowSettings()),
+            args.repeats,
+        )
         rows.append(("per request once compacted: view + estimate", view_ms, False))
         store.close()
 

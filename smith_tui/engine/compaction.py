@@ -305,6 +305,7 @@ class Compactor:
         self._loaded = False
         self.auto_failed = False
         """An automatic compaction failed in this turn; it is not tried again."""
+        self._estimated: tuple[tuple[int, int | None], int] | None = None
         self._raw: tuple[int | None, int, int] = (None, 0, 0)
         """``(boundary, counted up to, chars)``: the raw size of the tail, kept up to date as
         the transcript grows, so most requests need no estimate pass over the history."""
@@ -353,8 +354,17 @@ class Compactor:
         return todo, [(n.note_id, n.content) for n in notes]
 
     def estimate(self, transcript: Sequence[Mapping[str, Any]]) -> int:
-        """The request estimate of the current view, nothing dropped."""
-        return estimate_request(self.view(transcript), self.context.budget, self.context.window)
+        """The request estimate of the current view, nothing dropped.
+
+        The last figure is kept, so the compaction that follows a threshold check does
+        not make the same pass over the history again.
+        """
+        key = (len(transcript), self.boundary(transcript))
+        if self._estimated is not None and self._estimated[0] == key:
+            return self._estimated[1]
+        value = estimate_request(self.view(transcript), self.context.budget, self.context.window)
+        self._estimated = (key, value)
+        return value
 
     def over_threshold(self, transcript: Sequence[Mapping[str, Any]]) -> bool:
         """Whether the view passes ``compact_threshold_pct`` of the window.
