@@ -6,13 +6,13 @@ import asyncio
 import dataclasses
 import importlib
 from collections.abc import Callable
-from functools import partial
 from importlib.resources import files
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import events
 from textual.app import App
+from textual.binding import BindingType
 from textual.screen import Screen
 
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
@@ -25,6 +25,8 @@ from smith_tui.widgets.completion.candidates import Completer
 
 if TYPE_CHECKING:
     from textual.command import Provider
+
+    from smith_tui.engine.runtime import Runtime
 
 #: The modal screens: name → (module, class); imported when first opened.
 SCREENS: dict[str, tuple[str, str]] = {
@@ -72,15 +74,15 @@ class SmithApp(App[int]):
         for name in ("app.tcss", "transcript.tcss", "panes.tcss")
     ]
     TITLE = "Agent Smith"
-    BINDINGS = APP_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
     PAUSE_GC_ON_SCROLL = True
     COMMANDS = App.COMMANDS | {smith_commands}
 
     def __init__(
         self,
-        runtime: Any = None,
+        runtime: Runtime | None = None,
         *,
-        opener: Callable[[], Any] | None = None,
+        opener: Callable[[], Runtime] | None = None,
         animations: bool = True,
     ) -> None:
         """Run on ``runtime``, or on the one ``opener`` returns once the first frame is up.
@@ -91,7 +93,7 @@ class SmithApp(App[int]):
         super().__init__()
         if runtime is None and opener is None:
             raise ValueError("SmithApp needs a runtime or an opener")
-        self.runtime: Any = runtime
+        self.runtime: Runtime | None = runtime
         self._opener = opener
         self._pending: list[str] = []
         self.startup_error: str | None = None
@@ -99,9 +101,9 @@ class SmithApp(App[int]):
         if not animations:
             self.animation_level = "none"
         self.keymap: dict[str, str] = {}
-        self.completer = Completer(runtime_sources(_LiveRuntime(self)))
+        self.completer = Completer(runtime_sources(_live_runtime(self)))
         self.bridge = EventBridge(self)
-        self.main_screen = MainScreen(_LiveRuntime(self))
+        self.main_screen = MainScreen(_live_runtime(self))
         self.gc_policy = GcPolicy()
         """When full garbage collections may pause the screen (see `gc_policy`); started
         after start-up unless ``services.ui.gc_policy`` is false."""
@@ -113,8 +115,15 @@ class SmithApp(App[int]):
         """Whether the runtime is open."""
         return self.runtime is not None
 
+    @property
+    def opened_runtime(self) -> Runtime:
+        """The runtime, for the code that runs only once it is open."""
+        if self.runtime is None:
+            raise RuntimeError("the runtime is not open yet")
+        return self.runtime
+
     def _apply_keymap(self) -> None:
-        self.keymap = keymap_for(self.runtime.config.model.services.ui.keys)
+        self.keymap = keymap_for(self.opened_runtime.config.model.services.ui.keys)
         self.set_keymap(self.keymap)
 
     def get_default_screen(self) -> Screen:
@@ -144,24 +153,25 @@ class SmithApp(App[int]):
         self.startup_error = message
         self.exit(2, return_code=2)
 
-    def _opened(self, runtime: Any) -> None:
+    def _opened(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._apply_keymap()
         self._start()
 
     def _start(self) -> None:
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
-        self.bridge.attach(self.runtime.subscribe)
-        self.runtime.ask_permission = self.ask_permission
+        runtime = self.opened_runtime
+        self.bridge.attach(runtime.subscribe)
+        runtime.ask_permission = self.ask_permission
         self.main_screen.runtime_ready()
-        if not self.runtime.server_configured:
+        if not runtime.server_configured:
             from smith_tui.app.first_run import FirstRunScreen
 
-            self.push_screen(FirstRunScreen(self.runtime))
+            self.push_screen(FirstRunScreen(runtime))
         pending, self._pending = self._pending, []
         for line in pending:
             self.submit_line(line)
-        if self.runtime.config.model.services.ui.gc_policy:
+        if runtime.config.model.services.ui.gc_policy:
             self.set_timer(GC_POLICY_DELAY_S, self._manage_gc)
 
     def _manage_gc(self) -> None:
@@ -180,11 +190,11 @@ class SmithApp(App[int]):
         Called once the panes are mounted: creating the HTTP client (TLS setup) and asking
         the server take longer than a frame, and the prompt must paint first.
         """
-        if self.runtime.server_configured:
-            self.run_worker(self._load_prices, group="catalog", exit_on_error=False)
+        if self.opened_runtime.server_configured:
+            self.run_worker(self._load_prices(), group="catalog", exit_on_error=False)
 
     async def _load_prices(self) -> None:
-        models = await self.runtime.catalog()
+        models = await self.opened_runtime.catalog()
         if models:
             self.main_screen.load_catalog(models)
 
@@ -208,7 +218,7 @@ class SmithApp(App[int]):
                 if event.data.get("action") == "copy":
                     self.copy_text(str(event.data.get("text") or ""), event.text)
             action = _app_action(event)
-            if action:
+            if action and isinstance(event, ev.CommandOutput):
                 actions.append(action)
                 event = dataclasses.replace(event, text="")
             events.append(event)
@@ -238,7 +248,7 @@ class SmithApp(App[int]):
 
     def _command_action(self, action: str) -> None:
         if action == "quit":
-            self.run_worker(self.action_quit, group="quit")
+            self.run_worker(self.action_quit(), group="quit")
         elif action in SCREENS:
             self.open_screen(action)
 
@@ -257,14 +267,12 @@ class SmithApp(App[int]):
                 severity="warning",
             )
             return False
-        self.run_worker(
-            partial(self._run_line, text), group="turn", exclusive=False, exit_on_error=False
-        )
+        self.run_worker(self._run_line(text), group="turn", exclusive=False, exit_on_error=False)
         return True
 
     async def _run_line(self, text: str) -> None:
         try:
-            await self.runtime.submit(text)
+            await self.opened_runtime.submit(text)
         except Exception as exc:  # the runtime reports turn errors as events; this is the rest
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             self.notify(message, title="Could not run that", severity="error")
@@ -330,11 +338,13 @@ class SmithApp(App[int]):
         cls = screen_class(name)
         if isinstance(self.screen, cls):
             return
+        # Every registered screen is built on the runtime (Screen's own __init__ is not).
+        screen = cast("Callable[[Runtime], Screen[Any]]", cls)(self.runtime)
         if name in ("inspect", "rewind"):
             # Edits, deletions and rewinds rebuild runtime.messages; show what is stored now.
-            self.push_screen(cls(self.runtime), lambda _: self.main_screen.show_conversation())  # type: ignore[call-arg]
+            self.push_screen(screen, lambda _: self.main_screen.show_conversation())
         else:
-            self.push_screen(cls(self.runtime))  # type: ignore[call-arg]
+            self.push_screen(screen)
 
     def action_cycle_mode(self) -> None:
         """Switch to the next permission mode (read-only → ask → auto-edit → yolo)."""
@@ -396,18 +406,18 @@ class SmithApp(App[int]):
         self.submit_line(f"/role {name}")
 
 
-def _pick_conversation(runtime: Any, resume: str | None, continue_: bool) -> None:
+def _pick_conversation(runtime: Runtime, resume: str | None, continue_: bool) -> None:
     if resume:
         runtime.load_conversation(resume, reason="resume")
     elif continue_:
         if runtime.continue_latest() is None:
             runtime.new_conversation()
     else:
-        runtime.ensure_conversation()
+        runtime.prepare_conversation()  # a new conversation is stored with its first message
 
 
 def run_app(
-    runtime: Any = None,
+    runtime: Runtime | None = None,
     *,
     opener: Callable[[], Any] | None = None,
     resume: str | None = None,
@@ -422,7 +432,7 @@ def run_app(
     """
     import sys
 
-    def open_and_pick() -> Any:
+    def open_and_pick() -> Runtime:
         opened = runtime if runtime is not None else opener()  # type: ignore[misc]
         try:
             _pick_conversation(opened, resume, continue_)
@@ -452,7 +462,7 @@ def run_app(
     return int(code or 0)
 
 
-def resume_hint(runtime: Any) -> str:
+def resume_hint(runtime: Runtime) -> str:
     """How to come back to the conversation on screen, or ``""`` when there is none stored."""
     conversation_id = getattr(runtime, "conversation_id", None)
     if not conversation_id or not getattr(runtime, "messages", None):
@@ -480,3 +490,8 @@ class _LiveRuntime:
 
     def __bool__(self) -> bool:
         return self._app.runtime is not None
+
+
+def _live_runtime(app: SmithApp) -> Runtime:
+    """A :class:`_LiveRuntime` of ``app``, typed as the runtime it reads through to."""
+    return cast("Runtime", _LiveRuntime(app))

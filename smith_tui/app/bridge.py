@@ -58,8 +58,8 @@ def _append(out: list[ev.Event] | deque[ev.Event], event: ev.Event) -> None:
     key = _stream_key(event)
     if key is not None and out and _stream_key(out[-1]) == key:
         previous = out[-1]
-        merged = previous.text + event.text  # type: ignore[attr-defined]
-        out[-1] = _bounded(dataclasses.replace(previous, text=merged))
+        assert isinstance(previous, _MERGEABLE) and isinstance(event, _MERGEABLE)  # by the key
+        out[-1] = _bounded(dataclasses.replace(previous, text=previous.text + event.text))
     else:
         out.append(_bounded(event))
 
