@@ -95,3 +95,41 @@ async def test_a_real_dispatch_turn_fills_the_tree_activity_and_usage(
             assert runtime.usage.totals()["explorer"]["total_tokens"] == 480
     finally:
         await runtime.aclose()
+
+
+async def test_the_usage_pane_shows_reported_cost_and_spend_against_each_limit(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # The catalog prices the model, but the server reports each call's cost: that wins.
+    llm_server.catalog = {
+        "data": [{"id": "scripted-model", "pricing": {"prompt": "0.01", "completion": "0.01"}}]
+    }
+    reported = {"prompt_tokens": 4000, "completion_tokens": 500, "cost": 0.25}
+    llm_server.enqueue(
+        text_reply(tool_calls=[tool_call("bash", {"command": "echo hi"})], usage=reported),
+        text_reply("done", usage={**reported, "completion_tokens": 0, "cost": 0.5}),
+    )
+    runtime, _ = open_runtime(
+        tmp_path,
+        llm_server.base_url,
+        config={"budget": {"turn_tokens": 10_000, "conversation_cost_usd": 1.0}},
+    )
+    app = PanesHost()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            usage_pane = app.query_one(UsagePane)
+            unsubscribe = runtime.subscribe(app.feed)
+            result = await runtime.submit("spend")
+            unsubscribe()
+            await pilot.pause()
+            assert result.stop_reason == "completed", result
+
+            assert usage_pane.turn_cost == 0.75 and usage_pane.priced
+            rows = usage_pane.table_text().plain.splitlines()
+            assert rows[-3].split() == ["cost", "$0.75", "$0.75"]
+            # 8,500 of 10,000 tokens and $0.75 of $1.00: the token line crossed 80%.
+            assert rows[-2].split() == ["turn", "8.5k/10k", "85%"]
+            assert rows[-1].split() == ["conv", "$0.75/$1.00", "75%"]
+            assert usage_pane.budget_warning.startswith("85% of the turn tokens budget used")
+    finally:
+        await runtime.aclose()

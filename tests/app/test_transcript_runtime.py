@@ -73,3 +73,41 @@ async def test_a_real_turn_and_its_stored_messages_show_the_same(
             assert rebuilt.ok and "matrix-42" in rebuilt.content
     finally:
         runtime.store.close()
+
+
+async def test_an_attached_file_shows_as_a_marker_live_and_stored(
+    tmp_path: Path, monkeypatch: Any, llm_server: ScriptedLLMServer
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = app_runtime(
+        tmp_path, api_url=llm_server.base_url, config={"budget": {"turn_tokens": 1000}}
+    )
+    (runtime.options.cwd / "notes.txt").write_text("ATTACHED-BODY line\nsecond\nthird\n")
+    llm_server.enqueue(text_reply("Read it.", usage={"prompt_tokens": 850, "completion_tokens": 0}))
+    prompt = "summarise @notes.txt"
+    marker = "📎 notes.txt (3 lines)"
+    try:
+        app = TranscriptApp()
+        async with app.run_test(size=SIZE) as pilot:
+            transcript = app.transcript
+            unsubscribe = runtime.subscribe(transcript.handle_event)
+            await runtime.submit(prompt)
+            unsubscribe()
+            await transcript.settle()
+            await pilot.pause()
+            text = screen_text(app)
+            assert prompt in text and marker in text
+            assert "ATTACHED-BODY" not in text
+            assert "Budget: 85% of the turn tokens budget used" in text
+
+        stored = TranscriptApp()
+        async with stored.run_test(size=SIZE) as pilot:
+            await stored.transcript.load_messages(list(runtime.messages))
+            await pilot.pause()
+            await wait_until(pilot, lambda: marker in screen_text(stored), "the marker")
+            assert "ATTACHED-BODY" not in screen_text(stored)
+        # The model got the file's text.
+        sent = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
+        assert "ATTACHED-BODY line" in sent[-2]["content"]
+    finally:
+        runtime.store.close()
