@@ -125,8 +125,10 @@ def test_smith_in_tmux_answers_runs_a_tool_cancels_and_quits(tmp_path, llm_serve
         pane.wait_for("Ask Smith")
         pane.type("what is the answer?")
         pane.send("Enter")
+        pane.wait_for("wants to run bash")  # the app asks first (permissions.mode ask)
+        pane.send("y")
         screen = pane.wait_for("The answer is forty-two.")
-        assert "what is the answer?" in screen
+        assert "what is the answer?" in screen, screen
         assert "bash" in screen and "echo tmux-$((40+2))" in screen
         pane.wait_for("● idle")
 
