@@ -49,17 +49,19 @@ async def _asked(pilot: Any) -> None:
 
 
 async def test_allow_once_runs_the_command(runtime: Any, llm_server: Any) -> None:
-    llm_server.enqueue(text_reply(tool_calls=[_bash("echo agreed-$((6*7))")]), text_reply("ok"))
+    llm_server.enqueue(text_reply(tool_calls=[_bash("echo agreed-42")]), text_reply("ok"))
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "run it")
         await _asked(pilot)
         text = screen_text(app)
         assert "Smith (direct) wants to run bash" in text
-        assert "echo agreed-$((6*7))" in text and "allow bash(echo*) for this session" in text
+        assert "echo agreed-42" in text and "allow bash(echo*) for this session" in text
         assert runtime.busy  # the turn waits for the answer
         await pilot.press("y")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
+        await wait_for_text(pilot, "ok")
+        assert "run it" in screen_text(app)  # the whole turn shows after the question
     assert "agreed-42" in _results(runtime)[0]
 
 
