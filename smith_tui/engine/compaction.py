@@ -512,4 +512,5 @@ class Compactor:
             max_new_tokens=ctx.max_output_tokens or None,
             cancel=cancel,
         )
-        return await ctx.llm.chat_stream(request, StreamHandlers())
+        response: ChatResponse = await ctx.llm.chat_stream(request, StreamHandlers())
+        return response
