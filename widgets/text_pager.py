@@ -3,7 +3,7 @@
 Only the visible rows are rendered (line API), so a transcript of tens of thousands of
 lines opens quickly. Find highlights every match and marks the current one; the view
 scrolls to keep the current match in the middle. Mouse selection and copy work as in
-Textual's ``Log``.
+Textual's ``Log``; shift+down / shift+up select whole rows from the keyboard.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import ClassVar, NamedTuple
 from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual import events
-from textual.geometry import Size
+from textual.binding import Binding, BindingType
+from textual.geometry import Offset, Size
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
@@ -91,6 +92,10 @@ class TextPager(ScrollView, can_focus=True):
     """Read-only text, soft-wrapped to the width, with find and highlighted matches."""
 
     ALLOW_SELECT = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("shift+down", "select_rows(1)", "Select down", show=False),
+        Binding("shift+up", "select_rows(-1)", "Select up", show=False),
+    ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "text-pager--heading",
         "text-pager--match",
@@ -128,6 +133,8 @@ class TextPager(ScrollView, can_focus=True):
         self.matches: list[TextMatch] = []
         self._matches_by_line: dict[int, list[int]] = {}
         self.current_index = -1
+        self._select_anchor = 0
+        self._select_cursor = 0
         self.load_text(text)
 
     # -- content --------------------------------------------------------------------------
@@ -251,6 +258,36 @@ class TextPager(ScrollView, can_focus=True):
             text.stylize(self.screen.get_component_rich_style("screen--selection"), lo, hi)
         strip = Strip(text.render(self.app.console), text.cell_len)
         return strip.crop_extend(0, width, base).apply_offsets(0, index)
+
+    # -- keyboard selection -----------------------------------------------------------------
+
+    def action_select_rows(self, step: int) -> None:
+        """Select whole rows from the keyboard: the first press selects the current match's
+        row (else the top row in view), the next ones grow or shrink the selection."""
+        if not self._rows:
+            return
+        if self.text_selection is None:
+            match = self.current_match
+            row = self.row_of(match.line, match.start) if match else int(self.scroll_y)
+            self._select_anchor = self._select_cursor = row
+        else:
+            last = len(self._rows) - 1
+            self._select_cursor = max(0, min(last, self._select_cursor + step))
+        lo, hi = sorted((self._select_anchor, self._select_cursor))
+        self.screen.selections = {self: Selection(Offset(0, lo), Offset(0, hi + 1))}
+        height = self.scrollable_content_region.height
+        cursor = self._select_cursor
+        if cursor < self.scroll_y:
+            self.scroll_to(y=cursor, animate=False)
+        elif cursor >= self.scroll_y + height:
+            self.scroll_to(y=cursor - height + 1, animate=False)
+
+    @property
+    def selected_text(self) -> str:
+        """The selected text (empty when nothing is selected)."""
+        selection = self.text_selection
+        extracted = self.get_selection(selection) if selection is not None else None
+        return extracted[0] if extracted else ""
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text (rows as drawn)."""

@@ -291,3 +291,29 @@ async def test_f1_says_how_to_scroll_expand_copy_and_cancel(runtime) -> None:
         text = await wait_for_text(pilot, "Getting around")
         for needle in ("pageup / pagedown", "on a tool call: expand", "/copy [N]", "esc / ctrl+c"):
             assert needle in text
+
+
+async def test_pager_keyboard_selection_and_copy(runtime) -> None:
+    from smith_tui.app.screens.pager_screen import PagerScreen
+
+    _seed_long_conversation(runtime, pairs=3)
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press("alt+h")
+        await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen), what="the pager")
+        pager = app.screen.pager
+        await pilot.press("slash", *"answer number 1", "enter")
+        await pilot.press("escape")  # clears the find box, back to the text
+        await pilot.press("c")
+        await wait_for_text(pilot, "Select lines first")
+        await pilot.press("slash", *"answer number 1", "enter", "tab")
+        await wait_until(pilot, lambda: app.focused is pager, what="the text focused")
+        await pilot.press("shift+down", "shift+down")
+        selected = pager.selected_text
+        assert selected.startswith("answer number 1")
+        assert len(selected.splitlines()) == 2  # two rows (the second one blank)
+        await pilot.press("c")
+        await wait_for_text(pilot, "Copied 2 lines to the clipboard.")
+        assert app.clipboard == selected
+        await pilot.press("escape")  # the selection goes first
+        assert pager.text_selection is None and isinstance(app.screen, PagerScreen)

@@ -29,6 +29,7 @@ class PagerScreen(SmithModal):
         Binding("slash", "focus_find", "Find"),
         Binding("f3,n", "find(1)", "Next"),
         Binding("shift+f3,N", "find(-1)", "Previous"),
+        Binding("c", "copy", "Copy selection"),
     ]
 
     def __init__(
@@ -71,7 +72,20 @@ class PagerScreen(SmithModal):
             self.search("")
             self.pager.focus()
             return
+        if self.pager.text_selection is not None:
+            self.clear_selection()
+            return
         super().action_close()
+
+    def action_copy(self) -> None:
+        """Copy the selected text (shift+down / shift+up select rows, or the mouse)."""
+        text = self.pager.selected_text or self.get_selected_text() or ""
+        if not text:
+            self.notify("Select lines first: shift+down / shift+up (or drag with the mouse).")
+            return
+        self.app.copy_to_clipboard(text)
+        lines = len(text.splitlines())
+        self.notify(f"Copied {lines} line{'s' if lines != 1 else ''} to the clipboard.")
 
     def action_focus_find(self) -> None:
         """Put the cursor in the find box."""
