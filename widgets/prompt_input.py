@@ -259,8 +259,9 @@ class PromptInput(TextArea):
         self._completion_generation += 1
         generation = self._completion_generation
         # A callable, not a coroutine: a worker replaced before it starts leaves nothing unawaited.
+        # (mypy infers Never from Textual's WorkType union for any async callable.)
         self.run_worker(
-            partial(self._complete, generation, self.text, *self.cursor_location),
+            partial(self._complete, generation, self.text, *self.cursor_location),  # type: ignore[arg-type]
             group="completion",
             exclusive=True,
             exit_on_error=False,

@@ -7,6 +7,7 @@ implementation. Textual's own entries (theme switcher, keys, screenshot, quit) c
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -49,7 +50,7 @@ def palette_entries() -> list[PaletteEntry]:
 class SmithCommands(Provider):
     """Provides Smith's commands; choosing one runs ``app.run_action(entry.action)``."""
 
-    def _command(self, entry: PaletteEntry) -> partial[object]:
+    def _command(self, entry: PaletteEntry) -> Callable[[], Awaitable[bool]]:
         return partial(self.app.run_action, entry.action)
 
     async def discover(self) -> Hits:
