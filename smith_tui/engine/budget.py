@@ -187,7 +187,3 @@ class SpendMeter:
                 f"{format_amount(limit.unit, maximum)} (budget.{limit.key}). Raise it with {how}."
             )
         return None
-
-    def cost_limited(self) -> bool:
-        """Whether a cost limit is set."""
-        return any(key.endswith("_usd") for key in self.limits)
