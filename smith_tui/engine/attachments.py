@@ -17,12 +17,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.args import max_output_chars
-from smith_tui.tools.files import max_file_bytes, read_text_file, resolve_for_tool
-from smith_tui.tools.spec import ToolContext, ToolError
+
+if TYPE_CHECKING:
+    from smith_tui.tools.spec import ToolContext
 
 #: Most files one prompt attaches (later ``@path`` tokens are left as typed).
 MAX_ATTACHMENTS = 10
@@ -74,6 +74,11 @@ def attach_files(
     tokens = mentioned_paths(prompt)
     if not tokens:
         return Attached(prompt)
+    # The tools layer loads here, not with this module: the app's transcript imports
+    # display_text while it paints its first frame.
+    from smith_tui.tools.args import max_output_chars
+    from smith_tui.tools.spec import ToolContext, ToolError
+
     ctx = ToolContext(
         role=role,
         turn_id="attach",
@@ -116,6 +121,9 @@ def attach_files(
 def _read(raw: str, ctx: ToolContext, room: int) -> tuple[str, str, bool, int]:
     """Read one ``@path``: its shown path, text (at most ``room`` characters), whether it
     was cut, and its line count. A token with trailing punctuation is tried without it."""
+    from smith_tui.tools.files import max_file_bytes, read_text_file, resolve_for_tool
+    from smith_tui.tools.spec import ToolError
+
     candidates = [raw]
     stripped = raw.rstrip(_TRAILING + ".")
     if stripped and stripped != raw:
