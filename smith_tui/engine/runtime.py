@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.cancel import CancelToken
 from smith_tui.config import EffectiveConfig, server_configured
@@ -46,8 +46,10 @@ from smith_tui.engine.services import Services, compose_services, default_factor
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.window import WindowSettings
-from smith_tui.mcp.manager import McpManager
 from smith_tui.store import Store, discover_project
+
+if TYPE_CHECKING:
+    from smith_tui.mcp.manager import McpManager
 
 __all__ = [
     "OVERRIDES_KEY",
@@ -180,13 +182,7 @@ class Runtime:
         registry.register(REPORT_TOOL)
         registry.register(self.dispatch.tool())
         self.scope = compute_scope(self.options.cwd, self._index_file(), discover_project)
-        self.mcp = McpManager(
-            registry,
-            servers=lambda: self.config.model.mcp_servers,
-            root=lambda: self.scope.project_root,
-            notify=self._mcp_status,
-        )
-        """The MCP servers of ``mcp_servers``: started with the session, their tools registered."""
+        self._mcp: McpManager | None = None
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -253,11 +249,30 @@ class Runtime:
     def _index_file(self) -> str:
         return str(self.config.effective.get("index_file") or "INDEX.md")
 
+    @property
+    def mcp(self) -> McpManager:
+        """The MCP servers of ``mcp_servers``: started with the session, their tools registered.
+
+        Built on first use: the MCP SDK is a large import that a session without servers
+        (and every ``smith -p`` run without them) never pays for.
+        """
+        if self._mcp is None:
+            from smith_tui.mcp.manager import McpManager
+
+            self._mcp = McpManager(
+                self.services.tool,
+                servers=lambda: self.config.model.mcp_servers,
+                root=lambda: self.scope.project_root,
+                notify=self._mcp_status,
+            )
+        return self._mcp
+
     async def aclose(self) -> None:
         """Stop the session, close the client and the store."""
         if self.session.status == "running":
             self.stop_session("closed")
-        await self.mcp.aclose()
+        if self._mcp is not None:
+            await self._mcp.aclose()
         if self._llm is not None and hasattr(self._llm, "aclose"):
             await self._llm.aclose()
         self.store.close()
@@ -292,6 +307,8 @@ class Runtime:
 
     def start_mcp(self) -> None:
         """Start the MCP servers in the background (once; the app calls it after the first frame)."""
+        if self._mcp is None and not self.config.model.mcp_servers:
+            return
         self.mcp.start()
 
     def _mcp_status(self, server: str, status: str, notice: str) -> None:
@@ -544,7 +561,8 @@ class Runtime:
         # git discovery and the index file read stay off the event loop
         scope = await asyncio.to_thread(self.compute_scope)
         self.start_mcp()
-        await self.mcp.wait_started()  # a server still starting offers its tools to this turn
+        if self._mcp is not None:
+            await self._mcp.wait_started()  # a server still starting offers its tools to this turn
         active = self.begin_turn(role_spec.name, scope=scope)
         ctx = active.context
         plan = TurnPlan(
