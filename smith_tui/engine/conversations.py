@@ -8,7 +8,7 @@ from typing import Any
 from smith_tui.engine import events as ev
 from smith_tui.engine.errors import RuntimeError_
 from smith_tui.engine.persistence import Persistence, message_dict
-from smith_tui.store import Store
+from smith_tui.store import Store, codec
 from smith_tui.tools import todo as todo_tool
 
 
@@ -41,6 +41,9 @@ class Conversations:
         self.messages: list[dict[str, Any]] = []
         self.todo: list[dict[str, Any]] = []
         self._resume_checked = not auto_resume
+        self._unsaved: tuple[str, str | None] | None = None
+        # (project id, title) of a new conversation that has no row yet: it is written with
+        # its first message (see ensure), so starting smith or /new leaves nothing behind.
 
     @property
     def pinned_model(self) -> str | None:
@@ -50,15 +53,22 @@ class Conversations:
         conv = self.store.conversations.get(self.conversation_id)
         return conv.pinned_model if conv else None
 
+    @property
+    def saved(self) -> bool:
+        """Whether the active conversation has a row in the store (not one still empty)."""
+        return self.conversation_id is not None and self._unsaved is None
+
     def new(self, title: str | None = None) -> str:
-        """Start a fresh conversation and make it active."""
+        """Start a fresh conversation and make it active.
+
+        Its id is minted now; the store gets it only with its first message (:meth:`ensure`).
+        """
         self.require_idle()
-        project_id = self.project_id()
-        self.conversation_id = self.store.conversations.create(project_id, title)
+        self.conversation_id = codec.new_id()
+        self._unsaved = (self.project_id(), title)
         self.messages = []
         self.todo = []
         self._resume_checked = True
-        self.persistence.set_active_conversation(self.conversation_id, project_id)
         self.emit(
             ev.ConversationChanged(
                 conversation_id=self.conversation_id, reason="new", role=self.role()
@@ -84,6 +94,7 @@ class Conversations:
             assert conv is not None
         self.store.conversations.repair_orphan_tool_calls(conv.id)
         self.conversation_id = conv.id
+        self._unsaved = None
         self._resume_checked = True
         self.reload()
         # Under the conversation's own project: resuming project A's conversation while in
@@ -94,7 +105,7 @@ class Conversations:
 
     def reload(self) -> None:
         """Rebuild the live transcript and todo list from the store."""
-        if self.conversation_id is None:
+        if not self.saved:
             self.messages = []
             return
         stored = self.store.conversations.list_messages(self.conversation_id)
@@ -108,8 +119,8 @@ class Conversations:
             return None
         return self.load(conv.id, reason="continue")
 
-    def ensure(self) -> str:
-        """Return the active conversation, resuming or creating one on first use."""
+    def prepare(self) -> str:
+        """Return the active conversation, resuming one or starting a new (unsaved) one."""
         if self.conversation_id is not None:
             return self.conversation_id
         if not self._resume_checked:
@@ -120,6 +131,19 @@ class Conversations:
             if conv is not None and conv.project_id == project_id:
                 return self.load(conv.id, reason="resume")
         return self.new()
+
+    def ensure(self) -> str:
+        """The active conversation with its row in the store (written now if it was new).
+
+        Called when something is about to be stored in it: a turn, a pinned model.
+        """
+        conversation_id = self.prepare()
+        if self._unsaved is not None:
+            project_id, title = self._unsaved
+            self.store.conversations.create(project_id, title, conversation_id=conversation_id)
+            self._unsaved = None
+            self.persistence.set_active_conversation(conversation_id, project_id)
+        return conversation_id
 
     def clear_todo(self, role: str) -> None:
         """Empty the todo list at the start of a turn (stored and live)."""

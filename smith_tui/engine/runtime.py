@@ -484,8 +484,13 @@ class Runtime:
         return self.conversations.continue_latest()
 
     def ensure_conversation(self) -> str:
-        """Return the active conversation, resuming or creating one on first use."""
+        """Return the active conversation, stored (resumed, or created on first use)."""
         return self.conversations.ensure()
+
+    def prepare_conversation(self) -> str:
+        """Resume the active conversation, or start a new one that is stored only with its
+        first message (what the app does at start)."""
+        return self.conversations.prepare()
 
     # -- turns ----------------------------------------------------------------------------
     @property

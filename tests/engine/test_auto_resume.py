@@ -89,6 +89,7 @@ def test_continue_takes_the_latest_conversation_of_this_project(tmp_path: Path) 
     try:
         assert runtime.continue_latest() is None  # B has none; A's is newer but not B's
         conv_b = runtime.new_conversation()
+        runtime.ensure_conversation()  # stored (as with its first message)
     finally:
         runtime.store.close()
     runtime = _open(tmp_path, repo_a)

@@ -155,7 +155,8 @@ async def test_auto_resume_once_and_not_after_new(tmp_path: Path, llm_server) ->
 
 async def test_load_repairs_orphan_tool_calls_once(tmp_path: Path, llm_server) -> None:
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
-    conv = runtime.new_conversation()
+    runtime.new_conversation()
+    conv = runtime.ensure_conversation()  # stored, as a turn would
     runtime.store.conversations.append_messages(
         conv,
         [
