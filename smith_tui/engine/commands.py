@@ -25,6 +25,7 @@ from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.store import Store
+from smith_tui.tools.checkpoint import Checkpoints
 from smith_tui.tools.spec import ToolError
 
 
@@ -371,7 +372,7 @@ class CommandService:
             raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
         return f"exported {len(runtime.messages)} messages to {target}", {"path": str(target)}
 
-    def _checkpoints(self) -> cp.Checkpoints:
+    def _checkpoints(self) -> Checkpoints:
         if getattr(self.runtime, "busy", False):
             raise CommandError("a turn is running; wait for it or cancel it (ctrl+c) first")
         return cp.runtime_checkpoints(self.runtime)

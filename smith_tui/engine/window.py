@@ -231,6 +231,7 @@ def apply_window(
     result = _walk(msgs, keep, elide_over, limit, None)
     if result is None:
         result = _walk(msgs, keep, elide_over, limit, _pinned_indices(msgs))
+        assert result is not None  # given every pinned index, the walk always ends in a window
     return result
 
 

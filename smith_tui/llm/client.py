@@ -368,8 +368,8 @@ class LLMClient:
             cancel = req.cancel
             if cancel is not None and cancel.is_cancelled():
                 raise cancelled_error("request")
-        except LLMError as err:
-            await _call(hs.on_error, err)
+        except LLMError as bad_request:
+            await _call(hs.on_error, bad_request)
             raise
         log.debug("POST %s model=%s stream=true", url, req.model)
         guard = Watchdog(cancel, stall=self.config.stream_stall_timeout).start()

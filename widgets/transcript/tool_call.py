@@ -93,7 +93,9 @@ class ToolCallEntry(Vertical, can_focus=True):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle", "Show result", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle_result", "Show result", show=False)
+    ]
 
     expanded: reactive[bool] = reactive(False)
     """Whether the full result is shown."""
@@ -141,7 +143,7 @@ class ToolCallEntry(Vertical, can_focus=True):
         if self.expanded:
             self.watch_expanded(True)
 
-    def action_toggle(self) -> None:
+    def action_toggle_result(self) -> None:
         """Show or hide the full result."""
         self.expanded = not self.expanded
 
