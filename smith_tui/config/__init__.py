@@ -13,8 +13,8 @@ This package imports nothing else of smith. Typical use::
 from smith_tui.config.defaults import (
     DEFAULT_ACTIVE_ROLE,
     DEFAULT_API_KEY_ENV,
+    DEFAULT_TOOL_STEP_BUDGET,
     DEFAULT_TRANSPORT_TIMEOUTS,
-    DEFAULTS,
     EXAMPLE_API_URL,
 )
 from smith_tui.config.environment import API_URL_VARIABLE, MODEL_VARIABLE
@@ -36,15 +36,23 @@ from smith_tui.config.overrides import (
     unset_override,
 )
 from smith_tui.config.reference import SettingDoc, settings_reference
-from smith_tui.config.schema import SmithConfig, server_configured
+from smith_tui.config.schema import (
+    BUILT_IN_PATHS,
+    DEFAULTS,
+    SmithConfig,
+    built_in_defaults,
+    server_configured,
+)
 from smith_tui.config.tree import deep_merge
 from smith_tui.config.validation import check_config
 
 __all__ = [
     "API_URL_VARIABLE",
+    "BUILT_IN_PATHS",
     "DEFAULTS",
     "DEFAULT_ACTIVE_ROLE",
     "DEFAULT_API_KEY_ENV",
+    "DEFAULT_TOOL_STEP_BUDGET",
     "DEFAULT_TRANSPORT_TIMEOUTS",
     "EXAMPLE_API_URL",
     "LAYER_NAMES",
@@ -59,6 +67,7 @@ __all__ = [
     "OverrideError",
     "SettingDoc",
     "SmithConfig",
+    "built_in_defaults",
     "check_config",
     "coerce_value",
     "config_dir",

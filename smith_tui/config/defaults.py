@@ -1,17 +1,18 @@
-"""Built-in defaults: the lowest configuration layer, plus defaults applied by consumers.
+"""Defaults that are not a schema field's default: what an absent setting means.
 
-``DEFAULTS`` is exactly the built-in default table of docs/DESIGN.md §5.3. It has no
-``llm_config.api_url`` on purpose: an absent URL is how "no server configured" is
-detected (see ``server_configured``). Any Chat-Completions server works; a local
-llama.cpp ``llama-server`` listens on ``EXAMPLE_API_URL`` by default.
+Every setting's default is its schema ``Field`` default (``smith_tui.config.schema``); the
+loader's defaults layer ``DEFAULTS`` is derived from those (docs/DESIGN.md §5.3). The
+constants here are the values an *absent* setting stands for (docs/DESIGN.md §3.4), applied
+by the consumer: the ``active_role`` fallback, the LLM transport timeouts and the step
+budget of a top-level turn. There is no ``llm_config.api_url`` default on purpose: an
+absent URL is how "no server configured" is detected (see ``server_configured``). Any
+Chat-Completions server works; a local llama.cpp ``llama-server`` listens on
+``EXAMPLE_API_URL`` by default.
 
-Values that are *not* loader defaults (docs/DESIGN.md §3.4, §5.3) live here as constants: the
-``active_role`` fallback and the LLM transport timeouts, which the LLM client applies.
+This module imports nothing, so the schema can use it.
 """
 
 from __future__ import annotations
-
-from smith_tui.config.frozen import FrozenDict, freeze
 
 EXAMPLE_API_URL = "http://127.0.0.1:8080/v1"
 """The llama.cpp server's default address: a typical value for ``llm_config.api_url``."""
@@ -31,25 +32,6 @@ DEFAULT_TRANSPORT_TIMEOUTS: dict[str, float] = {
 }
 """Seconds; used by the LLM client for any ``llm_config`` timeout left absent (docs/DESIGN.md §3.4)."""
 
-DEFAULTS: FrozenDict = freeze(
-    {
-        "index_file": "INDEX.md",
-        "llm_config": {
-            "api_key_env": DEFAULT_API_KEY_ENV,
-            "retry_max_retries": 2,
-            "retry_backoff_ms": [2000, 8000],
-            "stream_retry_after_output": False,
-        },
-        "empty_response_retry_max_retries": 2,
-        "empty_response_retry_backoff_ms": [500, 1000],
-        "context_management": {
-            "enabled": True,
-            "tool_output_keep_rounds": 7,
-            "tool_output_elide_over_chars": 1024,
-            "trim_threshold_pct": 90,
-            "compact_threshold_pct": 85,
-            "output_reserve_pct": 10,
-        },
-    }
-)
-"""The defaults layer (deep-frozen). ``thaw(DEFAULTS)`` gives an editable copy."""
+DEFAULT_TOOL_STEP_BUDGET = 200
+"""Tool calls a top-level turn may make when ``tool_step_budget`` is absent: generous, but an
+endless tool loop still ends."""

@@ -25,12 +25,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from smith_tui.config.defaults import DEFAULTS
 from smith_tui.config.environment import API_URL_VARIABLE, read_environment, read_secret
 from smith_tui.config.errors import ConfigError, ConfigProblem
 from smith_tui.config.frozen import FrozenDict, freeze
 from smith_tui.config.locations import default_config_path
-from smith_tui.config.schema import SmithConfig
+from smith_tui.config.schema import DEFAULTS, SmithConfig
 from smith_tui.config.secrets import note_secret_variables
 from smith_tui.config.tree import contains, deep_merge, split_path
 from smith_tui.config.validation import check_config

@@ -14,10 +14,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from smith_tui.config.defaults import DEFAULTS
 from smith_tui.config.errors import ConfigError, OverrideError
 from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.schema import (
+    DEFAULTS,
     BudgetConfig,
     ContextManagement,
     LLMConfig,

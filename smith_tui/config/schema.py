@@ -10,9 +10,14 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from smith_tui.config.defaults import DEFAULT_ACTIVE_ROLE, DEFAULT_TRANSPORT_TIMEOUTS
+from smith_tui.config.defaults import (
+    DEFAULT_ACTIVE_ROLE,
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_TOOL_STEP_BUDGET,
+    DEFAULT_TRANSPORT_TIMEOUTS,
+)
 from smith_tui.config.fields import (
     BackoffList,
     EnvVarName,
@@ -23,6 +28,7 @@ from smith_tui.config.fields import (
     PositiveNumber,
     SafeRelativePath,
 )
+from smith_tui.config.frozen import FrozenDict, freeze
 from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.section import Section
 from smith_tui.config.services import AbsoluteFolder, Services
@@ -31,6 +37,10 @@ Role = Literal["direct", "orchestrator"]
 AnyRole = Literal["direct", "orchestrator", "worker", "explorer"]
 SandboxMode = Literal["off", "auto", "on"]
 TRANSPORT_TIMEOUT_FIELDS = tuple(DEFAULT_TRANSPORT_TIMEOUTS)
+
+
+def _absent_s(timeout: str) -> str:
+    return f"{DEFAULT_TRANSPORT_TIMEOUTS[timeout]:g}"
 
 
 class LLMConfig(Section):
@@ -45,7 +55,7 @@ class LLMConfig(Section):
         ),
     )
     api_key_env: EnvVarName | None = Field(
-        "LLM_API_KEY",
+        DEFAULT_API_KEY_ENV,
         description=(
             "Name of the environment variable holding the API key. The key itself is "
             "never stored in any config file or override."
@@ -65,22 +75,25 @@ class LLMConfig(Section):
         ),
     )
     timeout: PositiveNumber | None = Field(
-        None, description="Seconds for a whole non-streaming request (absent: 600)."
+        None,
+        description=f"Seconds for a whole non-streaming request (absent: {_absent_s('timeout')}).",
     )
     connect_timeout: PositiveNumber | None = Field(
-        None, description="Seconds to establish the connection (absent: 10)."
+        None,
+        description=f"Seconds to establish the connection (absent: {_absent_s('connect_timeout')}).",
     )
     send_timeout: PositiveNumber | None = Field(
-        None, description="Seconds to send the request body (absent: 30)."
+        None, description=f"Seconds to send the request body (absent: {_absent_s('send_timeout')})."
     )
     recv_timeout: PositiveNumber | None = Field(
-        None, description="Seconds allowed between received bytes (absent: 120)."
+        None,
+        description=f"Seconds allowed between received bytes (absent: {_absent_s('recv_timeout')}).",
     )
     stream_stall_timeout: PositiveNumber | None = Field(
         None,
         description=(
             "Seconds without any stream event, heartbeat comments included, before the "
-            "stream counts as stalled (absent: 120)."
+            f"stream counts as stalled (absent: {_absent_s('stream_stall_timeout')})."
         ),
     )
 
@@ -292,7 +305,8 @@ class SmithConfig(Section):
         description="Role of the user-facing agent: 'direct' or 'orchestrator' (absent: direct).",
     )
     tool_step_budget: PositiveInt | None = Field(
-        None, description="Most tool calls per top-level turn (absent: 200)."
+        None,
+        description=f"Most tool calls per top-level turn (absent: {DEFAULT_TOOL_STEP_BUDGET}).",
     )
     budget: BudgetConfig = Field(
         default_factory=BudgetConfig,
@@ -368,3 +382,46 @@ def server_configured(config: Any) -> bool:
         llm = model.get("llm_config")
         return isinstance(llm, Mapping) and bool(llm.get("api_url"))
     raise TypeError(f"server_configured() needs a config, not {type(config).__name__}")
+
+
+BUILT_IN_PATHS: tuple[str, ...] = (
+    "index_file",
+    "llm_config.api_key_env",
+    "llm_config.retry_max_retries",
+    "llm_config.retry_backoff_ms",
+    "llm_config.stream_retry_after_output",
+    "empty_response_retry_max_retries",
+    "empty_response_retry_backoff_ms",
+    "context_management",
+)
+"""The settings of the built-in defaults layer: the table of docs/DESIGN.md §5.3 (a table
+path stands for every setting in it)."""
+
+
+def built_in_defaults(model: type[SmithConfig] = SmithConfig) -> FrozenDict:
+    """The defaults layer: each of ``BUILT_IN_PATHS`` at its schema default, deep-frozen."""
+    layer: dict[str, Any] = {}
+    for path in BUILT_IN_PATHS:
+        *tables, leaf = path.split(".")
+        target = layer
+        for name in tables:
+            target = target.setdefault(name, {})
+        target[leaf] = _field_default(model, path.split("."))
+    return freeze(layer)
+
+
+def _field_default(model: type[BaseModel], parts: list[str]) -> Any:
+    """The ``Field`` default at ``parts`` as written (a table: each of its settings')."""
+    info = model.model_fields[parts[0]]
+    table = info.annotation
+    if len(parts) > 1:
+        assert isinstance(table, type) and issubclass(table, BaseModel), parts
+        return _field_default(table, parts[1:])
+    if isinstance(table, type) and issubclass(table, BaseModel):
+        return {name: _field_default(table, [name]) for name in table.model_fields}
+    return info.get_default(call_default_factory=True)
+
+
+DEFAULTS: FrozenDict = built_in_defaults()
+"""The loader's defaults layer (deep-frozen), derived from the schema's ``Field`` defaults;
+``thaw(DEFAULTS)`` gives an editable copy."""
