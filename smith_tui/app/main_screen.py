@@ -15,6 +15,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
@@ -85,7 +86,7 @@ CONVERSATION_VIEW_ID = "transcript"
 def _bound_in(widget: Widget | None, key: str) -> bool:
     """Whether ``widget`` or a container of it below the screen binds ``key`` (the
     dispatch tree's ``x``, a tree's ``space``…)."""
-    node = widget
+    node: DOMNode | None = widget
     while isinstance(node, Widget) and not isinstance(node, Screen):
         for cls in type(node).__mro__:
             for binding in getattr(cls, "BINDINGS", ()):
