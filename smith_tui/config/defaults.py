@@ -14,6 +14,8 @@ This module imports nothing, so the schema can use it.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 EXAMPLE_API_URL = "http://127.0.0.1:8080/v1"
 """The llama.cpp server's default address: a typical value for ``llm_config.api_url``."""
 
@@ -22,6 +24,17 @@ DEFAULT_API_KEY_ENV = "LLM_API_KEY"
 
 DEFAULT_ACTIVE_ROLE = "direct"
 """The role used when ``active_role`` is absent (applied when the execution context is built)."""
+
+
+class TransportTimeouts(TypedDict):
+    """Transport timeouts in seconds, by the keyword names the LLM client's config takes."""
+
+    timeout: float
+    connect_timeout: float
+    send_timeout: float
+    recv_timeout: float
+    stream_stall_timeout: float
+
 
 DEFAULT_TRANSPORT_TIMEOUTS: dict[str, float] = {
     "timeout": 600.0,

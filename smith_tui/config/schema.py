@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
@@ -17,6 +17,7 @@ from smith_tui.config.defaults import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_TOOL_STEP_BUDGET,
     DEFAULT_TRANSPORT_TIMEOUTS,
+    TransportTimeouts,
 )
 from smith_tui.config.fields import (
     BackoffList,
@@ -97,12 +98,13 @@ class LLMConfig(Section):
         ),
     )
 
-    def transport_timeouts(self) -> dict[str, float]:
+    def transport_timeouts(self) -> TransportTimeouts:
         """Every transport timeout in seconds, with the client defaults filled in."""
-        return {
+        timeouts = {
             name: value if (value := getattr(self, name)) is not None else default
             for name, default in DEFAULT_TRANSPORT_TIMEOUTS.items()
         }
+        return cast(TransportTimeouts, timeouts)  # the defaults name exactly its keys
 
 
 class ContextManagement(Section):

@@ -32,14 +32,16 @@ from smith_tui.tools.spec import ToolError
 class CommandHost(Protocol):
     """What the commands read and change: the runtime, seen only through these names."""
 
-    config: EffectiveConfig
     store: Store
     usage: UsageTracker
     last_selection: ModelSelection | None
     services: Any
     options: Any
-    mcp: Any
 
+    @property
+    def config(self) -> EffectiveConfig: ...
+    @property
+    def mcp(self) -> Any: ...
     @property
     def active_role(self) -> str: ...
     @property

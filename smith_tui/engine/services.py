@@ -68,11 +68,12 @@ class ModelService:
 class Services:
     """The service handles of a runtime, read-only once composed."""
 
-    role: Any
-    model: Any
-    tool: Any
-    persistence: Any
+    role: RoleService
+    model: ModelService
+    tool: ToolRegistry
+    persistence: Persistence
     command: Any
+    """The ``CommandService`` (commands.py builds on the runtime; typed there)."""
 
 
 Factory = Callable[[Mapping[str, Any]], Any]
