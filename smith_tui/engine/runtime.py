@@ -49,6 +49,7 @@ from smith_tui.engine.window import WindowSettings
 from smith_tui.store import Store, discover_project
 
 if TYPE_CHECKING:
+    from smith_tui.llm import LLMClient
     from smith_tui.mcp.manager import McpManager
 
 __all__ = [
@@ -118,7 +119,7 @@ class Runtime:
         *,
         options: RuntimeOptions | None = None,
         env: Mapping[str, str] | None = None,
-        llm: Any = None,
+        llm: LLMClient | None = None,
         handles: Mapping[str, Any] | None = None,
     ) -> None:
         self.options = options or RuntimeOptions()
@@ -192,7 +193,7 @@ class Runtime:
         *,
         env: Mapping[str, str] | None = None,
         handles: Mapping[str, Any] | None = None,
-        llm: Any = None,
+        llm: LLMClient | None = None,
     ) -> Runtime:
         """Open the store, load the layered config and compose the services.
 
@@ -217,7 +218,7 @@ class Runtime:
         return self.overrides.config
 
     @property
-    def llm(self) -> Any:
+    def llm(self) -> LLMClient:
         """The LLM client, created on first use from ``llm_config``."""
         if self._llm is None:
             if not self.server_configured:
