@@ -97,6 +97,7 @@ class ChildRunner:
                 target_role=job.target_role,
                 task=job.task,
                 parent_job_id=parent_job,
+                call_id=parent.services.get("call_id") if parent.services else None,
                 role=parent.role,
                 job_id=job.job_id,
             )

@@ -144,6 +144,9 @@ class TurnDriver:
         """The permission gate of the top-level turn in flight (its children share it)."""
         self.spend: SpendMeter | None = None
         """The spend of the top-level turn in flight against ``budget`` (children add to it)."""
+        self.files: Any = None
+        """The front end's file backend for read/edit/write (``tools.files.FileBackend``; an
+        editor's buffers over ACP), or ``None``: the disk."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
@@ -303,6 +306,7 @@ class TurnDriver:
                     "runtime_session": self.session_id,
                     "checkpoint": self.checkpoint,
                     "permissions": self.permissions,
+                    "files": self.files,
                 }
             ),
         )
