@@ -79,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["undo"],
-        help="undo: restore the files to before the last turn that changed them, then exit",
+        choices=["undo", "acp"],
+        help="undo: restore the files to before the last turn that changed them, then exit; "
+        "acp: serve the Agent Client Protocol on stdio (for Zed and other editors)",
     )
     return parser
 
@@ -224,9 +225,27 @@ async def _undo(runtime: Runtime) -> int:
     return 0 if out.ok else 1
 
 
+def _acp(args: argparse.Namespace) -> int:
+    """``smith acp``: one runtime per editor session, in the session's folder, asking the
+    editor before tool calls (permission mode ``ask`` unless configured)."""
+    import dataclasses
+
+    from smith_tui.acp import serve
+
+    if args.prompt is not None:
+        sys.stderr.write("smith: 'smith acp' takes no prompt; the editor sends them\n")
+        return 2
+    options = _options(args, headless=False)
+    options.auto_resume = False
+    runtime_class = _runtime_class()
+    return serve(lambda cwd: runtime_class.open(dataclasses.replace(options, cwd=cwd)), __version__)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.command == "acp":
+        return _acp(args)
     if args.command == "undo":
         if args.prompt is not None:
             sys.stderr.write("smith: 'smith undo' takes no prompt; run it on its own\n")

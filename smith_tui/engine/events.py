@@ -232,6 +232,8 @@ class DispatchStarted(Event):
     target_role: str
     task: str
     parent_job_id: str | None = None
+    call_id: str | None = None
+    """The parent's ``dispatch`` tool call that started the job."""
 
 
 @dataclass(frozen=True, kw_only=True)

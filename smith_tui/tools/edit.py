@@ -15,7 +15,6 @@ from smith_tui.tools.files import (
     NotRegularFileError,
     TextLines,
     ToolPath,
-    atomic_write,
     is_sha256_hex,
     max_file_bytes,
     not_regular_error,
@@ -23,6 +22,7 @@ from smith_tui.tools.files import (
     read_text_file,
     resolve_for_tool,
     sha256_hex,
+    write_file,
 )
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
@@ -201,7 +201,7 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     out_bytes = doc.render().encode("utf-8")
     ctx.cancel.check()  # a cancel that came while reading leaves the file untouched
     try:
-        atomic_write(req.target.real, out_bytes)
+        write_file(req.target.real, out_bytes, ctx)
     except NotRegularFileError as exc:
         raise not_regular_error(where, exc.kind, "edit", writing=True) from None
     except OSError as exc:

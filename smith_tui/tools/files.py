@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from smith_tui.tools.args import bad_arguments, setting_number, tool_settings
 from smith_tui.tools.spec import ToolContext, ToolError
@@ -42,6 +43,47 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+
+
+FILES_SERVICE = "files"
+"""The ``ToolContext.services`` key of the front end's :class:`FileBackend` (if any)."""
+
+
+class FileBackend(Protocol):
+    """Where ``read``, ``edit`` and ``write`` get and put file text instead of the disk.
+
+    An editor front end (ACP) offers its buffers, so unsaved changes are seen and
+    writes land in the editor. Both methods are called from worker threads and may
+    decline: ``None`` / ``False`` means "use the disk".
+    """
+
+    def read_text(self, path: Path) -> str | None:
+        """The text of ``path`` (an absolute, policy-checked path), or ``None``."""
+        ...
+
+    def write_text(self, path: Path, text: str) -> bool:
+        """Write ``text`` to ``path``; ``False`` when the disk should be written instead."""
+        ...
+
+
+def file_backend(ctx: ToolContext) -> FileBackend | None:
+    """The front end's file backend of this call, if it has one."""
+    backend: FileBackend | None = ctx.services.get(FILES_SERVICE)
+    return backend
+
+
+def write_file(path: Path, data: bytes, ctx: ToolContext) -> None:
+    """Write ``data`` through the front end's file backend when it takes it, else
+    :func:`atomic_write` (same errors)."""
+    backend = file_backend(ctx)
+    if backend is not None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and backend.write_text(path, text):
+            return
+    atomic_write(path, data)
 
 
 # ---------------------------------------------------------------------------
@@ -380,41 +422,54 @@ def read_text_file(
     """
     where = target.where
     via = f" (through a symlink to {target.real})" if target.real != target.shown else ""
-    try:
-        fd = open_regular_file(target.real)
+    backend = file_backend(ctx)
+    text = backend.read_text(target.real) if backend is not None else None
+    if text is not None:  # the editor's buffer, unsaved changes included
+        data = text.encode("utf-8")
+        size = len(data)
+        if size > limit and not allow_cut:
+            raise _too_large(where, size, limit, tool)
+        data = data[: limit + 1]
+    else:
         try:
-            size = os.fstat(fd).st_size
-            if size > limit and not allow_cut:
-                raise _too_large(where, size, limit, tool)
-            data = read_capped(fd, limit + 1, ctx.cancel.check)
-        finally:
-            os.close(fd)
-    except NotRegularFileError as exc:
-        if exc.kind == "a directory":
+            fd = open_regular_file(target.real)
+            try:
+                size = os.fstat(fd).st_size
+                if size > limit and not allow_cut:
+                    raise _too_large(where, size, limit, tool)
+                data = read_capped(fd, limit + 1, ctx.cancel.check)
+            finally:
+                os.close(fd)
+        except NotRegularFileError as exc:
+            if exc.kind == "a directory":
+                raise ToolError(
+                    f"{where} is a directory, not a file. List it with code_files or bash `ls`, "
+                    f"then {tool} a file inside it.",
+                    code="is_directory",
+                ) from None
+            raise not_regular_error(f"{where}{via}", exc.kind, tool) from None
+        except FileNotFoundError:
+            kind = _kind_behind_links(target)
+            if kind is not None:
+                raise not_regular_error(where, kind, tool) from None
+            parent = target.shown.parent
+            hint = (
+                "the directory exists, so check the file name"
+                if parent.is_dir()
+                else f"its directory {parent} does not exist either"
+            )
             raise ToolError(
-                f"{where} is a directory, not a file. List it with code_files or bash `ls`, "
-                f"then {tool} a file inside it.",
-                code="is_directory",
+                f"file not found: {where}; {hint}. Use code_files to find the right path.",
+                code="not_found",
             ) from None
-        raise not_regular_error(f"{where}{via}", exc.kind, tool) from None
-    except FileNotFoundError:
-        kind = _kind_behind_links(target)
-        if kind is not None:
-            raise not_regular_error(where, kind, tool) from None
-        parent = target.shown.parent
-        hint = (
-            "the directory exists, so check the file name"
-            if parent.is_dir()
-            else f"its directory {parent} does not exist either"
-        )
-        raise ToolError(
-            f"file not found: {where}; {hint}. Use code_files to find the right path.",
-            code="not_found",
-        ) from None
-    except PermissionError:
-        raise ToolError(f"permission denied reading {where}.", code="permission_denied") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {where}: {exc.strerror or exc}.", code="os_error") from None
+        except PermissionError:
+            raise ToolError(
+                f"permission denied reading {where}.", code="permission_denied"
+            ) from None
+        except OSError as exc:
+            raise ToolError(
+                f"cannot read {where}: {exc.strerror or exc}.", code="os_error"
+            ) from None
     size = max(size, len(data))  # a file can grow after fstat
     cut = len(data) > limit
     if cut:

@@ -12,11 +12,11 @@ from smith_tui.tools.args import Text
 from smith_tui.tools.diffs import display_path, text_diff
 from smith_tui.tools.files import (
     NotRegularFileError,
-    atomic_write,
     not_regular_error,
     refuse_special_target,
     resolve_for_tool,
     sha256_hex,
+    write_file,
 )
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
@@ -54,7 +54,7 @@ def _write(args: Args, ctx: ToolContext) -> ToolOutput:
     ctx.cancel.check()
     try:
         os.makedirs(path.parent, exist_ok=True)
-        atomic_write(path, data)
+        write_file(path, data, ctx)
     except NotRegularFileError as exc:
         raise not_regular_error(where, exc.kind, "write", writing=True) from None
     except PermissionError:

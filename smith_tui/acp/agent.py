@@ -1,0 +1,252 @@
+"""The ACP agent: sessions, prompts, modes and cancellation over one client connection.
+
+Each session opens its own :class:`~smith_tui.engine.runtime.Runtime` in the session's
+working directory on the same store the TUI uses; the session id is the conversation id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+)
+
+from smith_tui.acp.session import ROLE_OPTION, AcpSession
+
+log = logging.getLogger(__name__)
+
+STOP_REASONS = {
+    "completed": "end_turn",
+    "cancelled": "cancelled",
+    "budget_exhausted": "max_tokens",
+    "error": "end_turn",
+}
+"""Smith's turn endings as ACP stop reasons (an error is also said in the answer)."""
+
+RuntimeOpener = Callable[[Path], Any]
+"""Opens a runtime whose working directory is the given folder (blocking)."""
+
+
+class SmithAgent:
+    """Implements the ``acp.Agent`` protocol on Smith runtimes."""
+
+    def __init__(self, open_runtime: RuntimeOpener, version: str) -> None:
+        self._open_runtime = open_runtime
+        self._version = version
+        self._conn: Any = None
+        self._caps = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        """Keep the connection to the client (session updates, permission, fs)."""
+        self._conn = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """What Smith can do: load sessions, take embedded files and file links."""
+        self._caps = client_capabilities or ClientCapabilities()
+        log.info("client %s, capabilities %s", client_info, self._caps)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+            ),
+            agent_info=Implementation(name="smith", title="Agent Smith", version=self._version),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        """Nothing to authenticate: the LLM server is configured in Smith's config."""
+        return None
+
+    async def _open(self, cwd: str) -> Any:
+        folder = Path(cwd)
+        if not folder.is_absolute() or not await asyncio.to_thread(folder.is_dir):
+            raise RequestError.invalid_params({"cwd": f"not an existing absolute folder: {cwd}"})
+        try:
+            runtime = await asyncio.to_thread(self._open_runtime, folder)
+        except Exception as exc:  # config or store errors carry a message for the user
+            message = getattr(exc, "message", None) or str(exc)
+            raise RequestError.internal_error({"details": f"smith: {message}"}) from None
+        runtime.start_session()
+        return runtime
+
+    async def _bind(self, runtime: Any, session_id: str) -> AcpSession:
+        old = self.sessions.pop(session_id, None)
+        if old is not None:
+            await old.aclose()
+        session = AcpSession(self._conn, runtime, session_id, self._caps)
+        self.sessions[session_id] = session
+        return session
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        """A new conversation in the project of ``cwd``."""
+        runtime = await self._open(cwd)
+        session = await self._bind(runtime, runtime.new_conversation())
+        return NewSessionResponse(
+            session_id=session.session_id,
+            modes=session.modes(),
+            config_options=session.config_options(),
+        )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        """Continue a stored conversation: its history is replayed as updates first."""
+        runtime = await self._open(cwd)
+        try:
+            conversation = runtime.load_conversation(session_id)
+        except Exception as exc:
+            await runtime.aclose()
+            message = getattr(exc, "message", None) or str(exc)
+            raise RequestError.invalid_params({"sessionId": message}) from None
+        session = await self._bind(runtime, conversation)
+        await session.replay()
+        return LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params(
+                {"sessionId": f"no open session {session_id!r}; create or load it first"}
+            )
+        return session
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        """Switch the permission mode (the client hears back as a current-mode update)."""
+        session = self._session(session_id)
+        try:
+            session.runtime.set_permission_mode(mode_id)
+        except Exception as exc:
+            raise RequestError.invalid_params(
+                {"modeId": getattr(exc, "message", str(exc))}
+            ) from None
+        await session.flush()
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """``role``: the role the next turns run as (direct or orchestrator)."""
+        session = self._session(session_id)
+        if config_id != ROLE_OPTION:
+            raise RequestError.invalid_params({"configId": f"unknown option {config_id!r}"})
+        try:
+            session.runtime.set_active_role(str(value))
+        except Exception as exc:
+            raise RequestError.invalid_params(
+                {"value": getattr(exc, "message", str(exc))}
+            ) from None
+        return SetSessionConfigOptionResponse(config_options=session.config_options())
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        """Run one turn (or a ``/command``) and stream it as session updates."""
+        session = self._session(session_id)
+        runtime = session.runtime
+        text = prompt_text(prompt, session.cwd)
+        if not text.strip():
+            raise RequestError.invalid_params({"prompt": "the prompt is empty"})
+        if runtime.busy:
+            raise RequestError.invalid_request({"details": "a turn is running; cancel it first"})
+        if text.lstrip().startswith("/"):
+            session.command_running = True
+            try:
+                await runtime.submit(text)
+            finally:
+                session.command_running = False
+            await session.flush()
+            return PromptResponse(stop_reason="end_turn")
+        try:
+            result = await runtime.run_turn(text)
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            session.send(update_agent_message_text(f"\n\nsmith: {message}\n"))
+            await session.flush()
+            return PromptResponse(stop_reason="end_turn")
+        if result.stop_reason in ("error", "budget_exhausted") and result.error is not None:
+            session.send(
+                update_agent_message_text(f"\n\nsmith: turn ended: {result.error.message}\n")
+            )
+        await session.flush()
+        return PromptResponse(stop_reason=STOP_REASONS.get(result.stop_reason, "end_turn"))
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Cancel the session's running turn (tools and sub-agents with it)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.runtime.cancel_turn("cancelled in the editor")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """No extension methods."""
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are ignored."""
+
+    async def aclose(self) -> None:
+        """Close every session's runtime."""
+        for session in list(self.sessions.values()):
+            try:
+                await session.aclose()
+            except Exception:
+                log.exception("closing session %s failed", session.session_id)
+        self.sessions.clear()
+
+
+def prompt_text(blocks: list[Any], cwd: Path) -> str:
+    """The prompt as Smith's input line: text as is, a file link as an ``@path``
+    attachment, an embedded file's text in a fenced block under its name."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            parts.append(_mention(block.uri, cwd))
+        elif kind == "resource":
+            resource = block.resource
+            body = getattr(resource, "text", None)
+            if isinstance(body, str):
+                parts.append(f"\n{_shown(resource.uri, cwd)}:\n```\n{body}\n```\n")
+    return " ".join(part for part in parts if part)
+
+
+def _shown(uri: str, cwd: Path) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return uri
+    path = Path(unquote(parsed.path))
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _mention(uri: str, cwd: Path) -> str:
+    shown = _shown(uri, cwd)
+    return f"@{shown}" if urlparse(uri).scheme == "file" and " " not in shown else shown

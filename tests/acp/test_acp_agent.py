@@ -1,0 +1,303 @@
+"""`smith acp` as a real subprocess, driven by the ACP SDK's client side against the
+scripted Chat-Completions server: sessions, streamed tool calls with diffs and locations,
+permission questions answered by the client, the editor's buffers as the files, a
+dispatched sub-agent's nested updates, cancel mid-turn, and a session loaded again (in a
+new process, and continued by `smith -p --resume`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
+
+from tests.dispatch.support import dispatch, report
+from tests.engine.test_headless_cli import SMITH, _config, _env, smith
+from tests.support.llm_server import ScriptedLLMServer, stall, text_reply, tool_call
+from tests.support.runtime import make_git_repo
+
+
+class EditorClient:
+    """An ACP client like an editor: records updates, answers permission questions with
+    ``choice``, serves ``buffers`` (unsaved text) before the disk and writes files."""
+
+    def __init__(self, choice: str = "allow_once") -> None:
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+        self.choice = choice
+        self.buffers: dict[str, str] = {}
+        self.reads: list[str] = []
+        self.writes: list[tuple[str, str]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(
+        self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.asked.append((tool_call, options))
+        if self.choice == "dismiss":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        chosen = next(o.option_id for o in options if o.kind == self.choice)
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=chosen)
+        )
+
+    async def read_text_file(self, path: str, session_id: str, **kwargs: Any) -> Any:
+        self.reads.append(path)
+        text = self.buffers.get(path)
+        if text is None:
+            text = await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(
+        self, content: str, path: str, session_id: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        await asyncio.to_thread(Path(path).write_text, content, encoding="utf-8")
+        return WriteTextFileResponse()
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if u.session_update == kind]
+
+    def message(self) -> str:
+        return "".join(u.content.text for u in self.of("agent_message_chunk"))
+
+    def call_updates(self, call_id: str) -> list[Any]:
+        return [u for u in self.updates if getattr(u, "tool_call_id", None) == call_id]
+
+
+@asynccontextmanager
+async def agent(
+    tmp_path: Path, repo: Path, server: ScriptedLLMServer, client: EditorClient
+) -> AsyncIterator[Any]:
+    args = ["acp", "--api-url", server.base_url, "--db", str(tmp_path / "smith.db")]
+    async with spawn_agent_process(
+        client, SMITH, *args, "--config", _config(tmp_path), cwd=repo, env=_env(tmp_path)
+    ) as (conn, process):
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            ),
+        )
+        assert init.agent_capabilities.load_session is True
+        yield conn
+    assert process.returncode is not None
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = make_git_repo(tmp_path / "repo")
+    (path / "notes.txt").write_text("saved on disk\n")
+    return path
+
+
+async def test_prompt_streams_tool_calls_asks_permission_and_uses_editor_buffers(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    read = tool_call("read", {"path": "notes.txt"})
+    write = tool_call("write", {"path": "out.txt", "content": "hello\n"})
+    llm_server.enqueue(
+        text_reply("Let me look.", reasoning="thinking it over", tool_calls=[read, write]),
+        text_reply(
+            tool_calls=[
+                tool_call("todo", {"items": [{"content": "ship", "status": "in_progress"}]})
+            ]
+        ),
+        text_reply("Done."),
+    )
+    client = EditorClient("allow_once")
+    client.buffers[str(repo / "notes.txt")] = "unsaved buffer text\n"
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        assert session.modes.current_mode_id == "ask"
+        assert [m.id for m in session.modes.available_modes] == [
+            "read-only",
+            "ask",
+            "auto-edit",
+            "yolo",
+        ]
+        assert session.config_options[0].id == "role"
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+
+    assert done.stop_reason == "end_turn"
+    assert client.message() == "Let me look.Done."
+    assert "thinking it over" in "".join(u.content.text for u in client.of("agent_thought_chunk"))
+    starts = {u.tool_call_id: u for u in client.of("tool_call")}
+    assert starts[read.id].kind == "read" and starts[read.id].title == "read notes.txt"
+    assert starts[read.id].locations[0].path == str(repo / "notes.txt")
+    assert starts[write.id].kind == "edit"
+    # The model read the editor's unsaved buffer, not the disk.
+    tool_messages = [m for m in llm_server.chat_requests()[1]["messages"] if m["role"] == "tool"]
+    assert "unsaved buffer text" in tool_messages[0]["content"]
+    assert str(repo / "notes.txt") in client.reads
+    # The write asked first (mode ask), through the client, about the started call.
+    ((asked_call, options),) = client.asked
+    assert asked_call.tool_call_id == write.id
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    assert client.writes == [(str(repo / "out.txt"), "hello\n")]
+    assert (repo / "out.txt").read_text() == "hello\n"
+    final = client.call_updates(write.id)[-1]
+    assert final.status == "completed"
+    diff = next(c for c in final.content if c.type == "diff")
+    assert (diff.path, diff.old_text, diff.new_text) == (str(repo / "out.txt"), None, "hello\n")
+    assert client.call_updates(read.id)[-1].status == "completed"
+    (plan,) = client.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [("ship", "in_progress")]
+
+
+async def test_dispatch_shows_as_a_tool_call_with_nested_updates(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    call = dispatch("explorer", "map the parser")
+    findings = {
+        "status": "ok",
+        "summary": "The parser lives in src/parse.py.",
+        "findings": ["parse() is in src/parse.py"],
+        "evidence": ["src/parse.py:12"],
+    }
+    child_read = tool_call("read", {"path": "notes.txt"})
+    llm_server.enqueue(
+        text_reply(tool_calls=[call]),
+        text_reply(tool_calls=[child_read]),
+        text_reply(tool_calls=[report(**findings)]),
+        text_reply("The explorer mapped it."),
+    )
+    client = EditorClient("allow_always")
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        options = await conn.set_config_option(
+            config_id="role", session_id=session.session_id, value="orchestrator"
+        )
+        assert options.config_options[0].current_value == "orchestrator"
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("where?")])
+
+    assert done.stop_reason == "end_turn"
+    assert client.message() == "The explorer mapped it."
+    ((asked_call, _),) = client.asked  # dispatch asks in mode ask; allowed for the session
+    assert asked_call.tool_call_id == call.id
+    updates = client.call_updates(call.id)
+    nested = [u for u in updates if (u.field_meta or {}).get("smith", {}).get("job_id")]
+    assert nested, "the dispatch call carries the job's updates"
+    job_id = nested[0].field_meta["smith"]["job_id"]
+    log = [u for u in nested if u.content][-1].content[0].content.text
+    assert "explorer started: map the parser" in log
+    assert "→ read notes.txt" in log
+    assert "explorer ok: The parser lives in src/parse.py." in log
+    assert "- parse() is in src/parse.py" in log
+    assert updates[-1].status == "completed"
+    # The child's own call shows as a tool call linked to the dispatch.
+    child = next(u for u in client.of("tool_call") if u.tool_call_id == f"{job_id}/{child_read.id}")
+    assert child.title == "explorer: read notes.txt"
+    assert child.field_meta["smith"]["parent"] == call.id
+    grants = _conversation(tmp_path, session.session_id).metadata["permission_grants"]
+    assert grants == ["dispatch(explorer)"]
+
+
+async def test_dismissed_permission_is_a_refusal_and_modes_switch(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    write = tool_call("write", {"path": "out.txt", "content": "x\n"})
+    llm_server.enqueue(text_reply(tool_calls=[write]), text_reply("Could not write."))
+    client = EditorClient("dismiss")
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("write it")])
+        await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+        bad = await _error_of(conn.set_session_mode(session_id=session.session_id, mode_id="x"))
+    assert not (repo / "out.txt").exists()
+    assert client.call_updates(write.id)[-1].status == "failed"
+    result = [m for m in llm_server.chat_requests()[1]["messages"] if m["role"] == "tool"]
+    assert "the user denied this call" in result[0]["content"]
+    assert [u.current_mode_id for u in client.of("current_mode_update")] == ["yolo"]
+    assert "unknown permission mode 'x'" in json.dumps(bad)
+
+
+async def test_cancel_mid_turn_then_load_replays_the_same_history(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    bash = tool_call("bash", {"command": "echo hi"})
+    llm_server.enqueue(
+        text_reply(tool_calls=[bash]),
+        text_reply("It printed hi."),
+        stall(2, text_reply("never finished " * 50)),
+    )
+    client = EditorClient("allow_once")
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        sid = session.session_id
+        first = await conn.prompt(session_id=sid, prompt=[text_block("say hi")])
+        assert first.stop_reason == "end_turn"
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("again")]))
+        await llm_server.wait_for_chats_async(3)
+        await conn.cancel(session_id=sid)
+        second = await asyncio.wait_for(turn, 30)
+    assert second.stop_reason == "cancelled"
+    shown = client.updates
+
+    loaded = EditorClient()
+    async with agent(tmp_path, repo, llm_server, loaded) as conn:
+        response = await conn.load_session(cwd=str(repo), session_id=sid, mcp_servers=[])
+        assert response.modes.current_mode_id == "ask"
+        missing = await _error_of(
+            conn.load_session(cwd=str(repo), session_id="no-such-id", mcp_servers=[])
+        )
+    assert "no conversation with id 'no-such-id'" in json.dumps(missing)
+    replay = [(u.session_update, _text(u)) for u in loaded.updates]
+    assert ("user_message_chunk", "say hi") in replay
+    assert ("user_message_chunk", "again") in replay
+    assert ("agent_message_chunk", "It printed hi.") in replay
+    # The same tool call, by id, with the same title and its result.
+    live = next(u for u in shown if u.session_update == "tool_call")
+    again = next(u for u in loaded.updates if u.session_update == "tool_call")
+    assert (again.tool_call_id, again.title, again.kind) == (bash.id, live.title, "execute")
+    assert "hi" in _text(loaded.call_updates(bash.id)[-1])
+
+    # The conversation continues in smith itself.
+    llm_server.enqueue(text_reply("Continued."))
+    done = smith(tmp_path, repo, llm_server, "-p", "and now?", "--resume", sid)
+    assert done.returncode == 0, done.stderr
+    contents = [m.get("content") for m in llm_server.chat_requests()[-1]["messages"]]
+    assert "say hi" in contents and "It printed hi." in contents
+
+
+def _text(update: Any) -> str:
+    content = getattr(update, "content", None)
+    if isinstance(content, list):
+        return "".join(getattr(c.content, "text", "") for c in content if c.type == "content")
+    return getattr(content, "text", "") if content is not None else ""
+
+
+async def _error_of(call: Any) -> dict[str, Any]:
+    from acp import RequestError
+
+    try:
+        await call
+    except RequestError as exc:
+        return exc.to_error_obj()
+    raise AssertionError("the request succeeded")
+
+
+def _conversation(tmp_path: Path, conversation_id: str) -> Any:
+    from smith_tui.store import Store
+
+    store = Store.open(str(tmp_path / "smith.db"))
+    try:
+        return store.conversations.get(conversation_id)
+    finally:
+        store.close()
