@@ -262,7 +262,7 @@ class MainScreen(Screen):
         value = self.runtime.config.effective.get("default_model")
         return str(value) if value else ""
 
-    def _sink(self, pane_id: str, protocol: type[EventSink] = EventSink) -> Any:
+    def _sink(self, pane_id: str, protocol: type[object] = EventSink) -> Any:
         """The widget ``#pane_id``; TypeError when it does not implement ``protocol``."""
         widget = self.query_one(f"#{pane_id}")
         if not isinstance(widget, protocol):

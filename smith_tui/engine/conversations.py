@@ -105,12 +105,13 @@ class Conversations:
 
     def reload(self) -> None:
         """Rebuild the live transcript and todo list from the store."""
-        if not self.saved:
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
             self.messages = []
             return
-        stored = self.store.conversations.list_messages(self.conversation_id)
+        stored = self.store.conversations.list_messages(conversation_id)
         self.messages = [message_dict(m) for m in stored]
-        self.todo = todo_tool.load_todo(self.store, self.conversation_id)
+        self.todo = todo_tool.load_todo(self.store, conversation_id)
 
     def continue_latest(self) -> str | None:
         """Load the most recent conversation of this project, if there is one."""

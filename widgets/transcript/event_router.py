@@ -11,8 +11,8 @@ from smith_tui.engine.attachments import display_text
 class Transcript(Protocol):
     """The transcript methods events map onto (the transcript module imports this one)."""
 
-    streaming: bool
-
+    @property
+    def streaming(self) -> bool: ...
     def begin_assistant(self, role: str) -> object: ...
     def append_text(self, text: str) -> object: ...
     def append_reasoning(self, text: str) -> object: ...
@@ -54,7 +54,7 @@ def route_event(transcript: Transcript, event: Any) -> None:
         t.reset_stream()
     elif isinstance(event, ev.TurnStarted):
         t.end_assistant()
-        metadata = {"prompt": event.prompt, "attachments": event.attachments}
+        metadata: dict[str, Any] = {"prompt": event.prompt, "attachments": event.attachments}
         t.add_user(display_text(event.prompt, metadata))
     elif isinstance(event, ev.ToolCallStarted):
         t.end_assistant()

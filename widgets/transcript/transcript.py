@@ -294,6 +294,7 @@ class Transcript(VerticalScroll, can_focus=True):
             # (a parked entry is rebuilt from this record)
             entry.finished, entry.ok, entry.duration_s = True, ok, duration_s
             entry.summary, entry.content, entry.metadata = summary, content, metadata
+        assert entry is not None  # the finished widget's entry, or the one just made
         result = dispatch_result_of(entry.name, content, metadata)
         if result is not None:
             self.add_dispatch_result(result)
@@ -419,7 +420,12 @@ class Transcript(VerticalScroll, can_focus=True):
     async def _next_refresh(self) -> None:
         """Wait until the screen has been laid out and painted once more (at most 1 s)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.call_after_refresh(lambda: done.done() or done.set_result(None))
+
+        def painted() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self.call_after_refresh(painted)
         try:
             await asyncio.wait_for(done, 1.0)
         except TimeoutError:
@@ -475,7 +481,7 @@ class Transcript(VerticalScroll, can_focus=True):
             elif not near:
                 if child is not streaming and hasattr(child, "entry"):
                     if focused is None or not (focused is child or child in focused.ancestors):
-                        swaps.append((child, ParkedEntry(child.entry, parked_height(child))))  # type: ignore[attr-defined]
+                        swaps.append((child, ParkedEntry(child.entry, parked_height(child))))
             elif isinstance(child, AssistantMessage):
                 settled = await child.park_outside((window[0] - y, window[1] - y)) and settled
         if swaps:
