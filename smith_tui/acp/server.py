@@ -13,9 +13,9 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, cast
 
-from acp import run_agent
+from acp import Agent, run_agent
 
 from smith_tui.acp.agent import RuntimeOpener, SmithAgent
 
@@ -78,7 +78,7 @@ async def _streams(
         transport, _ = await loop.connect_write_pipe(lambda: protocol, proto_out)
     except ValueError:  # a regular file
         transport = _FileWriter(proto_out)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return reader, writer
 
 
@@ -86,7 +86,9 @@ async def _serve(open_runtime: RuntimeOpener, version: str, proto_in: Any, proto
     agent = SmithAgent(open_runtime, version)
     reader, writer = await _streams(proto_in, proto_out)
     try:
-        await run_agent(agent, writer, reader)
+        # SmithAgent implements the methods it offers; the SDK answers the rest
+        # (session/list, fork, resume, ...) with method-not-found.
+        await run_agent(cast(Agent, agent), writer, reader)
     finally:
         await agent.aclose()
 

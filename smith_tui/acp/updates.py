@@ -7,7 +7,7 @@ decides when to send them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation, ToolKind
+from acp.schema import PlanEntryStatus, ToolCallLocation, ToolKind
 
 from smith_tui.app.formatting import key_argument
 
@@ -45,7 +45,11 @@ FILE_TOOLS = ("read", "edit", "write")
 OUTPUT_CHARS = 8000
 """Most characters of a tool's output or result shown in the editor."""
 
-PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+PLAN_STATUS: dict[str, PlanEntryStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "done": "completed",
+}
 
 
 def tool_kind(name: str) -> ToolKind:
@@ -106,12 +110,13 @@ def text_content(text: str) -> list[Any]:
     return [tool_content(text_block(clip(text)))] if text else []
 
 
-def plan(items: list[Mapping[str, Any]]) -> Any:
+def plan(items: Sequence[Mapping[str, Any]]) -> Any:
     """The todo list as an ACP plan."""
     return update_plan(
         plan_entry(
-            str(item.get("content", "")), status=PLAN_STATUS.get(item.get("status"), "pending")
-        )  # type: ignore[arg-type]
+            str(item.get("content", "")),
+            status=PLAN_STATUS.get(str(item.get("status")), "pending"),
+        )
         for item in items
     )
 
