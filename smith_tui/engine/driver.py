@@ -354,7 +354,7 @@ class TurnDriver:
             ev.TurnFinished(
                 turn_id=plan.turn_id,
                 conversation_id=plan.conversation_id,
-                stop_reason=result.stop_reason,  # type: ignore[arg-type]
+                stop_reason=result.stop_reason,
                 text=result.text,
                 error=error,
                 usage=result.usage,
