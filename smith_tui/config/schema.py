@@ -409,7 +409,8 @@ def built_in_defaults(model: type[SmithConfig] = SmithConfig) -> FrozenDict:
         for name in tables:
             target = target.setdefault(name, {})
         target[leaf] = _field_default(model, path.split("."))
-    return freeze(layer)
+    frozen: FrozenDict = freeze(layer)
+    return frozen
 
 
 def _field_default(model: type[BaseModel], parts: list[str]) -> Any:
