@@ -301,3 +301,62 @@ def _conversation(tmp_path: Path, conversation_id: str) -> Any:
         return store.conversations.get(conversation_id)
     finally:
         store.close()
+
+
+def test_stdout_carries_only_protocol_messages(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """Raw JSON-RPC lines in, every stdout line a JSON-RPC message out (a turn with a
+    tool call and a `/command` typed in the editor included); logs go to stderr."""
+    import subprocess
+
+    llm_server.enqueue(
+        text_reply(tool_calls=[tool_call("bash", {"command": "echo from-bash"})]),
+        text_reply("Done."),
+    )
+    args = ["acp", "--api-url", llm_server.base_url, "--db", str(tmp_path / "smith.db")]
+    env = {**_env(tmp_path), "SMITH_ACP_LOG": "info"}
+    with subprocess.Popen(
+        [SMITH, *args, "--config", _config(tmp_path), "--permission-mode", "yolo"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        lines: list[dict[str, Any]] = []
+
+        def request(id_: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+            process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
+            process.stdin.flush()  # type: ignore[union-attr]
+            while True:
+                line = process.stdout.readline()  # type: ignore[union-attr]
+                assert line, "smith acp closed stdout"
+                lines.append(json.loads(line))
+                if lines[-1].get("id") == id_:
+                    return lines[-1]
+
+        request(1, "initialize", {"protocolVersion": PROTOCOL_VERSION})
+        sid = request(2, "session/new", {"cwd": str(repo), "mcpServers": []})["result"]["sessionId"]
+        done = request(
+            3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        status = request(
+            4, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/mode"}]}
+        )
+        process.stdin.close()
+        stderr = process.stderr.read() if process.stderr else ""
+        assert process.wait(timeout=30) == 0
+    assert done["result"]["stopReason"] == "end_turn"
+    assert status["result"]["stopReason"] == "end_turn"
+    assert all(m.get("jsonrpc") == "2.0" for m in lines)
+    updates = [m["params"]["update"] for m in lines if m.get("method") == "session/update"]
+    chunks = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert "Done." in "".join(chunks)
+    assert "yolo" in chunks[-1]  # /mode answers with the mode in effect
+    bash_result = [u for u in updates if u["sessionUpdate"] == "tool_call_update"][-1]
+    assert "from-bash" in json.dumps(bash_result)
+    assert "smith acp: INFO" in stderr
