@@ -26,6 +26,19 @@ def _from_row(row: ConversationRow) -> Conversation:
     )
 
 
+# Tool call ids of the conversation's assistant messages that no tool message answers.
+_ORPHAN_IDS_SQL = """
+SELECT json_extract(call.value, '$.id') AS call_id
+FROM messages AS m, json_each(m.tool_calls) AS call
+WHERE m.conversation_id = ? AND m.role = 'assistant' AND m.tool_calls IS NOT NULL
+  AND call.type = 'object'
+EXCEPT
+SELECT tool_call_id FROM messages
+WHERE conversation_id = ? AND role = 'tool' AND tool_call_id IS NOT NULL
+LIMIT 1
+"""
+
+
 class ConversationRepository(MessageOperations):
     """Conversations (top-level and dispatch children) and the messages in them."""
 
@@ -155,6 +168,20 @@ class ConversationRepository(MessageOperations):
         conv = self._m.conversation
         return conv.delete().where(conv.id == conversation_id).execute() > 0
 
+    def _may_have_orphans(self, conversation_id: str) -> bool:
+        """Whether some tool call id has no tool message carrying it (checked in SQLite).
+
+        Resuming runs the repair on every open; reading and decoding a long conversation
+        costs far more than this one query over its ids. It may answer ``True`` where the
+        plan finds nothing (ids that are empty or not strings, tool calls SQLite cannot
+        parse), never ``False`` where it would find something.
+        """
+        try:
+            cursor = self._db.execute_sql(_ORPHAN_IDS_SQL, (conversation_id, conversation_id))
+        except peewee.DatabaseError:
+            return True
+        return cursor.fetchone() is not None
+
     def repair_orphan_tool_calls(self, conversation_id: str) -> list[int]:
         """Give every tool call without a stored result a synthetic `TOOL_OUTCOME_UNKNOWN` result.
 
@@ -163,6 +190,8 @@ class ConversationRepository(MessageOperations):
         finds nothing to do. Returns the ids of the inserted messages.
         """
         inserted: list[int] = []
+        if not self._may_have_orphans(conversation_id):
+            return inserted
         with self._db.atomic():
             messages = self.list_messages(conversation_id)
             # Insert from the end backwards so earlier insertion points stay valid.

@@ -76,6 +76,17 @@ def message_from_row(row: MessageRow) -> Message:
     )
 
 
+_SELECT_SQL = (
+    "SELECT id, conversation_id, position, role, content, created_at, reasoning, tool_calls,"
+    " tool_call_id, name, turn_id, round, recall_key, metadata FROM messages"
+)
+
+
+def _message_from_tuple(row: tuple[Any, ...]) -> Message:
+    """Decode a row of ``_SELECT_SQL`` (its columns in `Message` field order)."""
+    return Message(*row[:7], codec.loads(row[7]), *row[8:13], codec.loads(row[13]))
+
+
 def _check_tool_calls(tool_calls: list[Any] | None, where: str) -> None:
     for call in tool_calls or ():
         if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call["id"]:
@@ -254,22 +265,20 @@ class MessageOperations(Repository):
         position, skipping `offset` more recent ones first; still returned oldest first. This
         is how a view loads older history on demand.
         """
-        row = self._m.message
-        where = row.conversation_id == conversation_id
+        # Plain SQL and tuples: a resumed conversation is read whole, and building a peewee
+        # model per row cost about twice the query and the decoding together.
+        params: list[Any] = [conversation_id]
         if before_position is None:
-            query = row.select().where(where).order_by(row.position).offset(offset)
-            if limit is not None:
-                query = query.limit(limit)
-            return [message_from_row(r) for r in query]
-        query = (
-            row.select()
-            .where(where & (row.position < before_position))
-            .order_by(row.position.desc())
-            .offset(offset)
-        )
-        if limit is not None:
-            query = query.limit(limit)
-        return [message_from_row(r) for r in reversed(list(query))]
+            sql = f"{_SELECT_SQL} WHERE conversation_id = ? ORDER BY position"
+        else:
+            sql = f"{_SELECT_SQL} WHERE conversation_id = ? AND position < ? ORDER BY position DESC"
+            params.append(before_position)
+        sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
+        rows = self._db.execute_sql(sql, params).fetchall()
+        if before_position is not None:
+            rows.reverse()
+        return [_message_from_tuple(row) for row in rows]
 
     def tail_messages(self, conversation_id: str, limit: int) -> list[Message]:
         """Return the last `limit` messages of a conversation, oldest first."""

@@ -98,3 +98,33 @@ def test_synthetic_result_names_the_arguments_and_cuts_long_ones(store: Store) -
     assert 'the bash call s with arguments {"command": "make"};' in first.content
     assert "x" * ARGUMENTS_SHOWN + "… (500 more characters)" in second.content
     assert long_text not in second.content
+
+
+def test_one_orphan_among_answered_calls_of_other_conversations(store: Store) -> None:
+    """The quick check before the repair looks at this conversation's ids only: a result
+    with the same id in another conversation does not answer the call."""
+    cid, other = store.conversations.create("p"), store.conversations.create("p")
+    for turn in range(50):
+        store.conversations.append_messages(
+            cid,
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call(f"c{turn}")]},
+                {"role": "tool", "content": "ok", "tool_call_id": f"c{turn}"},
+            ],
+        )
+    store.conversations.append_messages(
+        cid, [{"role": "assistant", "content": None, "tool_calls": [call("lost")]}]
+    )
+    store.conversations.append_messages(
+        other,
+        [
+            {"role": "assistant", "content": None, "tool_calls": [call("lost")]},
+            {"role": "tool", "content": "ok", "tool_call_id": "lost"},
+        ],
+    )
+    assert store.conversations.repair_orphan_tool_calls(other) == []
+    inserted = store.conversations.repair_orphan_tool_calls(cid)
+    assert len(inserted) == 1
+    last = store.conversations.list_messages(cid)[-1]
+    assert (last.role, last.tool_call_id) == ("tool", "lost")
+    assert store.conversations.repair_orphan_tool_calls(cid) == []
