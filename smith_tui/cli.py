@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -238,7 +238,15 @@ def _acp(args: argparse.Namespace) -> int:
     options = _options(args, headless=False)
     options.auto_resume = False
     runtime_class = _runtime_class()
-    return serve(lambda cwd: runtime_class.open(dataclasses.replace(options, cwd=cwd)), __version__)
+
+    def open_runtime(cwd: Path, extra: Mapping[str, Any]) -> Runtime:
+        ephemeral = {**options.ephemeral, **extra}
+        runtime: Runtime = runtime_class.open(
+            dataclasses.replace(options, cwd=cwd, ephemeral=ephemeral)
+        )
+        return runtime
+
+    return serve(open_runtime, __version__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -20,6 +21,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -39,8 +41,8 @@ STOP_REASONS = {
 }
 """Smith's turn endings as ACP stop reasons (an error is also said in the answer)."""
 
-RuntimeOpener = Callable[[Path], Any]
-"""Opens a runtime whose working directory is the given folder (blocking)."""
+RuntimeOpener = Callable[[Path, Mapping[str, Any]], Any]
+"""Opens a runtime in the given folder with extra session settings (blocking)."""
 
 
 class SmithAgent:
@@ -64,7 +66,8 @@ class SmithAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """What Smith can do: load sessions, take embedded files and file links."""
+        """What Smith can do: load sessions, take embedded files and file links, start the
+        client's MCP servers (stdio and streamable HTTP; not SSE)."""
         self._caps = client_capabilities or ClientCapabilities()
         log.info("client %s, capabilities %s", client_info, self._caps)
         return InitializeResponse(
@@ -72,6 +75,7 @@ class SmithAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="smith", title="Agent Smith", version=self._version),
         )
@@ -80,12 +84,13 @@ class SmithAgent:
         """Nothing to authenticate: the LLM server is configured in Smith's config."""
         return None
 
-    async def _open(self, cwd: str) -> Any:
+    async def _open(self, cwd: str, mcp_servers: list[Any] | None) -> Any:
         folder = Path(cwd)
         if not folder.is_absolute() or not await asyncio.to_thread(folder.is_dir):
             raise RequestError.invalid_params({"cwd": f"not an existing absolute folder: {cwd}"})
         try:
-            runtime = await asyncio.to_thread(self._open_runtime, folder)
+            extra = {"mcp_servers": mcp_config(mcp_servers)} if mcp_servers else {}
+            runtime = await asyncio.to_thread(self._open_runtime, folder, extra)
         except Exception as exc:  # config or store errors carry a message for the user
             message = getattr(exc, "message", None) or str(exc)
             raise RequestError.internal_error({"details": f"smith: {message}"}) from None
@@ -104,7 +109,7 @@ class SmithAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         """A new conversation in the project of ``cwd``."""
-        runtime = await self._open(cwd)
+        runtime = await self._open(cwd, mcp_servers)
         session = await self._bind(runtime, runtime.new_conversation())
         return NewSessionResponse(
             session_id=session.session_id,
@@ -116,7 +121,7 @@ class SmithAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         """Continue a stored conversation: its history is replayed as updates first."""
-        runtime = await self._open(cwd)
+        runtime = await self._open(cwd, mcp_servers)
         try:
             conversation = runtime.load_conversation(session_id)
         except Exception as exc:
@@ -250,3 +255,33 @@ def _shown(uri: str, cwd: Path) -> str:
 def _mention(uri: str, cwd: Path) -> str:
     shown = _shown(uri, cwd)
     return f"@{shown}" if urlparse(uri).scheme == "file" and " " not in shown else shown
+
+
+def mcp_config(servers: list[Any]) -> dict[str, dict[str, Any]]:
+    """The client's MCP servers as ``mcp_servers`` entries (stdio and HTTP; SSE ones are
+    skipped: Smith's MCP client speaks streamable HTTP). Names are made valid and unique."""
+    table: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        kind = getattr(server, "type", None)
+        if kind in (None, "stdio") and getattr(server, "command", None):
+            entry: dict[str, Any] = {
+                "command": server.command,
+                "args": list(server.args or []),
+                "env": {item.name: item.value for item in server.env or []},
+            }
+        elif kind == "http":
+            entry = {"url": server.url, "headers": {h.name: h.value for h in server.headers or []}}
+        else:
+            log.warning("MCP server %s (%s) skipped: not supported", server.name, kind)
+            continue
+        name = _server_name(str(server.name), table)
+        table[name] = entry
+    return table
+
+
+def _server_name(raw: str, taken: Mapping[str, Any]) -> str:
+    base = re.sub(r"[^A-Za-z0-9-]+", "-", raw).strip("-")[:28] or "server"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name

@@ -20,6 +20,7 @@ from acp.schema import (
     ClientCapabilities,
     DeniedOutcome,
     FileSystemCapabilities,
+    McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
     WriteTextFileResponse,
@@ -27,6 +28,7 @@ from acp.schema import (
 
 from tests.dispatch.support import dispatch, report
 from tests.engine.test_headless_cli import SMITH, _config, _env, smith
+from tests.mcp.support import time_server
 from tests.support.llm_server import ScriptedLLMServer, stall, text_reply, tool_call
 from tests.support.runtime import make_git_repo
 
@@ -360,3 +362,23 @@ def test_stdout_carries_only_protocol_messages(
     bash_result = [u for u in updates if u["sessionUpdate"] == "tool_call_update"][-1]
     assert "from-bash" in json.dumps(bash_result)
     assert "smith acp: INFO" in stderr
+
+
+async def test_the_clients_mcp_servers_are_started_for_the_session(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    call = tool_call("mcp__editor-time__get_current_time", {"timezone": "Europe/Paris"})
+    llm_server.enqueue(text_reply(tool_calls=[call]), text_reply("It is late."))
+    client = EditorClient("allow_once")
+    server = time_server()
+    given = McpServerStdio(
+        name="editor time", command=server["command"], args=server["args"], env=[]
+    )
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[given])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("time?")])
+    assert done.stop_reason == "end_turn"
+    ((asked_call, _),) = client.asked  # MCP tools ask first in mode ask
+    assert asked_call.tool_call_id == call.id
+    result = [m for m in llm_server.chat_requests()[1]["messages"] if m["role"] == "tool"]
+    assert json.loads(result[0]["content"])["timezone"] == "Europe/Paris"
