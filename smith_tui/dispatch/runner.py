@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from smith_tui.dispatch.job import DispatchJob, child_prompt
@@ -41,20 +41,8 @@ class ChildConversations(Protocol):
         ...
 
 
-#: Seconds a child may run when ``services.dispatch.child_timeout_s`` is not set.
-CHILD_TIMEOUT_S = 600.0
 #: Seconds a child cancelled at its deadline gets to wind down before its task is cancelled.
 CHILD_GRACE_S = 5.0
-
-
-def child_timeout(config: Mapping[str, object]) -> float:
-    """``services.dispatch.child_timeout_s`` of ``config`` (default :data:`CHILD_TIMEOUT_S`)."""
-    services = config.get("services")
-    dispatch = services.get("dispatch") if isinstance(services, Mapping) else None
-    value = dispatch.get("child_timeout_s") if isinstance(dispatch, Mapping) else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return CHILD_TIMEOUT_S
 
 
 def child_session_id(job: DispatchJob) -> str:
@@ -140,12 +128,13 @@ class ChildRunner:
             cancel=job.cancel,
             scope=context.scope,
             config=context.config_snapshot,
+            config_model=context.config_model,
             requested_model=job.model,
             job_id=job.job_id,
             usage_scope=(context.conversation_id, context.turn_id),
             record={"job_id": job.job_id, "session": child_session_id(job)},
         )
-        timeout = child_timeout(context.config_snapshot)
+        timeout = float(context.config_model.services.dispatch.child_timeout_s)
         result, timed_out = await self._drive_with_deadline(plan, job, timeout)
         report = result.terminal.metadata.get("report") if result.terminal else None
         if timed_out and report is None:

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import Attached, attach_files
 from smith_tui.engine.budget import SpendMeter, read_limits
@@ -80,6 +81,8 @@ class ExecutionContext:
     active_role: str
     conversation_id: str
     config_snapshot: Mapping[str, Any]
+    config_model: SmithConfig
+    """The validated, typed view of ``config_snapshot`` (what the loop's settings come from)."""
     scope: TurnScope
 
 
@@ -95,6 +98,8 @@ class TurnPlan:
     cancel: CancelToken
     scope: TurnScope
     config: Mapping[str, Any]
+    config_model: SmithConfig
+    """The validated, typed view of ``config``."""
     requested_model: str | None = None
     pinned_model: str | None = None
     job_id: str | None = None
@@ -291,7 +296,7 @@ class TurnDriver:
             config=plan.config,
             cancel=plan.cancel,
             cwd=plan.scope.cwd,
-            settings=TurnSettings.from_config(plan.config, child=plan.job_id is not None),
+            settings=TurnSettings.from_config(plan.config_model, child=plan.job_id is not None),
             context_window=selection.context_window,
             max_output_tokens=selection.max_output_tokens,
             job_id=plan.job_id,

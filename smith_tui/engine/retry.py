@@ -11,32 +11,35 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config.schema import SmithConfig
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+
+_SCHEMA = SmithConfig()
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """The retry settings of one turn, read from the effective config."""
+    """The retry settings of one turn (defaults: the schema's)."""
 
-    transport_max: int = 2
-    transport_backoff_ms: Sequence[float] = (2000, 8000)
-    empty_max: int = 2
-    empty_backoff_ms: Sequence[float] = (500, 1000)
-    retry_after_output: bool = False
+    transport_max: int = _SCHEMA.llm_config.retry_max_retries
+    transport_backoff_ms: Sequence[float] = tuple(_SCHEMA.llm_config.retry_backoff_ms)
+    empty_max: int = _SCHEMA.empty_response_retry_max_retries
+    empty_backoff_ms: Sequence[float] = tuple(_SCHEMA.empty_response_retry_backoff_ms)
+    retry_after_output: bool = _SCHEMA.llm_config.stream_retry_after_output
 
     @classmethod
-    def from_config(cls, config: Any) -> RetryPolicy:
-        """Build the policy from an effective config mapping."""
-        llm = config.get("llm_config") or {}
+    def from_config(cls, config: SmithConfig) -> RetryPolicy:
+        """The policy of a validated config."""
+        llm = config.llm_config
         return cls(
-            transport_max=int(llm.get("retry_max_retries", 2)),
-            transport_backoff_ms=tuple(llm.get("retry_backoff_ms") or (2000, 8000)),
-            empty_max=int(config.get("empty_response_retry_max_retries", 2)),
-            empty_backoff_ms=tuple(config.get("empty_response_retry_backoff_ms") or (500, 1000)),
-            retry_after_output=bool(llm.get("stream_retry_after_output", False)),
+            transport_max=llm.retry_max_retries,
+            transport_backoff_ms=tuple(llm.retry_backoff_ms),
+            empty_max=config.empty_response_retry_max_retries,
+            empty_backoff_ms=tuple(config.empty_response_retry_backoff_ms),
+            retry_after_output=llm.stream_retry_after_output,
         )
 
 

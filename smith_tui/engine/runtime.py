@@ -248,7 +248,7 @@ class Runtime:
         return self._llm is not None or server_configured(self.config.model)
 
     def _index_file(self) -> str:
-        return str(self.config.effective.get("index_file") or "INDEX.md")
+        return self.config.model.index_file
 
     @property
     def mcp(self) -> McpManager:
@@ -359,7 +359,7 @@ class Runtime:
         """The user-facing role turns run as (``direct`` unless configured)."""
         if self._active_role_override:
             return self._active_role_override
-        return str(self.config.effective.get("active_role") or "direct")
+        return self.config.model.role
 
     def set_active_role(self, name: str) -> RoleSpec:
         """Switch the user-facing role for the rest of the session."""
@@ -538,6 +538,7 @@ class Runtime:
             active_role=role or self.active_role,
             conversation_id=conversation_id,
             config_snapshot=self.config.effective,
+            config_model=self.config.model,
             scope=self.scope,
         )
         self.current_turn = ActiveTurn(turn_id, CancelToken.new_root(), context)
@@ -580,6 +581,7 @@ class Runtime:
             cancel=active.cancel,
             scope=ctx.scope,
             config=ctx.config_snapshot,
+            config_model=ctx.config_model,
             requested_model=model or self.options.model,
             pinned_model=self.pinned_model,
             started_at=active.started_at,
@@ -613,12 +615,12 @@ class Runtime:
             raise RuntimeError_("there is nothing to compact yet: the conversation is empty")
         role_spec = resolve_role(self.active_role)
         scope = await asyncio.to_thread(self.compute_scope)
-        config = self.config.effective
+        config = self.config
         selection = await self.services.model.select(
-            self.options.model, self.pinned_model, role_spec, config
+            self.options.model, self.pinned_model, role_spec, config.effective
         )
         self.last_selection = selection
-        settings = WindowSettings.from_config(config)
+        settings = WindowSettings.from_config(config.model)
         budget = RequestBudget.of(
             build_system_prompt(role_spec, scope),
             self.services.tool.llm_specs(role_spec.name),
@@ -637,7 +639,7 @@ class Runtime:
                 store=self.store,
                 project_id=scope.project_id,
                 role=role_spec.name,
-                retry=RetryPolicy.from_config(config),
+                retry=RetryPolicy.from_config(config.model),
                 max_output_tokens=selection.max_output_tokens,
             )
         )

@@ -29,7 +29,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from smith_tui.cancel import CancelToken
+from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, SmithConfig
+from smith_tui.config.services import DispatchOptions
 from smith_tui.engine import events as ev
 from smith_tui.engine.budget import SpendMeter, call_cost
 from smith_tui.engine.compaction import (
@@ -61,12 +65,9 @@ log = logging.getLogger(__name__)
 #: Scratchpad key prefix of a tool output too big for the window (``tool-output/<call_id>``).
 TOOL_OUTPUT_KEY = "tool-output/"
 
-#: The step budget and repeat guard of a dispatched child turn (docs/DESIGN.md §5.7).
-CHILD_STEP_BUDGET = 40
+#: Stop a dispatched child turn when the same call (name and arguments) comes this many times
+#: in a row (docs/DESIGN.md §5.7).
 CHILD_REPEAT_LIMIT = 3
-#: The step budget of a top-level turn when ``tool_step_budget`` is not set: generous, but
-#: an endless tool loop still ends.
-TOP_STEP_BUDGET = 200
 #: Stop a top-level turn when the same call (name and arguments) comes this many times in a row.
 TOP_REPEAT_LIMIT = 5
 
@@ -99,32 +100,37 @@ class TurnRecorder(Protocol):
         """Keep the debug snapshot of one outgoing request."""
 
 
-@dataclass(frozen=True)
-class TurnSettings:
-    """The settings a turn reads, taken from the effective config once, when it begins."""
+class TurnSettings(BaseModel):
+    """The settings a turn reads, taken once from the validated config when it begins.
 
-    window: WindowSettings = field(default_factory=WindowSettings)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    Frozen and typed; every default is the schema's (``TurnSettings()`` has no step
+    budget and no repeat guard, for a loop run on its own).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    window: WindowSettings = Field(default_factory=WindowSettings)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
     step_budget: int | None = None
     repeat_limit: int | None = None
     """Stop when the same tool call (name and arguments) repeats this many times in a row."""
-    max_parallel: int = 3
+    max_parallel: int = Field(default_factory=lambda: DispatchOptions().max_parallel)
     """How many calls of one parallel batch run at once (``services.dispatch.max_parallel``)."""
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *, child: bool = False) -> TurnSettings:
-        """Read the settings of a top-level turn, or of a dispatched child's (``child``)."""
-        dispatch = (config.get("services") or {}).get("dispatch") or {}
+    def from_config(cls, config: SmithConfig, *, child: bool = False) -> TurnSettings:
+        """The settings of a top-level turn, or of a dispatched child's (``child``)."""
+        dispatch = config.services.dispatch
         if child:
-            budget = dispatch.get("child_step_budget") or CHILD_STEP_BUDGET
+            budget = dispatch.child_step_budget
         else:
-            budget = config.get("tool_step_budget") or TOP_STEP_BUDGET
+            budget = config.tool_step_budget or DEFAULT_TOOL_STEP_BUDGET
         return cls(
             window=WindowSettings.from_config(config),
             retry=RetryPolicy.from_config(config),
-            step_budget=int(budget) if budget else None,
+            step_budget=budget,
             repeat_limit=CHILD_REPEAT_LIMIT if child else TOP_REPEAT_LIMIT,
-            max_parallel=max(1, int(dispatch.get("max_parallel", 3) or 1)),
+            max_parallel=dispatch.max_parallel,
         )
 
 

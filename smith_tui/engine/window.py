@@ -38,6 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from smith_tui.config.schema import ContextManagement, SmithConfig
+
 Message = Mapping[str, Any]
 
 #: Characters per estimated token (no tokenizer is available).
@@ -75,31 +77,16 @@ class WindowResult:
         return bool(self.dropped_rounds or self.elided_count or self.cut_count)
 
 
-@dataclass(frozen=True)
-class WindowSettings:
-    """The ``context_management.*`` settings :func:`apply_window` takes."""
+class WindowSettings(ContextManagement):
+    """The ``context_management.*`` settings :func:`apply_window` takes.
 
-    enabled: bool = True
-    tool_output_keep_rounds: int = 7
-    tool_output_elide_over_chars: int = 1024
-    trim_threshold_pct: float = 90
-    compact_threshold_pct: float = 85
-    """Compaction starts once the request estimate passes this % of the window."""
-    output_reserve_pct: float = 10
-    """Share of the window kept for the answer when the model has no max output tokens."""
+    The schema's table itself (frozen, typed), so its defaults are the schema's.
+    """
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> WindowSettings:
-        """Read the settings from an effective config mapping."""
-        cm = config.get("context_management") or {}
-        return cls(
-            enabled=bool(cm.get("enabled", True)),
-            tool_output_keep_rounds=int(cm.get("tool_output_keep_rounds", 7)),
-            tool_output_elide_over_chars=int(cm.get("tool_output_elide_over_chars", 1024)),
-            trim_threshold_pct=float(cm.get("trim_threshold_pct", 90)),
-            compact_threshold_pct=float(cm.get("compact_threshold_pct", 85)),
-            output_reserve_pct=float(cm.get("output_reserve_pct", 10)),
-        )
+    def from_config(cls, config: SmithConfig) -> WindowSettings:
+        """The ``context_management`` table of a validated config."""
+        return cls.model_validate(config.context_management.model_dump())
 
     def apply(
         self,

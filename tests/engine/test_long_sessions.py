@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, check_config
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import display_text
-from smith_tui.engine.turn import TOP_REPEAT_LIMIT, TOP_STEP_BUDGET, TurnSettings
+from smith_tui.engine.turn import TOP_REPEAT_LIMIT, TurnSettings
 from tests.dispatch.support import (
     assert_transcript_valid,
     child_bodies,
@@ -298,10 +299,10 @@ async def test_a_child_past_its_deadline_is_cancelled_and_reports_blocked(
 
 
 def test_top_level_turns_get_a_step_budget_and_repeat_guard_by_default() -> None:
-    settings = TurnSettings.from_config({})
-    assert settings.step_budget == TOP_STEP_BUDGET == 200
+    settings = TurnSettings.from_config(check_config({}))
+    assert settings.step_budget == DEFAULT_TOOL_STEP_BUDGET == 200
     assert settings.repeat_limit == TOP_REPEAT_LIMIT
-    assert TurnSettings.from_config({"tool_step_budget": 7}).step_budget == 7
+    assert TurnSettings.from_config(check_config({"tool_step_budget": 7})).step_budget == 7
 
 
 async def test_the_repeat_guard_stops_a_top_level_turn(

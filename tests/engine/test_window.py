@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from smith_tui.config import check_config
 from smith_tui.engine.window import (
     WindowSettings,
     _pinned_indices,
@@ -185,10 +186,10 @@ def test_bad_settings_raise_clear_errors() -> None:
 
 def test_window_settings_come_from_context_management() -> None:
     settings = WindowSettings.from_config(
-        {"context_management": {"enabled": False, "tool_output_keep_rounds": 2}}
+        check_config({"context_management": {"enabled": False, "tool_output_keep_rounds": 2}})
     )
     assert settings == WindowSettings(enabled=False, tool_output_keep_rounds=2)
-    assert WindowSettings.from_config({}) == WindowSettings()
+    assert WindowSettings.from_config(check_config({})) == WindowSettings()
     history = [user("question"), assistant("x" * 800)]
     assert settings.apply(history, 10).messages == history  # disabled: nothing dropped
     assert WindowSettings().apply(history, 10).messages == [history[0]]
