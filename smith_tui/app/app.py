@@ -405,6 +405,10 @@ class SmithApp(App[int]):
         """Run the next turns as role ``name`` (``/role NAME``)."""
         self.submit_line(f"/role {name}")
 
+    def action_pin_model(self, model_id: str) -> None:
+        """Pin ``model_id`` to the conversation (``/model ID``)."""
+        self.submit_line(f"/model {model_id}")
+
 
 def _pick_conversation(runtime: Runtime, resume: str | None, continue_: bool) -> None:
     if resume:

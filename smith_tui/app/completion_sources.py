@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,41 @@ def _config_paths(runtime: Runtime) -> list[str]:
     models = runtime.config.effective.get("models") or {}
     keys = {"default", "direct", "orchestrator", "worker", "explorer", *models.keys()}
     return list_overridable_paths(model_keys=sorted(keys))
+
+
+def describe(kind: str, name: str) -> str:
+    """What a completion candidate does: a command's help, a setting's or a role's summary."""
+    if kind == "command":
+        from smith_tui.engine.commands import COMMANDS
+
+        text = COMMANDS.get("/" + name, "")
+        # "/model [ID|--unpin] — show or pin…": the usage is already what is being typed.
+        return text.split(" — ", 1)[1] if " — " in text else text
+    if kind == "setting":
+        from smith_tui.config import settings_reference
+
+        for doc in settings_reference():
+            if doc.path == name or (doc.path.endswith("<key>") and name.startswith("models.")):
+                return _first_sentence(doc.description)
+        return ""
+    if kind == "role":
+        from smith_tui.engine.roles import list_roles
+
+        for spec in list_roles(user_facing=True):
+            if spec.name == name:
+                from smith_tui.engine.matrix import TOOL_MATRIX
+
+                edits = name in TOOL_MATRIX.get("edit", frozenset())
+                work = "edits and runs commands itself" if edits else "reads and plans"
+                targets = ", ".join(spec.dispatch_targets) or "nobody"
+                return f"{spec.alias}: {work}; may dispatch {targets}"
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    """``text`` up to its first full stop (not the one of an "e.g." or "i.e.")."""
+    found = re.search(r"(?<!e\.g)(?<!i\.e)\.(\s|$)", text)
+    return text[: found.start()] if found else text
 
 
 def _roles() -> list[str]:
@@ -63,4 +99,5 @@ def runtime_sources(runtime: Runtime) -> CompletionSources:
         roles=_roles,
         model_ids=ModelIds(runtime),
         project_files=files.files,
+        describe=describe,
     )

@@ -20,6 +20,8 @@ from tests.app.app_harness import (
     running,
     screen_text,
     submit,
+    wait_for_still_screen,
+    wait_for_text,
     wait_until,
 )
 from tests.support.llm_server import http_error, stall, text_reply, tool_call
@@ -174,3 +176,69 @@ async def test_dispatch_pane_shows_dispatching_turns_and_a_cancelled_job_says_so
         assert card.status == "cancelled" and "cancelled" in str(card.border_title)
         # At 100×30 the sub-agent is on screen next to the transcript.
         assert "Link cancelled" in screen_text(app)
+
+
+async def test_palette_lists_the_servers_models_and_pins_the_chosen_one(
+    runtime, llm_server
+) -> None:
+    from textual.command import CommandPalette
+
+    llm_server.catalog = {
+        "object": "list",
+        "data": [{"id": "qwen-coder-32b", "object": "model"}, {"id": "tiny-1b", "object": "model"}],
+    }
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"use model qwen")
+        text = await wait_for_text(pilot, "Use model: qwen-coder-32b")
+        assert "Pin qwen-coder-32b to this conversation" in text
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: runtime.pinned_model == "qwen-coder-32b", "the pin")
+        # Roles are still there next to the models.
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"switch role")
+        await wait_for_text(pilot, "Switch role: Tank (orchestrator)")
+
+
+async def test_completion_entries_say_what_commands_settings_and_roles_do(runtime) -> None:
+    from smith_tui.widgets.completion.menu import CompletionMenu
+
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        menu = app.screen.query_one(CompletionMenu)
+        await pilot.press(*"/mod")
+        await wait_until(pilot, lambda: menu.is_open, "the completion menu")
+        text = await wait_for_text(pilot, "show or pin the conversation's model")
+        assert "list the server's models" in text
+        for key in ("ctrl+a", "ctrl+k"):
+            await pilot.press(key)
+        await pilot.press(*"/config set llm_config.api")
+        await wait_for_text(pilot, "Base URL of any OpenAI-compatible Chat-Completions server")
+        await pilot.press("ctrl+a", "ctrl+k", *"/role ")
+        await wait_for_text(pilot, "Tank: reads and plans; may dispatch worker, explorer")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+def test_main_screen_at_small_and_large_sizes(snap_compare, tmp_path, monkeypatch, size) -> None:
+    """80x24: the side panes wait behind F3 and the footer keeps Cancel, Quit, Help, Panes;
+    160x45: the panes show. Both with the completion menu saying what commands do."""
+    from tests.app.test_app_snapshot import _seeded_runtime
+
+    runtime = _seeded_runtime(tmp_path, monkeypatch)
+    app = make_app(runtime)
+
+    async def settle(pilot) -> None:
+        await wait_until(pilot, lambda: app.main_screen.panes_ready, what="the panes")
+        await wait_until(pilot, lambda: "Only the code" in screen_text(app), what="the transcript")
+        assert app.main_screen.side_shown == (size[0] >= 100)
+        await pilot.press(*"/mo")
+        await wait_until(pilot, lambda: "/models" in screen_text(app), what="the completion menu")
+        await wait_for_still_screen(pilot)
+
+    try:
+        assert snap_compare(app, terminal_size=size, run_before=settle)
+    finally:
+        runtime.store.close()

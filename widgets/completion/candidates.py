@@ -40,10 +40,12 @@ MAX_CANDIDATES = 50
 
 @dataclass(frozen=True)
 class Candidate:
-    """One completion: ``value`` replaces the token; ``kind`` says what it is."""
+    """One completion: ``value`` replaces the token; ``kind`` says what it is, ``about``
+    what it does (empty when nothing is known)."""
 
     value: str
     kind: str
+    about: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class CompletionSources:
     roles: Callable[[], Iterable[str]] = lambda: ()
     model_ids: Callable[[], Awaitable[Iterable[str]]] | None = None
     project_files: Callable[[], Awaitable[Iterable[str]]] | None = None
+    describe: Callable[[str, str], str] = lambda kind, name: ""
+    """What the ``kind`` named ``name`` does (a command, a setting, a role), or ``""``."""
 
 
 def rank(names: Iterable[str], typed: str, *, limit: int = MAX_CANDIDATES) -> list[str]:
@@ -165,11 +169,23 @@ class Completer:
         except Exception:
             return []
 
-    @staticmethod
+    def _about(self, kind: str, name: str) -> str:
+        try:
+            return self.sources.describe(kind, name)
+        except Exception:  # a description is a courtesy: the completion works without it
+            return ""
+
     def _result(
-        row: int, start: int, end: int, token: str, found: list[str], kind: str, prefix: str = ""
+        self,
+        row: int,
+        start: int,
+        end: int,
+        token: str,
+        found: list[str],
+        kind: str,
+        prefix: str = "",
     ) -> Completion | None:
-        candidates = [Candidate(prefix + name, kind) for name in found]
+        candidates = [Candidate(prefix + name, kind, self._about(kind, name)) for name in found]
         if not candidates:
             return None
         if len(candidates) == 1 and candidates[0].value == token:

@@ -68,6 +68,6 @@ class CompletionMenu(OptionList):
 
     @staticmethod
     def _option(candidate: Candidate) -> Option:
-        label = Text(candidate.value)
-        label.append(f"  {candidate.kind}", style="dim")
+        label = Text(candidate.value, no_wrap=True, overflow="ellipsis")
+        label.append(f"  {candidate.about or candidate.kind}", style="dim")
         return Option(label)

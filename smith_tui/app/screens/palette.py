@@ -47,21 +47,45 @@ def palette_entries() -> list[PaletteEntry]:
     return entries
 
 
+def model_entries(model_ids: list[str]) -> list[PaletteEntry]:
+    """One entry per model of the server's catalog: pin it to the conversation."""
+    return [
+        PaletteEntry(
+            f"Use model: {model_id}",
+            f"Pin {model_id} to this conversation (/model {model_id})",
+            f"pin_model({model_id!r})",
+        )
+        for model_id in model_ids
+    ]
+
+
 class SmithCommands(Provider):
     """Provides Smith's commands; choosing one runs ``app.run_action(entry.action)``."""
 
     def _command(self, entry: PaletteEntry) -> Callable[[], Awaitable[bool]]:
         return partial(self.app.run_action, entry.action)
 
+    async def _entries(self) -> list[PaletteEntry]:
+        """The commands, then the server's models (none when it cannot be asked)."""
+        model_ids: list[str] = []
+        completer = getattr(self.app, "completer", None)
+        source = completer.sources.model_ids if completer is not None else None
+        if source is not None:
+            try:
+                model_ids = list(await source())
+            except Exception:  # no server, or it did not answer: the commands still show
+                model_ids = []
+        return palette_entries() + model_entries(model_ids)
+
     async def discover(self) -> Hits:
         """All commands, before anything is typed."""
-        for entry in palette_entries():
+        for entry in await self._entries():
             yield DiscoveryHit(entry.title, self._command(entry), help=entry.help)
 
     async def search(self, query: str) -> Hits:
         """Commands whose title fuzzily matches ``query``."""
         matcher = self.matcher(query)
-        for entry in palette_entries():
+        for entry in await self._entries():
             score = matcher.match(entry.title)
             if score > 0:
                 yield Hit(
