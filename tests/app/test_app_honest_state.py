@@ -242,3 +242,38 @@ def test_main_screen_at_small_and_large_sizes(snap_compare, tmp_path, monkeypatc
         assert snap_compare(app, terminal_size=size, run_before=settle)
     finally:
         runtime.store.close()
+
+
+async def test_an_unreachable_server_is_said_first_with_its_url(tmp_path, monkeypatch) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    # Nothing listens on the loopback's port 9; no model is configured either.
+    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            status = app.screen.query_one(StatusLine)
+            await submit(pilot, "hello")
+            await wait_until(pilot, lambda: status.status == "error", "the error", within=30)
+            assert status.detail.startswith("Cannot reach the LLM server")
+            assert "http://127.0.0.1:9/v1/models" in status.detail
+            text = await wait_for_text(pilot, "Cannot reach the LLM server")
+            assert "default_model" not in text and "SMITH_MODEL" not in text
+    finally:
+        runtime.store.close()
+
+
+async def test_retry_text_names_the_status_once(tmp_path, monkeypatch, llm_server) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    config = {"llm_config": {"retry_backoff_ms": [1500], "retry_max_retries": 1}}
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
+    llm_server.enqueue(http_error(429), text_reply("Back online."))
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await submit(pilot, "hello")
+            text = await wait_for_text(pilot, "retrying in 2s (")
+            line = text.split("retrying in 2s (", 1)[1].splitlines()[0]
+            assert line.startswith("HTTP 429") and "http_429" not in text
+            await wait_for_text(pilot, "Back online.")
+    finally:
+        runtime.store.close()
