@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.tools.checkpoint import (
-    DEFAULT_MAX_BYTES,
     Change,
     Checkpoint,
     CheckpointError,
@@ -31,15 +31,11 @@ NOTICE_COMMAND = "checkpoint"
 """``CommandOutput.command`` of checkpoint notices (skipped checkpoints, turns that changed files)."""
 
 
-def checkpoints_for(
-    data_dir: Path, project_root: Path, config: Mapping[str, Any]
-) -> Checkpoints | None:
+def checkpoints_for(data_dir: Path, project_root: Path, config: SmithConfig) -> Checkpoints | None:
     """The project's checkpoints as configured (``checkpoints.*``), ``None`` when disabled."""
-    section = config.get("checkpoints") or {}
-    if section.get("enabled", True) is False:
+    if not config.checkpoints.enabled:
         return None
-    max_bytes = section.get("max_bytes") or DEFAULT_MAX_BYTES
-    return Checkpoints.for_project(data_dir, project_root, max_bytes=int(max_bytes))
+    return project_checkpoints(data_dir, project_root, config)
 
 
 def describe_changes(changes: list[Change] | tuple[Change, ...], limit: int = 12) -> str:
@@ -138,13 +134,9 @@ REWIND_LIMIT = 50
 """Most checkpoints ``/rewind`` lists (newest first)."""
 
 
-def project_checkpoints(
-    data_dir: Path, project_root: Path, config: Mapping[str, Any]
-) -> Checkpoints:
+def project_checkpoints(data_dir: Path, project_root: Path, config: SmithConfig) -> Checkpoints:
     """The project's checkpoints for ``/undo`` and ``/rewind`` (even with recording off)."""
-    section = config.get("checkpoints") or {}
-    max_bytes = int(section.get("max_bytes") or DEFAULT_MAX_BYTES)
-    return Checkpoints.for_project(data_dir, project_root, max_bytes=max_bytes)
+    return Checkpoints.for_project(data_dir, project_root, max_bytes=config.checkpoints.max_bytes)
 
 
 def runtime_checkpoints(runtime: Any) -> Checkpoints:
@@ -152,7 +144,7 @@ def runtime_checkpoints(runtime: Any) -> Checkpoints:
     scope = getattr(runtime, "scope", None)
     root = scope.project_root if scope is not None else Path(runtime.options.cwd)
     data_dir = Path(runtime.store.path).parent
-    return project_checkpoints(data_dir, root, runtime.config.effective)
+    return project_checkpoints(data_dir, root, runtime.config.model)
 
 
 def undo(checkpoints: Checkpoints) -> tuple[str, dict[str, Any]]:

@@ -270,7 +270,9 @@ class TurnDriver:
         if path is None:
             return None
         try:
-            checkpoints = checkpoints_for(Path(path).parent, plan.scope.project_root, plan.config)
+            checkpoints = checkpoints_for(
+                Path(path).parent, plan.scope.project_root, plan.config_model
+            )
         except Exception:
             log.exception("checkpoints of turn %s are unavailable", plan.turn_id)
             return None

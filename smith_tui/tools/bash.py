@@ -26,6 +26,7 @@ from typing import Annotated
 from pydantic import Field
 
 from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
+from smith_tui.config.services import BashOptions
 from smith_tui.tools import permissions
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.process import signal_group
@@ -38,8 +39,9 @@ from smith_tui.tools.sandbox import (
 )
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
-DEFAULT_TIMEOUT_S = 120.0
-DEFAULT_MAX_TIMEOUT_S = 600.0
+_DEFAULTS = BashOptions()
+DEFAULT_TIMEOUT_S = _DEFAULTS.default_timeout_s
+DEFAULT_MAX_TIMEOUT_S = _DEFAULTS.max_timeout_s
 TERM_GRACE_S = 0.3
 # After SIGKILL, how long to wait for the members to finish exiting.
 KILL_WAIT_S = 0.2

@@ -40,10 +40,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from smith_tui.config.schema import CheckpointsConfig
 from smith_tui.tools.git import base_argv, find_git, git_env
 from smith_tui.tools.spec import ToolError
 
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_BYTES = CheckpointsConfig().max_bytes
 """Most bytes one checkpoint may copy (changed and new files) unless configured otherwise."""
 
 _LOG_NAME = "smith-checkpoints.jsonl"

@@ -35,6 +35,7 @@ from urllib.parse import urljoin
 import httpx
 from pydantic import Field
 
+from smith_tui.config.services import WebFetchOptions
 from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.cancellable import until_cancelled
@@ -45,8 +46,9 @@ if TYPE_CHECKING:
     # start of smith about 55 ms, and most sessions never fetch a page.
     from bs4 import BeautifulSoup, Tag
 
-DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024
+_DEFAULTS = WebFetchOptions()
+DEFAULT_TIMEOUT_S = _DEFAULTS.timeout
+DEFAULT_MAX_BYTES = _DEFAULTS.max_bytes
 MAX_REDIRECTS = 5
 MAX_HTML_BYTES = 1024 * 1024
 """Most bytes of an HTML page converted to Markdown (about 3 s of work on a slow machine)."""
@@ -488,7 +490,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     timeout = setting_number(settings, "timeout", DEFAULT_TIMEOUT_S, tool="web_fetch")
     max_bytes = int(setting_number(settings, "max_bytes", DEFAULT_MAX_BYTES, tool="web_fetch"))
     allow_private = _allow_private(settings)
-    budget = max_output_chars(ctx, "web_fetch")
+    budget = max_output_chars(ctx, "web_fetch", _DEFAULTS.max_output_chars)
     try:
         return await _fetch_as_text(
             ctx,

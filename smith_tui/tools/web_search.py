@@ -18,14 +18,16 @@ from typing import Any
 import httpx
 from pydantic import Field
 
+from smith_tui.config.services import WebSearchOptions
 from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
-DEFAULT_ENDPOINT = "https://api.linkup.so/v1/search"
-DEFAULT_KEY_ENV = "LINKUP_API_KEY"
-DEFAULT_TIMEOUT_S = 30.0
+_DEFAULTS = WebSearchOptions()
+DEFAULT_ENDPOINT = _DEFAULTS.endpoint
+DEFAULT_KEY_ENV = _DEFAULTS.api_key_env
+DEFAULT_TIMEOUT_S = _DEFAULTS.timeout
 SNIPPET_CHARS = 600
 
 
@@ -45,11 +47,13 @@ def _setting_str(settings: Mapping[str, Any], key: str, default: str) -> str:
 def _request_body(query: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "q": query,
-        "depth": _setting_str(settings, "depth", "standard"),
-        "outputType": _setting_str(settings, "output_type", "searchResults"),
+        "depth": _setting_str(settings, "depth", _DEFAULTS.depth),
+        "outputType": _setting_str(settings, "output_type", _DEFAULTS.output_type),
     }
     if settings.get("max_results") is not None:
-        body["maxResults"] = int(setting_number(settings, "max_results", 10, tool="web_search"))
+        body["maxResults"] = int(
+            setting_number(settings, "max_results", _DEFAULTS.max_results, tool="web_search")
+        )
     return body
 
 
