@@ -84,7 +84,9 @@ _SELECT_SQL = (
 
 def _message_from_tuple(row: tuple[Any, ...]) -> Message:
     """Decode a row of ``_SELECT_SQL`` (its columns in `Message` field order)."""
-    return Message(*row[:7], codec.loads(row[7]), *row[8:13], codec.loads(row[13]))
+    values = list(row)
+    values[7], values[13] = codec.loads(values[7]), codec.loads(values[13])
+    return Message(*values)
 
 
 def _check_tool_calls(tool_calls: list[Any] | None, where: str) -> None:
