@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
 
 #: Share of a limit from which the front end is warned.
@@ -47,15 +48,14 @@ LIMITS: tuple[Limit, ...] = (
 )
 
 
-def read_limits(config: Mapping[str, Any]) -> dict[str, float]:
+def read_limits(config: SmithConfig) -> dict[str, float]:
     """The limits set under ``budget`` in ``config``, by key (absent ones left out)."""
-    table = config.get("budget") or {}
-    out: dict[str, float] = {}
-    for limit in LIMITS:
-        value = table.get(limit.key) if isinstance(table, Mapping) else None
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-            out[limit.key] = float(value)
-    return out
+    table = config.budget
+    return {
+        limit.key: float(value)
+        for limit in LIMITS
+        if (value := getattr(table, limit.key)) is not None
+    }
 
 
 def call_cost(usage: Mapping[str, Any] | Any, pricing: Mapping[str, float] | None) -> float | None:

@@ -233,7 +233,7 @@ class TurnDriver:
     def _spend_meter(self, plan: TurnPlan) -> SpendMeter:
         """The spend meter of a top-level turn, starting from what its conversation spent."""
         tokens, cost = 0, 0.0
-        limits = read_limits(plan.config)
+        limits = read_limits(plan.config_model)
         usage = getattr(self.store, "usage", None)
         if limits and usage is not None:
             try:
