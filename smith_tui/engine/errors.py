@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 from smith_tui.cancel import Cancelled
 
@@ -19,14 +19,25 @@ ErrorKind = Literal[
     "persistence",
     "internal",
     "config",
+    "http",
+    "provider",
 ]
+"""What went wrong. ``http`` (a non-2xx answer) and ``provider`` (an error payload from the
+server) are the LLM client's own kinds, kept as they come (docs/LLM.md)."""
+
+ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
+
+
+def _kind(value: object) -> ErrorKind:
+    """``value`` when it is one of :data:`ErrorKind`, else ``internal``."""
+    return cast(ErrorKind, value) if isinstance(value, str) and value in ERROR_KINDS else "internal"
 
 
 @dataclass(frozen=True)
 class AgentError:
     """One error shape for the whole engine: ``{kind, code, message, retryable, origin, data, cause}``."""
 
-    kind: str
+    kind: ErrorKind
     code: str
     message: str
     retryable: bool = False
@@ -81,7 +92,7 @@ def normalize(value: Any, *, origin: str = "engine") -> AgentError:
         return AgentError("internal", "error", value, origin=origin)
     if isinstance(value, dict):
         return AgentError(
-            kind=str(value.get("kind") or "internal"),
+            kind=_kind(value.get("kind")),
             code=str(value.get("code") or "error"),
             message=str(value.get("message") or "unknown error"),
             retryable=bool(value.get("retryable", False)),
@@ -94,7 +105,7 @@ def normalize(value: Any, *, origin: str = "engine") -> AgentError:
     if isinstance(kind, str) and isinstance(code, str):
         cause = getattr(value, "cause", None)
         return AgentError(
-            kind=kind,
+            kind=_kind(kind),
             code=code,
             message=str(getattr(value, "message", None) or value),
             retryable=bool(getattr(value, "retryable", False)),

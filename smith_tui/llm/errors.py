@@ -12,17 +12,18 @@ import email.utils
 import json
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from smith_tui.llm.secret import redact
 
 # kinds
-TRANSPORT = "transport"  # connect / read / timeout / stall / dropped connection
-HTTP = "http"  # the server answered with a non-2xx status
-PROVIDER = "provider"  # an error payload inside a 200 response or stream
-PROTOCOL = "protocol"  # the bytes do not follow the protocol, or a bad transcript order
-SCHEMA = "schema"  # the caller's request / config / message shape is invalid
-CANCELLED = "cancelled"  # the caller's cancel token fired
+LLMErrorKind = Literal["transport", "http", "provider", "protocol", "schema", "cancelled"]
+TRANSPORT: Final = "transport"  # connect / read / timeout / stall / dropped connection
+HTTP: Final = "http"  # the server answered with a non-2xx status
+PROVIDER: Final = "provider"  # an error payload inside a 200 response or stream
+PROTOCOL: Final = "protocol"  # the bytes do not follow the protocol, or a bad transcript order
+SCHEMA: Final = "schema"  # the caller's request / config / message shape is invalid
+CANCELLED: Final = "cancelled"  # the caller's cancel token fired
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 CONTEXT_OVERFLOW = "context_overflow"
@@ -93,7 +94,7 @@ class LLMError(Exception):
 
     def __init__(
         self,
-        kind: str,
+        kind: LLMErrorKind,
         code: str,
         message: str,
         *,
