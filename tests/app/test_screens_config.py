@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Input, Static
 
 from smith_tui.app.screens.config_screen import ConfigScreen
-from smith_tui.config import settings_reference
+from smith_tui.config import DEFAULTS, settings_reference
 from tests.app.app_harness import screen_text
 from tests.support.screen_host import SIZE, ScreenHost, offline_runtime
 
@@ -99,9 +99,10 @@ async def test_invalid_value_is_explained_inline_and_nothing_is_saved(tmp_path: 
         assert f"Cannot set {path}" in error
         assert error in screen_text(app).replace("\n", " ") or "Cannot set" in screen_text(app)
         assert runtime.store.config.get(OVERRIDES) is None
-        assert runtime.config.effective["context_management"]["trim_threshold_pct"] == 80
+        default = DEFAULTS["context_management"]["trim_threshold_pct"]
+        assert runtime.config.effective["context_management"]["trim_threshold_pct"] == default
         table = screen.query_one("#config-table", DataTable)
-        assert _cells(table, path)[1:] == ["80", "defaults"]
+        assert _cells(table, path)[1:] == [f"{default:g}", "defaults"]
 
         # A read-only setting (not on the override allowlist) is refused the same way.
         await _select(pilot, screen, "services.ui.keys.cancel")
