@@ -129,7 +129,7 @@ class TurnInfo:
     number: int
     role: str
     prompt: str
-    stop_reason: str | None = None
+    stop_reason: ev.StopReason | None = None
     tokens: int = 0
     jobs: list[str] = field(default_factory=list)
     node: TreeNode[tuple[str, str]] | None = None

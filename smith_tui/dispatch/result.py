@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_schema import ReportError, normalize_report
+from smith_tui.engine.events import StopReason
 
 LAST_TEXT_CHARS = 600
+
+
+ChildStopReason = StopReason | Literal["timeout"]
+"""How a child turn ended: as any turn, or ``timeout`` (``child_timeout_s`` passed first)."""
 
 
 @dataclass
 class ChildOutcome:
     """How a child turn ended, as the runner reports it."""
 
-    stop_reason: str
+    stop_reason: ChildStopReason
     report: dict[str, Any] | None
     usage: dict[str, int]
     conversation_id: str | None = None

@@ -59,7 +59,7 @@ class TurnBook(Protocol):
         self,
         conversation_id: str,
         turn_id: str,
-        stop_reason: str,
+        stop_reason: ev.StopReason,
         error: dict[str, Any] | None,
         record: dict[str, Any],
     ) -> None:

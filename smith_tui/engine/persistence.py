@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from smith_tui.engine.events import StopReason
 from smith_tui.engine.turn import TurnSetup
 from smith_tui.store import Store
 
@@ -83,7 +84,7 @@ class Persistence:
         self,
         conversation_id: str,
         turn_id: str,
-        stop_reason: str,
+        stop_reason: StopReason,
         error: dict[str, Any] | None,
         record: dict[str, Any],
     ) -> None:
