@@ -15,6 +15,7 @@ from smith_tui.widgets.transcript import Transcript
 from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
 from smith_tui.widgets.transcript.transcript import ParkedEntry
+from smith_tui.widgets.transcript.user_message import UserMessage
 from tests.support.pilot import screen_text, wait_until
 from tests.support.transcript_app import SIZE, TranscriptApp
 
@@ -294,3 +295,21 @@ async def test_a_short_recent_page_loads_older_ones_until_the_view_can_scroll(
             assert transcript.has_older
             assert 0 < len(calls) < 20, calls  # enough to fill the view, not the whole history
             assert "Question 198" in screen_text(app)
+
+
+async def test_a_prompt_sent_while_a_load_waits_in_the_queue_is_kept() -> None:
+    """The app loads the (new, empty) conversation at start; a prompt typed before that
+    load has run must not be swept away by it (seen in tmux: the user's line vanished)."""
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE):
+        transcript = app.transcript
+        loaded = transcript.load_messages(conversation(3))
+        transcript.add_user("typed before the load ran")
+        await loaded
+        await transcript.settle()
+        users = list(transcript.query(UserMessage))
+        texts = [w.entry.text for w in users]
+        assert texts[-1] == "typed before the load ran"
+        assert len(texts) == 1 + sum(1 for m in conversation(3) if m["role"] == "user")
+        # the loaded history stays above what the live session added
+        assert transcript.children[-1] is users[-1]

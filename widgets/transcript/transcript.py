@@ -133,6 +133,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self._flushing = False
         self._work = WorkQueue(self._report_error)
         self._tools: dict[str, ToolEntry] = {}
+        self._live_since_load: list[Widget] | None = None
+        """While a :meth:`load_messages` waits in the queue: the entries appended since, which
+        its replace keeps (``None`` when no load is pending)."""
         self._loading_older = False
         self._park_timer: Timer | None = None
         self._unsettled_parks = 0
@@ -325,12 +328,22 @@ class Transcript(VerticalScroll, can_focus=True):
         self._stream = None
         self._tools.clear()
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
+        # What the live session appends from now on (the user's prompt sent while this load
+        # waits in the queue, say) is newer than the loaded history: the replace keeps it.
+        live: list[Widget] = []
+        self._live_since_load = live
 
         async def replace() -> None:
             with one_update(self):
-                await self.remove_children()
+                kept = [widget for widget in live if widget.parent is self]
+                await self.remove_children([c for c in self.children if c not in kept])
                 if widgets:
-                    await self.mount_all(widgets)
+                    if kept:
+                        await self.mount_all(widgets, before=kept[0])
+                    else:
+                        await self.mount_all(widgets)
+            if self._live_since_load is live:
+                self._live_since_load = None
             self.anchor()
             self.call_after_refresh(self._fill_view)
 
@@ -505,6 +518,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     # -- internals ----------------------------------------------------------------------
     def _append(self, widget: Widget) -> Any:
+        if self._live_since_load is not None:
+            self._live_since_load.append(widget)
         stream = self._stream
         if stream is not None and stream.widget.is_attached:
             # Keep the streaming message last so its text stays in place.
