@@ -7,7 +7,7 @@ llama.cpp, LM Studio, vLLM) whether a server answers there, and offers what it f
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from rich.markup import escape
@@ -20,6 +20,9 @@ from textual.widgets.option_list import Option
 
 from smith_tui.app.footer import SmithFooter
 from smith_tui.config import API_URL_VARIABLE, DEFAULT_API_KEY_ENV, EXAMPLE_API_URL
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 INTRO = """\
 [b]Welcome to Agent Smith[/b]
@@ -65,7 +68,7 @@ class FirstRunScreen(Screen):
         Binding("down", "found_list", "Found servers", show=False),
     ]
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__(id="first-run")
         self.runtime = runtime
         self.found: list[Any] = []

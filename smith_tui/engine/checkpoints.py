@@ -14,10 +14,11 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from smith_tui.config import SmithConfig
+from smith_tui.config import EffectiveConfig, SmithConfig
 from smith_tui.engine import events as ev
+from smith_tui.store import Store
 from smith_tui.tools.checkpoint import (
     Change,
     Checkpoint,
@@ -139,7 +140,18 @@ def project_checkpoints(data_dir: Path, project_root: Path, config: SmithConfig)
     return Checkpoints.for_project(data_dir, project_root, max_bytes=config.checkpoints.max_bytes)
 
 
-def runtime_checkpoints(runtime: Any) -> Checkpoints:
+class CheckpointHost(Protocol):
+    """What :func:`runtime_checkpoints` reads of the runtime."""
+
+    @property
+    def config(self) -> EffectiveConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def options(self) -> Any: ...
+
+
+def runtime_checkpoints(runtime: CheckpointHost) -> Checkpoints:
     """The checkpoints of the runtime's project (shadow repository beside its database)."""
     scope = getattr(runtime, "scope", None)
     root = scope.project_root if scope is not None else Path(runtime.options.cwd)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
@@ -20,6 +20,9 @@ from smith_tui.app.screens.modal import SmithModal
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.config.services import KeyBindings
 from smith_tui.engine.commands import COMMANDS
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 SCREEN_KEYS: tuple[tuple[str, type[SmithModal]], ...] = (
     ("Transcript pager", PagerScreen),
@@ -115,7 +118,7 @@ class HelpScreen(SmithModal):
 
     AUTO_FOCUS = "#help-scroll"
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__()
         self.runtime = runtime
 

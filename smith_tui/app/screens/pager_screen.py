@@ -8,7 +8,7 @@ f3 / n for the next, shift+enter / shift+f3 / N for the previous); case is ignor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,6 +18,9 @@ from textual.widgets import Footer, Input, Static
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.app.screens.transcript_text import HEADING_PREFIX, transcript_text
 from smith_tui.widgets.text_pager import TextPager
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 
 class PagerScreen(SmithModal):
@@ -33,7 +36,7 @@ class PagerScreen(SmithModal):
     ]
 
     def __init__(
-        self, runtime: Any, *, messages: Sequence[Mapping[str, Any]] | None = None
+        self, runtime: Runtime, *, messages: Sequence[Mapping[str, Any]] | None = None
     ) -> None:
         super().__init__()
         self.runtime = runtime
