@@ -9,7 +9,7 @@ delivered once the panes are in place.
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events
 from textual.app import ComposeResult
@@ -29,6 +29,9 @@ from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.todo_panel import TodoPanel
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 
 class SmithHost(Protocol):
@@ -127,7 +130,7 @@ class MainScreen(Screen):
         Binding("escape", "interrupt", "Interrupt", show=False),
     ]
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__(id="main")
         self.runtime = runtime
         self.queued: list[str] = []
