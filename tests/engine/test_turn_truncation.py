@@ -29,7 +29,9 @@ async def test_truncated_before_output_is_retried(
     assert result.stop_reason == "completed" and result.text == "complete answer"
     assert len(llm_server.chat_requests()) == 2
     (retry,) = rec.of(ev.RetryScheduled)
-    assert retry.layer == "transport" and retry.reason.startswith("stream_truncated")
+    assert retry.layer == "transport" and retry.reason.startswith(
+        "the stream ended before the answer was complete"
+    )
     assert not rec.of(ev.StreamReset)
     assert [e.content for e in rec.of(ev.AssistantMessage)] == ["complete answer"]
     await runtime.aclose()
