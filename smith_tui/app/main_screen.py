@@ -9,6 +9,7 @@ delivered once the panes are in place.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events
@@ -65,6 +66,9 @@ class EventSink(Protocol):
 class ConversationView(EventSink, Protocol):
     """The sink that also shows a whole stored conversation at once (the transcript)."""
 
+    loader: Callable[[int, int], list[dict[str, Any]]] | None
+    """``loader(before_position, limit)``: stored messages older than those shown."""
+
     def load_messages(self, messages: list[dict[str, Any]]) -> object:
         """Replace what is shown with ``messages`` (stored, wire-shaped)."""
 
@@ -100,6 +104,15 @@ def _bound_in(widget: Widget | None, key: str) -> bool:
     return False
 
 
+OPEN_MESSAGES = 200
+"""Stored messages read when a conversation is shown (more than ``FIRST_PAGE`` entries)."""
+
+FIRST_PAGE = 16
+"""Entries a stored conversation opens with: about a screenful. Each mounted Markdown
+entry costs milliseconds, so opening with 50 took 0.3-0.4 s longer; older ones are
+mounted a page at a time as the user scrolls up."""
+
+
 def make_panes() -> dict[str, Widget]:
     """The four content panes by id (imported here, after the first frame)."""
     from smith_tui.widgets.activity import ToolActivity
@@ -108,7 +121,7 @@ def make_panes() -> dict[str, Widget]:
     from smith_tui.widgets.usage_pane import UsagePane
 
     panes: dict[str, Widget] = {
-        "transcript": Transcript(id="transcript"),
+        "transcript": Transcript(id="transcript", first_page=FIRST_PAGE),
         "tools": ToolActivity(id="tools"),
         "dispatch": DispatchTree(id="dispatch"),
         "usage": UsagePane(id="usage"),
@@ -282,18 +295,17 @@ class MainScreen(Screen):
     def show_conversation(self) -> None:
         """Load the active conversation into the panes (after mount, load, new, clear)."""
         runtime = self.runtime
-        messages = list(runtime.messages)
+        # The newest messages only, older pages from the store as the user scrolls up: the
+        # open costs the same whatever the conversation's length.
+        messages = runtime.recent_messages(OPEN_MESSAGES)
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
+        view.loader = runtime.messages_before
         self._guarded(view, view.load_messages, messages)
         usage = self.query_one("#usage")
         self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
         self.query_one(TodoPanel).set_items(list(getattr(runtime, "todo", []) or []))
-        history = [
-            str(m.get("content") or "")
-            for m in messages
-            if m.get("role") == "user" and m.get("content")
-        ]
-        self.query_one(PromptInput).load_history(history)
+        prompt = self.query_one(PromptInput)
+        prompt.load_history(runtime.recent_prompts(prompt.prompt_history.limit))
         self.refresh_title()
 
     def _stored_usage(self) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,8 @@ class Conversations:
         self.role = role
         self.require_idle = require_idle
         self.conversation_id: str | None = None
-        self.messages: list[dict[str, Any]] = []
+        self._messages: list[dict[str, Any]] | None = []
+        self._messages_lock = threading.Lock()  # read on first use, maybe off the event loop
         self.todo: list[dict[str, Any]] = []
         self._resume_checked = not auto_resume
         self._unsaved: tuple[str, str | None] | None = None
@@ -52,6 +54,68 @@ class Conversations:
             return None
         conv = self.store.conversations.get(self.conversation_id)
         return conv.pinned_model if conv else None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The active conversation's transcript as stored.
+
+        A load or reload reads it from the store on first use, not at once: a conversation
+        of 20,000 messages opens (and shows its end, see :meth:`recent`) without reading
+        them all; the next turn does.
+        """
+        with self._messages_lock:
+            if self._messages is None:
+                conversation_id = self.conversation_id
+                stored = (
+                    self.store.conversations.list_messages(conversation_id)
+                    if self.saved and conversation_id is not None
+                    else []
+                )
+                self._messages = [message_dict(m) for m in stored]
+            return self._messages
+
+    @messages.setter
+    def messages(self, messages: list[dict[str, Any]]) -> None:
+        with self._messages_lock:
+            self._messages = messages
+
+    def recent(self, limit: int) -> list[dict[str, Any]]:
+        """About the newest ``limit`` messages, oldest first, from the store unless read already.
+
+        When older messages exist the slice starts at its first user message, so no round
+        is cut from the tool calls it answers.
+        """
+        with self._messages_lock:
+            loaded = self._messages
+        conversation_id = self.conversation_id
+        if loaded is not None:
+            tail = loaded[-limit:]
+        elif self.saved and conversation_id is not None:
+            found = self.store.conversations.tail_messages(conversation_id, limit)
+            tail = [message_dict(m) for m in found]
+        else:
+            tail = []
+        if len(tail) >= limit:
+            first_user = next((i for i, m in enumerate(tail) if m.get("role") == "user"), 0)
+            tail = tail[first_user:]
+        return tail
+
+    def before(self, position: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` stored messages just before ``position``, oldest first."""
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
+            return []
+        found = self.store.conversations.list_messages(
+            conversation_id, before_position=position, limit=limit
+        )
+        return [message_dict(m) for m in found]
+
+    def prompts(self, limit: int) -> list[str]:
+        """The text of the newest ``limit`` user messages, oldest first (prompt history)."""
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
+            return []
+        return self.store.conversations.user_prompts(conversation_id, limit)
 
     @property
     def saved(self) -> bool:
@@ -109,8 +173,8 @@ class Conversations:
         if not self.saved or conversation_id is None:
             self.messages = []
             return
-        stored = self.store.conversations.list_messages(conversation_id)
-        self.messages = [message_dict(m) for m in stored]
+        with self._messages_lock:
+            self._messages = None  # read on first use (see messages)
         self.todo = todo_tool.load_todo(self.store, conversation_id)
 
     def continue_latest(self) -> str | None:

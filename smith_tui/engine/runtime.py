@@ -455,6 +455,20 @@ class Runtime:
         """The active conversation's transcript as stored."""
         return self.conversations.messages
 
+    def recent_messages(self, limit: int) -> list[dict[str, Any]]:
+        """About the newest ``limit`` messages of the active conversation, oldest first,
+        starting at a user message (what a view shows on open, without reading them all)."""
+        return self.conversations.recent(limit)
+
+    def messages_before(self, position: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` stored messages of the active conversation just before
+        ``position``, oldest first (a view's older pages)."""
+        return self.conversations.before(position, limit)
+
+    def recent_prompts(self, limit: int) -> list[str]:
+        """The text of the active conversation's newest ``limit`` user messages."""
+        return self.conversations.prompts(limit)
+
     @property
     def todo(self) -> list[dict[str, Any]]:
         """The active conversation's todo list."""

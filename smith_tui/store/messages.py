@@ -282,6 +282,18 @@ class MessageOperations(Repository):
             rows.reverse()
         return [_message_from_tuple(row) for row in rows]
 
+    def user_prompts(self, conversation_id: str, limit: int) -> list[str]:
+        """The text of the newest `limit` user messages that have some, oldest first.
+
+        Walks back from the end only as far as it needs (the prompt's history on open).
+        """
+        rows = self._db.execute_sql(
+            "SELECT content FROM messages WHERE conversation_id = ? AND role = 'user'"
+            " AND content IS NOT NULL AND content != '' ORDER BY position DESC LIMIT ?",
+            (conversation_id, limit),
+        ).fetchall()
+        return [row[0] for row in reversed(rows)]
+
     def tail_messages(self, conversation_id: str, limit: int) -> list[Message]:
         """Return the last `limit` messages of a conversation, oldest first."""
         return self.list_messages(conversation_id, limit=limit, before_position=2**62)

@@ -89,7 +89,10 @@ class Transcript(VerticalScroll, can_focus=True):
             than what was loaded (see :data:`Loader`); without it, only what
             :meth:`load_messages` received can be scrolled back to.
         max_widgets: how many entries stay mounted while following the bottom.
-        page_size: entries mounted on open and per load at the top.
+        page_size: entries mounted per load at the top (and on open, unless
+            ``first_page`` is given).
+        first_page: entries mounted on open: a page that fills the view is enough to
+            show a stored conversation; more come when the user scrolls up.
         flush_interval: seconds between writes of buffered text.
         part_chars: a streamed answer is frozen in parts of about this size.
         role: the role shown for answers that do not name one.
@@ -115,6 +118,7 @@ class Transcript(VerticalScroll, can_focus=True):
         loader: Loader | None = None,
         max_widgets: int = 200,
         page_size: int = 50,
+        first_page: int | None = None,
         flush_interval: float = 0.05,
         part_chars: int = DEFAULT_PART_CHARS,
         role: str = "direct",
@@ -125,6 +129,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self.history = HistoryWindow(loader, role)
         self.max_widgets = max(10, max_widgets)
         self.page_size = max(1, page_size)
+        self.first_page = self.page_size if first_page is None else max(1, first_page)
         self.flush_interval = flush_interval
         self.part_chars = part_chars
         self.role = role
@@ -320,11 +325,11 @@ class Transcript(VerticalScroll, can_focus=True):
     def load_messages(self, messages: list[dict[str, Any]]) -> asyncio.Future[None]:
         """Replace the content with a stored conversation (oldest first).
 
-        Only the newest ``page_size`` entries are mounted; the rest, and then
+        Only the newest ``first_page`` entries are mounted; the rest, and then
         whatever ``loader`` returns, come back when the user scrolls to the top.
         """
         self.history.role = self.role
-        shown = self.history.open(messages, self.page_size)
+        shown = self.history.open(messages, self.first_page)
         self._stream = None
         self._tools.clear()
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]

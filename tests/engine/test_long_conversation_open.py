@@ -1,0 +1,65 @@
+"""Opening a long stored conversation reads its end, not all of it: the transcript's
+newest messages, older ones a page at a time, the prompt history; the whole list is read
+when something needs it (the next turn)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.llm_server import text_reply
+from tests.support.runtime import open_runtime
+
+
+def _rounds(count: int) -> list[dict]:
+    """``count`` rounds of a coding session: a question, a tool call, its result, an answer."""
+    out: list[dict] = []
+    for n in range(count):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        out += [
+            {"role": "user", "content": f"question {n}"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "name": "bash", "content": f"out {n}"},
+            {"role": "assistant", "content": f"answer {n}"},
+        ]
+    return out
+
+
+async def test_a_resumed_conversation_is_shown_from_its_end(tmp_path: Path, llm_server) -> None:
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    try:
+        store = runtime.store.conversations
+        conversation = store.create(runtime.project_id, "long")
+        store.append_messages(conversation, _rounds(250))  # 1,000 messages
+        runtime.load_conversation(conversation)
+
+        recent = runtime.recent_messages(50)
+        # The newest 50 would start inside a round (at "out 237"); a view gets whole rounds.
+        assert [m["content"] for m in recent[:2]] == ["question 238", ""]
+        assert recent[-1]["content"] == "answer 249" and len(recent) == 48
+        older = runtime.messages_before(recent[0]["position"], 4)
+        assert [m["content"] for m in older] == ["question 237", "", "out 237", "answer 237"]
+        assert runtime.recent_prompts(3) == ["question 247", "question 248", "question 249"]
+
+        # The whole transcript is there for the next turn, and the turn adds to it.
+        assert len(runtime.messages) == 1000
+        assert runtime.messages[0]["content"] == "question 0"
+        llm_server.enqueue(text_reply("done"))
+        result = await runtime.run_turn("one more")
+        assert result.stop_reason == "completed"
+        assert [m["content"] for m in runtime.messages[-2:]] == ["one more", "done"]
+        assert runtime.recent_messages(2)[-1]["content"] == "done"
+        assert runtime.recent_prompts(1) == ["one more"]
+    finally:
+        await runtime.aclose()
+
+
+def test_a_new_conversation_has_nothing_to_show(tmp_path: Path) -> None:
+    runtime, _ = open_runtime(tmp_path, None)
+    try:
+        runtime.new_conversation()
+        assert runtime.recent_messages(50) == []
+        assert runtime.messages_before(10, 5) == []
+        assert runtime.recent_prompts(5) == []
+        assert runtime.messages == []
+    finally:
+        runtime.store.close()
