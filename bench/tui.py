@@ -17,7 +17,9 @@ and RSS are read from ``/proc/<pid>/stat`` and ``status``:
   (alternating, median of ``--runs``); then RSS, how long each of 60 PageUp presses took
   to change the screen, and a 20 KB answer streamed at the bottom.
 
-``BENCH_WORKDIR=dir`` keeps the programs' folders (config, databases) there.
+``BENCH_WORKDIR=dir`` keeps the programs' folders (config, databases) there;
+``BENCH_PYSPY=file`` runs smith under ``py-spy record`` (raw format) into ``file`` (the
+CPU and RSS figures of such a run are py-spy's, not smith's).
 """
 
 from __future__ import annotations
@@ -259,8 +261,12 @@ def smith_command(workdir: Path, url: str, *args: str) -> list[str]:
         "XDG_CONFIG_HOME": str(workdir / "config"),
         "XDG_DATA_HOME": str(workdir / "data"),
     }
+    profile = []
+    if os.environ.get("BENCH_PYSPY"):  # profile smith (the CPU and RSS are then py-spy's)
+        spy = str(Path(sys.executable).with_name("py-spy"))
+        profile = [spy, "record", "-r", "100", "-f", "raw", "-o", os.environ["BENCH_PYSPY"], "--"]
     return [
-        "env", "-u", "PYTHONDONTWRITEBYTECODE", *(f"{k}={v}" for k, v in env.items()),
+        *profile, "env", "-u", "PYTHONDONTWRITEBYTECODE", *(f"{k}={v}" for k, v in env.items()),
         smith, "--api-url", url, "--model", "bench", *args,
     ]  # fmt: skip
 
@@ -347,6 +353,9 @@ class AppSession:
         return None, latencies
 
     def stop(self) -> None:
+        if os.environ.get("BENCH_PYSPY"):  # py-spy writes its file when smith exits
+            self.keys("C-q")
+            time.sleep(3.0)
         _tmux("kill-session", "-t", self.name)
 
 
