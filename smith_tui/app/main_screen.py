@@ -317,13 +317,7 @@ class MainScreen(Screen):
 
     def refresh_title(self) -> None:
         """Show the conversation's title in the status line."""
-        runtime = self.runtime
-        title = ""
-        if runtime.conversation_id:
-            conversation = runtime.store.conversations.get(runtime.conversation_id)
-            if conversation is not None:
-                title = conversation.title or ""
-        self.query_one(StatusLine).title = title
+        self.query_one(StatusLine).title = self.runtime.conversation_title
 
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""

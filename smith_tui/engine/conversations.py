@@ -122,6 +122,16 @@ class Conversations:
         """Whether the active conversation has a row in the store (not one still empty)."""
         return self.conversation_id is not None and self._unsaved is None
 
+    @property
+    def title(self) -> str:
+        """The active conversation's title (``""`` when it has none), stored yet or not."""
+        if self._unsaved is not None:
+            return self._unsaved[1] or ""
+        if self.conversation_id is None:
+            return ""
+        conversation = self.store.conversations.get(self.conversation_id)
+        return (conversation.title or "") if conversation is not None else ""
+
     def new(self, title: str | None = None) -> str:
         """Start a fresh conversation and make it active.
 

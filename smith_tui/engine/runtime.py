@@ -451,6 +451,11 @@ class Runtime:
         return self.conversations.conversation_id
 
     @property
+    def conversation_title(self) -> str:
+        """The active conversation's title, also before its first message is stored."""
+        return self.conversations.title
+
+    @property
     def messages(self) -> list[dict[str, Any]]:
         """The active conversation's transcript as stored."""
         return self.conversations.messages
