@@ -4,34 +4,17 @@ queued and sent when it ends, Esc interrupts."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 
 import pytest
 
-from tests.app.test_tmux_smith import SMITH, TmuxPane
 from tests.support.llm_server import stall, text_reply, tool_call
+from tests.support.tmux import smith_in_tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
 def test_first_hour_keys_in_a_real_terminal(tmp_path, llm_server) -> None:
-    if not SMITH.exists():
-        pytest.fail(f"the smith script is not installed at {SMITH}; run `pip install -e .`")
-    project = tmp_path / "project"
-    project.mkdir()
-    config = tmp_path / "config.json"
-    # The gate is a bash loop: run it without the permission question (not this test's topic).
-    config.write_text('{"permissions": {"mode": "yolo"}}', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "TMUX"))}
-    env.update(
-        XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
-        XDG_DATA_HOME=str(tmp_path / "xdg-data"),
-        TERM="xterm-256color",
-        TMUX_TMPDIR=str(tmp_path),
-    )
-    env.pop("LLM_API_KEY", None)
     long_answer = "\n\n".join(f"paragraph {n} of the long answer" for n in range(40))
     wait = "while [ ! -f go ]; do sleep 0.05; done; echo released"
     llm_server.enqueue(
@@ -41,13 +24,9 @@ def test_first_hour_keys_in_a_real_terminal(tmp_path, llm_server) -> None:
         text_reply("Queued one answered."),
         stall(after_events=2, hold_s=60),
     )
-    command = (
-        f"{SMITH} --api-url {llm_server.base_url} --db {tmp_path / 'smith.db'} "
-        f"--config {config}; echo SMITH-EXIT=$?; sleep 60"
-    )
-    pane = TmuxPane(command, project, env)
-    try:
-        subprocess.run(["tmux", "resize-window", "-t", pane.name, "-x", "80", "-y", "24"], env=env)
+    # The gate is a bash loop: run it without the permission question (not this test's topic).
+    config = '{"permissions": {"mode": "yolo"}}'
+    with smith_in_tmux(tmp_path, llm_server.base_url, config, size=(80, 24)) as pane:
         pane.wait_for("Ask Smith")
         for _attempt in range(20):  # ctrl+r is refused until the session has opened
             pane.send("C-r")
@@ -72,7 +51,7 @@ def test_first_hour_keys_in_a_real_terminal(tmp_path, llm_server) -> None:
         pane.type("and then this")
         pane.send("Enter")
         pane.wait_for("⏸ queued: and then this")
-        (project / "go").write_text("")
+        (tmp_path / "project" / "go").write_text("")
         pane.wait_for("Queued one answered.")
 
         pane.type("now wait")
@@ -82,8 +61,6 @@ def test_first_hour_keys_in_a_real_terminal(tmp_path, llm_server) -> None:
         pane.wait_for("■ cancelled")
         pane.send("C-q")
         pane.wait_for("SMITH-EXIT=0")
-    finally:
-        pane.kill()
     prompts = []
     for request in llm_server.chat_requests():
         users = [m for m in request["messages"] if m["role"] == "user"]
