@@ -9,7 +9,7 @@ delivered once the panes are in place.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events
@@ -66,7 +66,7 @@ class EventSink(Protocol):
 class ConversationView(EventSink, Protocol):
     """The sink that also shows a whole stored conversation at once (the transcript)."""
 
-    loader: Callable[[int, int], list[dict[str, Any]]] | None
+    loader: Callable[[int, int], Sequence[Mapping[str, Any]]] | None
     """``loader(before_position, limit)``: stored messages older than those shown."""
 
     def load_messages(self, messages: list[dict[str, Any]]) -> object:

@@ -12,7 +12,7 @@ import asyncio
 import difflib
 import json
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
 from smith_tui.engine.compaction import CompactionError, CompactionRecord
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
 from smith_tui.engine.usage import UsageTracker
@@ -49,7 +50,7 @@ class CommandHost(Protocol):
     @property
     def conversation_id(self) -> str | None: ...
     @property
-    def messages(self) -> list[dict[str, Any]]: ...
+    def messages(self) -> list[TranscriptMessage]: ...
     @property
     def pinned_model(self) -> str | None: ...
     def emit(self, event: ev.Event) -> None: ...
@@ -532,7 +533,7 @@ def code_blocks(markdown: str) -> list[str]:
     return blocks
 
 
-def _as_markdown(messages: list[dict[str, Any]]) -> str:
+def _as_markdown(messages: Sequence[TranscriptMessage]) -> str:
     parts: list[str] = []
     for m in messages:
         role = m.get("role")

@@ -38,7 +38,7 @@ from smith_tui.engine.errors import AgentFailure
 from smith_tui.engine.prompt import RequestBudget, estimate_request
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings, message_chars
-from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers
+from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers, WireMessage
 from smith_tui.tools.todo import load_todo, render_todo
 
 log = logging.getLogger(__name__)
@@ -482,7 +482,7 @@ class Compactor:
         instructions = SUMMARY_INSTRUCTIONS
         if focus:
             instructions += f"\n\nThe user asks the summary to focus on: {focus}"
-        messages = [
+        messages: list[WireMessage] = [
             {"role": "system", "content": instructions},
             {"role": "user", "content": "Summarise this conversation:\n\n" + rendered},
         ]
@@ -501,7 +501,7 @@ class Compactor:
         return (response.content or "").strip()
 
     async def _attempt(
-        self, messages: list[dict[str, Any]], cancel: CancelToken, attempt: Attempt
+        self, messages: list[WireMessage], cancel: CancelToken, attempt: Attempt
     ) -> ChatResponse:
         ctx = self.context
         request = ChatRequest(

@@ -8,6 +8,7 @@ from typing import Any
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.errors import RuntimeError_
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.persistence import Persistence, message_dict
 from smith_tui.store import Store, codec
 from smith_tui.tools import todo as todo_tool
@@ -39,7 +40,7 @@ class Conversations:
         self.role = role
         self.require_idle = require_idle
         self.conversation_id: str | None = None
-        self._messages: list[dict[str, Any]] | None = []
+        self._messages: list[TranscriptMessage] | None = []
         self._messages_lock = threading.Lock()  # read on first use, maybe off the event loop
         self.todo: list[dict[str, Any]] = []
         self._resume_checked = not auto_resume
@@ -56,7 +57,7 @@ class Conversations:
         return conv.pinned_model if conv else None
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[TranscriptMessage]:
         """The active conversation's transcript as stored.
 
         A load or reload reads it from the store on first use, not at once: a conversation
@@ -75,11 +76,11 @@ class Conversations:
             return self._messages
 
     @messages.setter
-    def messages(self, messages: list[dict[str, Any]]) -> None:
+    def messages(self, messages: list[TranscriptMessage]) -> None:
         with self._messages_lock:
             self._messages = messages
 
-    def recent(self, limit: int) -> list[dict[str, Any]]:
+    def recent(self, limit: int) -> list[TranscriptMessage]:
         """About the newest ``limit`` messages, oldest first, from the store unless read already.
 
         When older messages exist the slice starts at its first user message, so no round
@@ -100,7 +101,7 @@ class Conversations:
             tail = tail[first_user:]
         return tail
 
-    def before(self, position: int, limit: int) -> list[dict[str, Any]]:
+    def before(self, position: int, limit: int) -> list[TranscriptMessage]:
         """Up to ``limit`` stored messages just before ``position``, oldest first."""
         conversation_id = self.conversation_id
         if not self.saved or conversation_id is None:

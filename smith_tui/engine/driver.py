@@ -26,6 +26,7 @@ from smith_tui.engine.attachments import Attached, attach_files
 from smith_tui.engine.budget import SpendMeter, read_limits
 from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
 from smith_tui.engine.prompt import build_system_prompt, project_notes
 from smith_tui.engine.roles import RoleSpec
@@ -94,7 +95,7 @@ class TurnPlan:
     conversation_id: str
     role: RoleSpec
     prompt: str
-    history: list[dict[str, Any]]
+    history: list[TranscriptMessage]
     cancel: CancelToken
     scope: TurnScope
     config: Mapping[str, Any]
@@ -202,7 +203,7 @@ class TurnDriver:
                 hooks.selected(selection)
             setup = self.setup(plan, selection)
             attached: Attached = state["attached"]
-            user: dict[str, Any] = {"role": "user", "content": attached.content}
+            user: TranscriptMessage = {"role": "user", "content": attached.content}
             metadata = attached.metadata(plan.prompt)
             if metadata:
                 user["metadata"] = metadata

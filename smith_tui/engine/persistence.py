@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from smith_tui.engine.events import StopReason
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.turn import TurnSetup
-from smith_tui.store import Store
+from smith_tui.llm.types import Role
+from smith_tui.store import Message, Store
 
 
 class Persistence:
@@ -24,7 +26,7 @@ class Persistence:
         self.store = store
 
     # -- TurnRecorder -------------------------------------------------------------------
-    def user_message(self, setup: TurnSetup, message: dict[str, Any]) -> None:
+    def user_message(self, setup: TurnSetup, message: TranscriptMessage) -> None:
         """Persist the message that opened the turn (its stored ``position`` is set on it)."""
         positions = self.store.conversations.append_messages(
             setup.conversation_id, [message], turn_id=setup.turn_id, round=0
@@ -35,7 +37,7 @@ class Persistence:
         self,
         setup: TurnSetup,
         round_no: int,
-        messages: list[dict[str, Any]],
+        messages: list[TranscriptMessage],
         usage: Mapping[str, float] | None,
     ) -> None:
         """Persist one part of a round (messages, and usage when given) in one transaction.
@@ -129,15 +131,16 @@ class Persistence:
         return self.store.prune_request_snapshots(retention_days)
 
 
-def _set_positions(messages: list[dict[str, Any]], positions: list[int]) -> None:
+def _set_positions(messages: list[TranscriptMessage], positions: list[int]) -> None:
     """Give the loop's message dicts the positions the store gave them (compaction anchors)."""
     for message, position in zip(messages, positions, strict=True):
         message["position"] = position
 
 
-def message_dict(message: Any) -> dict[str, Any]:
+def message_dict(message: Message) -> TranscriptMessage:
     """Turn a stored :class:`smith_tui.store.Message` into the dict the engine works with."""
-    data: dict[str, Any] = {"role": message.role, "content": message.content}
+    # The store keeps the role as text; it only ever writes the engine's roles.
+    data: TranscriptMessage = {"role": cast(Role, message.role), "content": message.content}
     if message.tool_calls:
         data["tool_calls"] = message.tool_calls
     if message.tool_call_id is not None:

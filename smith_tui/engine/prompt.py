@@ -31,11 +31,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.window import WindowResult, WindowSettings, tokens_for_chars
+from smith_tui.llm.types import WireMessage
 
 SNAPSHOT_PREFIX = "[state snapshot]"
 #: Most project notes ``## Project notes`` lists, and most characters it takes.
@@ -142,7 +143,7 @@ def build_system_prompt(
     return "\n\n".join(block.strip("\n") for block in blocks if block and block.strip())
 
 
-def build_state_snapshot(now: datetime) -> dict[str, Any]:
+def build_state_snapshot(now: datetime) -> WireMessage:
     """Return the transient ``[state snapshot]`` user message for ``now``.
 
     It names the calendar date, weekday and UTC offset (a naive ``now`` is
@@ -162,14 +163,15 @@ def build_state_snapshot(now: datetime) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
-def to_wire(message: Mapping[str, Any]) -> dict[str, Any]:
+def to_wire(message: Mapping[str, Any]) -> WireMessage:
     """Return the Chat-Completions part of one stored message (a new dict).
 
     Only :data:`WIRE_KEYS` are kept; an empty ``tool_calls`` list and a
     ``tool_call_id`` outside a tool result are dropped, and a missing content
     becomes ``""`` except on an assistant message (which may hold only calls).
     """
-    wire = {k: v for k, v in message.items() if k in WIRE_KEYS}
+    # The keys are WireMessage's by WIRE_KEYS; their values are as the transcript holds them.
+    wire = cast(WireMessage, {k: v for k, v in message.items() if k in WIRE_KEYS})
     if wire.get("role") == "assistant" and not wire.get("tool_calls"):
         wire.pop("tool_calls", None)
     if wire.get("role") != "tool":
@@ -271,7 +273,7 @@ def build_messages(
     tools: Sequence[Mapping[str, Any]] | None = None,
     max_output_tokens: int | None = None,
     budget: RequestBudget | None = None,
-) -> list[dict[str, Any]]:
+) -> list[WireMessage]:
     """Return the messages of one request: ``[system] + history + [state snapshot]``.
 
     ``history`` goes through the context window first (``window``, default
@@ -289,7 +291,7 @@ def build_messages(
     snapshot = build_state_snapshot(now)
     line = partial_line(result)
     if line:
-        snapshot["content"] += "\n" + line
+        snapshot["content"] = f"{snapshot['content']}\n{line}"
     return [
         {"role": "system", "content": system_prompt},
         *(to_wire(message) for message in result.messages),

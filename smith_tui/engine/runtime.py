@@ -33,6 +33,7 @@ from smith_tui.engine.compaction import CompactionContext, CompactionRecord, Com
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
@@ -456,16 +457,16 @@ class Runtime:
         return self.conversations.title
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[TranscriptMessage]:
         """The active conversation's transcript as stored."""
         return self.conversations.messages
 
-    def recent_messages(self, limit: int) -> list[dict[str, Any]]:
+    def recent_messages(self, limit: int) -> list[TranscriptMessage]:
         """About the newest ``limit`` messages of the active conversation, oldest first,
         starting at a user message (what a view shows on open, without reading them all)."""
         return self.conversations.recent(limit)
 
-    def messages_before(self, position: int, limit: int) -> list[dict[str, Any]]:
+    def messages_before(self, position: int, limit: int) -> list[TranscriptMessage]:
         """Up to ``limit`` stored messages of the active conversation just before
         ``position``, oldest first (a view's older pages)."""
         return self.conversations.before(position, limit)

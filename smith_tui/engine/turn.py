@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +43,7 @@ from smith_tui.engine.compaction import (
     Compactor,
 )
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.usage import UsageTracker
@@ -53,6 +54,8 @@ from smith_tui.llm import (
     ChatResponse,
     StreamHandlers,
     ToolCall,
+    WireMessage,
+    WireToolCall,
     build_tool_result_message,
 )
 from smith_tui.tools.executor import execute_tool_call
@@ -75,14 +78,14 @@ TOP_REPEAT_LIMIT = 5
 class TurnRecorder(Protocol):
     """Where a turn persists what happens (implemented over the store)."""
 
-    def user_message(self, setup: TurnSetup, message: dict[str, Any]) -> None:
+    def user_message(self, setup: TurnSetup, message: TranscriptMessage) -> None:
         """Persist the user message that opened the turn."""
 
     def round(
         self,
         setup: TurnSetup,
         round_no: int,
-        messages: list[dict[str, Any]],
+        messages: list[TranscriptMessage],
         usage: Mapping[str, float] | None,
     ) -> None:
         """Persist one part of a round in one transaction.
@@ -271,12 +274,12 @@ class TurnLoop:
         self,
         setup: TurnSetup,
         deps: TurnDeps,
-        history: Sequence[dict[str, Any]],
-        user_message: dict[str, Any] | None,
+        history: Sequence[TranscriptMessage],
+        user_message: TranscriptMessage | None,
     ) -> None:
         self.setup = setup
         self.deps = deps
-        self.transcript: list[dict[str, Any]] = list(history)
+        self.transcript: list[TranscriptMessage] = list(history)
         self.user_message = user_message
         self.usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self.tools = deps.registry.llm_specs(setup.role)
@@ -413,7 +416,7 @@ class TurnLoop:
             self._on_reset,
         )
 
-    async def _attempt(self, messages: list[dict[str, Any]], attempt: Attempt) -> ChatResponse:
+    async def _attempt(self, messages: list[WireMessage], attempt: Attempt) -> ChatResponse:
         """One model call; its stream becomes events, its text so far is ``self.shown``."""
         setup = self.setup
         self._emit(
@@ -448,7 +451,7 @@ class TurnLoop:
         """Keep what the failed request showed, and end the turn (re-raise a task cancel)."""
         error = normalize(exc)
         if shown.strip():
-            message = {
+            message: TranscriptMessage = {
                 "role": "assistant",
                 "content": shown,
                 "metadata": {"partial": True, "stop": error.code},
@@ -543,7 +546,7 @@ class TurnLoop:
             )
         return None
 
-    def _keep_oversized(self, messages: list[dict[str, Any]]) -> None:
+    def _keep_oversized(self, messages: list[TranscriptMessage]) -> None:
         """Save outputs of a round too big for the window under ``tool-output/<call_id>``.
 
         When the round's results take more than half of what the window leaves for the
@@ -556,7 +559,7 @@ class TurnLoop:
             return
         window = self.setup.settings.window
         room = self.budget.context_window * window.trim_threshold_pct / 100 - self.budget.overhead
-        sizes = [len(m["content"]) if isinstance(m.get("content"), str) else 0 for m in messages]
+        sizes = [len(m.get("content") or "") for m in messages]
         if sum(sizes) <= max(0.0, room) * CHARS_PER_TOKEN / 2:
             return
         for message, size in zip(messages, sizes, strict=True):
@@ -564,14 +567,16 @@ class TurnLoop:
                 continue
             key = TOOL_OUTPUT_KEY + str(message.get("tool_call_id"))
             try:
-                save_scratchpad(store, self.setup.conversation_id, key, message["content"])
+                save_scratchpad(
+                    store, self.setup.conversation_id, key, message.get("content") or ""
+                )
             except Exception:
                 log.exception("saving the whole output of %s failed", key)
                 continue
             message["recall_key"] = key
 
     # -- helpers --------------------------------------------------------------------------
-    def _add(self, messages: list[dict[str, Any]]) -> None:
+    def _add(self, messages: list[TranscriptMessage]) -> None:
         self.transcript.extend(messages)
 
     def _emit(self, kind: type[ev.Event], **fields: Any) -> None:
@@ -602,7 +607,7 @@ class TurnLoop:
         )
 
 
-def assistant_message(response: ChatResponse) -> dict[str, Any]:
+def assistant_message(response: ChatResponse) -> TranscriptMessage:
     """The assistant message of ``response`` as the transcript keeps it.
 
     The wire part comes from the client (:meth:`ChatResponse.to_wire_message`, without
@@ -611,7 +616,8 @@ def assistant_message(response: ChatResponse) -> dict[str, Any]:
     :mod:`smith_tui.engine.prompt`), and broken tool-call arguments are replaced (see
     :func:`_transcript_calls`).
     """
-    message = response.to_wire_message(include_reasoning=False)
+    # A new dict of the client's; the local keys are added below.
+    message = cast(TranscriptMessage, response.to_wire_message(include_reasoning=False))
     message["content"] = response.content or ""
     metadata: dict[str, Any] = {}
     if message.get("tool_calls"):
@@ -627,10 +633,10 @@ def assistant_message(response: ChatResponse) -> dict[str, Any]:
     return message
 
 
-def tool_message(call: ToolCall, result: ToolResult) -> dict[str, Any]:
+def tool_message(call: ToolCall, result: ToolResult) -> TranscriptMessage:
     """The tool message that answers ``call`` with ``result``, as the transcript keeps it
     (the client's result message, with the tool's name and our metadata)."""
-    message = build_tool_result_message(call.id, result.content)
+    message = cast(TranscriptMessage, build_tool_result_message(call.id, result.content))
     message["name"] = result.name
     message["metadata"] = {
         "ok": result.ok,
@@ -669,8 +675,8 @@ def _unique_call_ids(
 
 
 def _transcript_calls(
-    calls: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    calls: list[WireToolCall],
+) -> tuple[list[WireToolCall], dict[str, str]]:
     """The calls as the transcript keeps them, and the raw arguments of the broken ones.
 
     Arguments that are not a JSON object (cut-off or malformed JSON from the model) are
@@ -678,7 +684,7 @@ def _transcript_calls(
     still ran with the raw text and answered with the parse error, and the raw text stays
     in the message metadata.
     """
-    kept: list[dict[str, Any]] = []
+    kept: list[WireToolCall] = []
     broken: dict[str, str] = {}
     for call in calls:
         arguments = call["function"]["arguments"]

@@ -76,6 +76,9 @@ from smith_tui.llm.types import (
     ToolCall,
     ToolCallDelta,
     Usage,
+    WireFunction,
+    WireMessage,
+    WireToolCall,
 )
 from smith_tui.llm.usage import normalize_usage
 
@@ -103,6 +106,9 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallState",
     "Usage",
+    "WireFunction",
+    "WireMessage",
+    "WireToolCall",
     "assemble_events",
     "build_chat_request",
     "build_endpoint",

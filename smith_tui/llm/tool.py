@@ -16,7 +16,7 @@ from typing import Any
 
 from smith_tui.llm.errors import schema_error
 from smith_tui.llm.messages import stringify_content
-from smith_tui.llm.types import ChatMessage, ChatResponse, ToolCall, ToolCallDelta
+from smith_tui.llm.types import ChatMessage, ChatResponse, ToolCall, ToolCallDelta, WireMessage
 
 
 def _field(spec: Any, name: str) -> Any:
@@ -216,7 +216,7 @@ def merge_stream_delta(state: ToolCallState | None, delta_calls: Any) -> ToolCal
     return state
 
 
-def build_tool_result_message(call_id: str, output: Any) -> dict[str, Any]:
+def build_tool_result_message(call_id: str, output: Any) -> WireMessage:
     """The ``role: tool`` message answering ``call_id``; ``output`` is stringified."""
     if isinstance(call_id, ToolCall):
         call_id = call_id.id

@@ -5,9 +5,49 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, Required, TypedDict
 
 from smith_tui.llm.errors import PROTOCOL, LLMError, schema_error
+
+#: The roles a Chat-Completions message may have.
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+class WireFunction(TypedDict):
+    """The ``function`` part of a ``tool_calls[]`` entry; ``arguments`` is JSON text."""
+
+    name: str
+    arguments: str
+
+
+class WireToolCall(TypedDict):
+    """One ``tool_calls[]`` entry of an assistant message, as sent and as stored."""
+
+    id: str
+    type: Literal["function"]
+    function: WireFunction
+
+
+class WireMessage(TypedDict, total=False):
+    """One Chat-Completions message as it goes out in ``ChatRequest.messages``.
+
+    Which keys a message has depends on its ``role``: ``system``/``developer``/``user``
+    carry ``content``; ``assistant`` carries ``content`` (``None`` when it only called
+    tools) and ``tool_calls``; ``tool`` carries ``tool_call_id``, ``content`` and
+    optionally ``name``. ``reasoning_content`` and ``reasoning_details`` are only for
+    providers that want the model's reasoning echoed back
+    (:meth:`ChatResponse.to_wire_message` with ``include_reasoning``). One TypedDict
+    with optional keys rather than a union per role: callers read ``.get(...)`` on
+    any message without narrowing first.
+    """
+
+    role: Required[Role]
+    content: str | None
+    tool_calls: list[WireToolCall]
+    tool_call_id: str
+    name: str
+    reasoning_content: str
+    reasoning_details: list[dict[str, Any]]
 
 
 class CancelLike(Protocol):
@@ -94,7 +134,7 @@ class ToolCall:
             )
         return value
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> WireToolCall:
         """The Chat-Completions ``tool_calls[]`` entry."""
         return {
             "id": self.id,
@@ -163,7 +203,7 @@ class ChatResponse:
         """Tool calls whose name never arrived."""
         return [tc for tc in self.message.tool_calls if not tc.is_valid]
 
-    def to_wire_message(self, *, include_reasoning: bool = False) -> dict[str, Any]:
+    def to_wire_message(self, *, include_reasoning: bool = False) -> WireMessage:
         """The assistant message dict to append to the transcript.
 
         ``content`` is ``None`` when the model only called tools. With
@@ -171,7 +211,7 @@ class ChatResponse:
         ``reasoning_content`` and the opaque ``reasoning_details`` are kept, for
         providers that want them echoed back.
         """
-        msg: dict[str, Any] = {"role": "assistant"}
+        msg: WireMessage = {"role": "assistant"}
         calls = self.message.tool_calls
         msg["content"] = self.message.content if (self.message.content or not calls) else None
         if calls:
@@ -229,7 +269,7 @@ def coerce_handlers(handlers: Any) -> StreamHandlers:
 class ChatRequest:
     """What to ask the model.
 
-    ``messages`` are Chat-Completions wire dicts. ``max_new_tokens`` goes out
+    ``messages`` are Chat-Completions wire dicts (:class:`WireMessage`). ``max_new_tokens`` goes out
     as ``max_tokens``. ``cancel`` is any object with ``is_cancelled()`` (and
     optionally ``async wait()``). ``extra`` adds provider-specific body fields;
     a ``None`` value there removes a field (e.g. ``{"stream_options": None}``
@@ -237,7 +277,7 @@ class ChatRequest:
     """
 
     model: str
-    messages: Sequence[Mapping[str, Any]]
+    messages: Sequence[WireMessage]
     tools: Sequence[Mapping[str, Any]] | None = None
     tool_choice: Any = None
     stream: bool = False

@@ -8,6 +8,7 @@ leaves a gap rather than renumbering.
 
 import dataclasses
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from smith_tui.store import codec
@@ -186,7 +187,7 @@ class MessageOperations(Repository):
     def append_messages(
         self,
         conversation_id: str,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
         turn_id: str | None = None,
         round: int | None = None,
     ) -> list[int]:
