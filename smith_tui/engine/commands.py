@@ -14,57 +14,83 @@ import json
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, data_dir, get_value
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
 from smith_tui.engine.compaction import CompactionError, CompactionRecord
+from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
+from smith_tui.engine.services import Services
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.store import Store
 from smith_tui.tools.checkpoint import Checkpoints
 from smith_tui.tools.spec import ToolError
 
+if TYPE_CHECKING:
+    # Built on first use by the runtime: the MCP SDK is a large import.
+    from smith_tui.mcp.manager import McpManager
+
+
+class HostOptions(Protocol):
+    """The runtime options the commands read: ``/export`` writes relative to ``cwd``."""
+
+    cwd: Path
+
 
 class CommandHost(Protocol):
-    """What the commands read and change: the runtime, seen only through these names."""
+    """What the commands read and change of the runtime, grouped by what they are for.
 
+    * the conversation: the runtime's :class:`Conversations` part (``/new``, ``/load``,
+      ``/clear``, ``/inspect``, ``/pager``, ``/export``, ``/model`` pins) and the
+      project it lives in; the store for listings, search, notes and usage rows;
+    * settings: ``config`` with ``set_config``/``unset_config``, the role and the
+      permission mode. These stay methods of the runtime rather than of its
+      ``ConfigOverrides`` part: the runtime reacts to each change (the sandbox, the mode
+      shown, a new LLM client), and a command that went around it would skip that;
+    * models and usage: ``services.model`` lists the server's models, ``last_selection``
+      and ``usage`` say what ran;
+    * the rest: ``emit`` for the output, ``compact``, the MCP servers, ``options.cwd``.
+
+    ``config``, ``store`` and ``options`` also make the host a
+    :class:`smith_tui.engine.checkpoints.CheckpointHost` (``/undo``, ``/rewind``).
+    """
+
+    # -- the conversation
+    conversations: Conversations
     store: Store
-    usage: UsageTracker
-    last_selection: ModelSelection | None
-    services: Any
-    options: Any
 
-    @property
-    def config(self) -> EffectiveConfig: ...
-    @property
-    def mcp(self) -> Any: ...
-    @property
-    def active_role(self) -> str: ...
     @property
     def project_id(self) -> str: ...
+
+    # -- settings
     @property
-    def conversation_id(self) -> str | None: ...
+    def config(self) -> EffectiveConfig: ...
+    def set_config(self, path: str, raw_value: str) -> Any: ...
+    def unset_config(self, path: str) -> None: ...
     @property
-    def messages(self) -> list[TranscriptMessage]: ...
-    @property
-    def pinned_model(self) -> str | None: ...
-    def emit(self, event: ev.Event) -> None: ...
+    def active_role(self) -> str: ...
     def set_active_role(self, name: str) -> RoleSpec: ...
     @property
     def permission_mode(self) -> str: ...
     def set_permission_mode(self, mode: str) -> str: ...
-    def new_conversation(self, title: str | None = None) -> str: ...
-    def load_conversation(self, conversation_id: str, reason: str = "load") -> str: ...
-    def ensure_conversation(self) -> str: ...
-    def reload_conversation(self) -> None: ...
-    def set_config(self, path: str, raw_value: str) -> Any: ...
+
+    # -- models and usage
+    services: Services
+    last_selection: ModelSelection | None
+    usage: UsageTracker
+
+    # -- the rest
+    @property
+    def options(self) -> HostOptions: ...
+    @property
+    def mcp(self) -> McpManager: ...
+    def emit(self, event: ev.Event) -> None: ...
     async def compact(self, focus: str | None = None) -> CompactionRecord: ...
-    def unset_config(self, path: str) -> None: ...
 
 
 COMMANDS: dict[str, str] = {
@@ -155,14 +181,14 @@ class CommandService:
         return "\n".join(lines), {"action": "help"}
 
     async def _cmd_new(self, args: list[str]) -> tuple[str, dict[str, Any]]:
-        conv = self.runtime.new_conversation(" ".join(args) or None)
+        conv = self.runtime.conversations.new(" ".join(args) or None)
         return f"new conversation {conv}", {"conversation_id": conv}
 
     async def _cmd_load(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if len(args) != 1:
             raise CommandError("usage: /load ID (see /history for ids)")
-        conv = self.runtime.load_conversation(args[0])
-        count = len(self.runtime.messages)
+        conv = self.runtime.conversations.load(args[0])
+        count = len(self.runtime.conversations.messages)
         return f"loaded conversation {conv} ({count} messages)", {"conversation_id": conv}
 
     async def _cmd_history(self, args: list[str]) -> tuple[str, dict[str, Any]]:
@@ -171,13 +197,13 @@ class CommandService:
             return "no conversations yet in this project", {"action": "history"}
         lines = [
             f"{c.id}  {c.title or '(untitled)'}"
-            + ("  ← active" if c.id == self.runtime.conversation_id else "")
+            + ("  ← active" if c.id == self.runtime.conversations.conversation_id else "")
             for c in convs
         ]
         return "\n".join(lines), {"action": "history"}
 
     async def _cmd_clear(self, args: list[str]) -> tuple[str, dict[str, Any]]:
-        conv = self.runtime.new_conversation()
+        conv = self.runtime.conversations.new()
         return "cleared; new conversation " + conv, {"conversation_id": conv}
 
     async def _cmd_config(self, args: list[str]) -> tuple[str, dict[str, Any]]:
@@ -207,10 +233,10 @@ class CommandService:
 
     async def _cmd_model(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         runtime = self.runtime
-        conv = runtime.ensure_conversation()
+        conv = runtime.conversations.ensure()
         if not args:
             sel = runtime.last_selection
-            pinned = runtime.pinned_model
+            pinned = runtime.conversations.pinned_model
             if pinned and (sel is None or sel.model != pinned):
                 last = f"; the last request used {sel.model} (from {sel.source})" if sel else ""
                 return (
@@ -268,10 +294,10 @@ class CommandService:
             lines.append(
                 f"  {role:<12} in {values.get('input_tokens', 0):>8}  out {values.get('output_tokens', 0):>8}"
             )
-        if runtime.conversation_id:
+        if runtime.conversations.conversation_id:
             lines.append("conversation:")
             for role, totals in sorted(
-                runtime.store.usage.totals_by_role(runtime.conversation_id).items()
+                runtime.store.usage.totals_by_role(runtime.conversations.conversation_id).items()
             ):
                 lines.append(
                     f"  {role:<12} in {totals.input_tokens:>8}  out {totals.output_tokens:>8}"
@@ -279,14 +305,16 @@ class CommandService:
         return "\n".join(lines), {"session": runtime.usage.totals()}
 
     async def _cmd_inspect(self, args: list[str]) -> tuple[str, dict[str, Any]]:
-        return f"{len(self.runtime.messages)} persisted messages", {"action": "inspect"}
+        return f"{len(self.runtime.conversations.messages)} persisted messages", {
+            "action": "inspect"
+        }
 
     async def _cmd_copy(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         usage = "usage: /copy [N] — the last answer, or its Nth code block (1 is the first)"
         answer = next(
             (
                 str(m.get("content"))
-                for m in reversed(self.runtime.messages)
+                for m in reversed(self.runtime.conversations.messages)
                 if m.get("role") == "assistant" and str(m.get("content") or "").strip()
             ),
             None,
@@ -312,7 +340,7 @@ class CommandService:
         }
 
     async def _cmd_pager(self, args: list[str]) -> tuple[str, dict[str, Any]]:
-        return _as_markdown(self.runtime.messages), {"action": "pager"}
+        return _as_markdown(self.runtime.conversations.messages), {"action": "pager"}
 
     async def _cmd_compact(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if getattr(self.runtime, "busy", False):
@@ -357,15 +385,15 @@ class CommandService:
 
     async def _cmd_export(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         runtime = self.runtime
-        conv = runtime.conversation_id or "conversation"
+        conv = runtime.conversations.conversation_id or "conversation"
         # Without a path the file goes to the data folder: never into the project unasked.
         target = Path(args[0]) if args else data_dir() / "exports" / f"{conv}.md"
         if not target.is_absolute():
             target = runtime.options.cwd / target
         if target.suffix == ".json":
-            text = json.dumps(runtime.messages, indent=2, default=str)
+            text = json.dumps(runtime.conversations.messages, indent=2, default=str)
         else:
-            text = _as_markdown(runtime.messages)
+            text = _as_markdown(runtime.conversations.messages)
         # A key the user typed or pasted into the conversation must not reach the file.
         text = redact(text, secret_values(runtime.config.effective))
         try:
@@ -373,7 +401,9 @@ class CommandService:
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None
-        return f"exported {len(runtime.messages)} messages to {target}", {"path": str(target)}
+        return f"exported {len(runtime.conversations.messages)} messages to {target}", {
+            "path": str(target)
+        }
 
     def _checkpoints(self) -> Checkpoints:
         if getattr(self.runtime, "busy", False):
@@ -400,7 +430,7 @@ class CommandService:
             raise CommandError(usage)
         text, data, item = await asyncio.to_thread(cp.rewind, checkpoints, args[0])
         if flags:
-            conv = self.runtime.conversation_id
+            conv = self.runtime.conversations.conversation_id
             if item.turn_id is None or item.conversation_id != conv or conv is None:
                 return (
                     text
@@ -408,7 +438,7 @@ class CommandService:
                     data,
                 )
             removed = cp.truncate_conversation(self.runtime.store, conv, item.turn_id)
-            self.runtime.reload_conversation()
+            self.runtime.conversations.reload()
             text += f" The conversation now ends before that turn ({removed} messages removed)."
             data["removed_messages"] = removed
         return text, data
