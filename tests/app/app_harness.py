@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,23 @@ def app_runtime(
     )
     runtime.ensure_conversation()
     return runtime
+
+
+@contextlib.contextmanager
+def isolated_runtime(
+    tmp_path: Path,
+    monkeypatch: Any,
+    api_url: str | None = None,
+    config: dict[str, Any] | None = None,
+    ephemeral: dict[str, Any] | None = None,
+) -> Iterator[Runtime]:
+    """:func:`isolate_environment`, then :func:`app_runtime`; its store is closed on exit."""
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = app_runtime(tmp_path, api_url, config=config, ephemeral=ephemeral)
+    try:
+        yield runtime
+    finally:
+        runtime.store.close()
 
 
 def make_app(runtime: Runtime) -> SmithApp:

@@ -15,22 +15,13 @@ from smith_tui.engine import events as ev
 from smith_tui.widgets.matrix_rain import GLYPHS, MatrixRain, use_kitty_graphics
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
+    isolated_runtime,
     make_app,
     running,
     screen_text,
     wait_for_text,
     wait_until,
 )
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch, llm_server):
-    isolate_environment(monkeypatch, tmp_path)
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
-    yield rt
-    rt.store.close()
 
 
 def test_coalesce_merges_adjacent_deltas_of_one_stream_only() -> None:
@@ -258,10 +249,8 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
 
 
 async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeypatch) -> None:
-    isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
-    runtime = app_runtime(tmp_path)
-    try:
+    with isolated_runtime(tmp_path, monkeypatch) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
@@ -278,17 +267,13 @@ async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeyp
             await pilot.press("ctrl+q")
             await wait_until(pilot, lambda: not app.is_running, what="q to quit")
         assert app.return_code == 0
-    finally:
-        runtime.store.close()
 
 
 async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
     tmp_path, monkeypatch, llm_server
 ) -> None:
-    isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
-    runtime = app_runtime(tmp_path)
-    try:
+    with isolated_runtime(tmp_path, monkeypatch) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
@@ -299,8 +284,6 @@ async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
             runtime.set_config("llm_config.api_url", llm_server.base_url)
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is app.main_screen, what="the main screen")
-    finally:
-        runtime.store.close()
 
 
 async def test_first_run_is_skipped_when_a_server_is_configured(runtime) -> None:

@@ -14,8 +14,7 @@ from smith_tui.widgets.activity import ToolActivity
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.usage_pane import UsagePane
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
+    isolated_runtime,
     make_app,
     running,
     screen_text,
@@ -27,14 +26,6 @@ from tests.app.app_harness import (
 from tests.support.llm_server import http_error, stall, text_reply, tool_call
 
 USAGE = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch, llm_server):
-    isolate_environment(monkeypatch, tmp_path)
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
-    yield rt
-    rt.store.close()
 
 
 def _smith_turn(pane: UsagePane) -> str:
@@ -81,16 +72,14 @@ async def test_usage_and_tools_follow_new_clear_and_load(runtime, llm_server) ->
 async def test_continue_shows_the_resumed_conversations_usage(
     tmp_path, monkeypatch, llm_server
 ) -> None:
-    isolate_environment(monkeypatch, tmp_path)
-    first = app_runtime(tmp_path, api_url=llm_server.base_url)
     llm_server.enqueue(text_reply("Stored.", usage=USAGE))
-    try:
-        await first.run_turn("remember this")
-    finally:
-        await first.aclose()
-        first.store.close()
-    runtime = app_runtime(tmp_path, api_url=llm_server.base_url)  # resumes the last one
-    try:
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url) as first:
+        try:
+            await first.run_turn("remember this")
+        finally:
+            await first.aclose()
+    # The second runtime resumes the last conversation.
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             usage = app.screen.query_one(UsagePane)
@@ -98,8 +87,6 @@ async def test_continue_shows_the_resumed_conversations_usage(
             assert _smith_turn(usage) == "1.2k/300"
             assert list(usage.turn_history) == [1500]
             assert usage.history_text() == "tokens/turn (1 turn, max 1.5k)"
-    finally:
-        runtime.store.close()
 
 
 async def test_an_error_clears_when_the_next_action_works(runtime, llm_server) -> None:
@@ -245,10 +232,8 @@ def test_main_screen_at_small_and_large_sizes(snap_compare, tmp_path, monkeypatc
 
 
 async def test_an_unreachable_server_is_said_first_with_its_url(tmp_path, monkeypatch) -> None:
-    isolate_environment(monkeypatch, tmp_path)
     # Nothing listens on the loopback's port 9; no model is configured either.
-    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
-    try:
+    with isolated_runtime(tmp_path, monkeypatch, "http://127.0.0.1:9/v1") as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             status = app.screen.query_one(StatusLine)
@@ -258,22 +243,3 @@ async def test_an_unreachable_server_is_said_first_with_its_url(tmp_path, monkey
             assert "http://127.0.0.1:9/v1/models" in status.detail
             text = await wait_for_text(pilot, "Cannot reach the LLM server")
             assert "default_model" not in text and "SMITH_MODEL" not in text
-    finally:
-        runtime.store.close()
-
-
-async def test_retry_text_names_the_status_once(tmp_path, monkeypatch, llm_server) -> None:
-    isolate_environment(monkeypatch, tmp_path)
-    config = {"llm_config": {"retry_backoff_ms": [1500], "retry_max_retries": 1}}
-    runtime = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
-    llm_server.enqueue(http_error(429), text_reply("Back online."))
-    try:
-        app = make_app(runtime)
-        async with running(app) as pilot:
-            await submit(pilot, "hello")
-            text = await wait_for_text(pilot, "retrying in 2s (")
-            line = text.split("retrying in 2s (", 1)[1].splitlines()[0]
-            assert line.startswith("HTTP 429") and "http_429" not in text
-            await wait_for_text(pilot, "Back online.")
-    finally:
-        runtime.store.close()

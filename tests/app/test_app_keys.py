@@ -10,8 +10,7 @@ from smith_tui.config.services import KeyBindings
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
+    isolated_runtime,
     make_app,
     running,
     screen_text,
@@ -20,14 +19,6 @@ from tests.app.app_harness import (
     wait_until,
 )
 from tests.support.llm_server import stall, text_reply
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch, llm_server):
-    isolate_environment(monkeypatch, tmp_path)
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
-    yield rt
-    rt.store.close()
 
 
 def test_configured_keys_are_normalised_into_a_keymap() -> None:
@@ -137,11 +128,9 @@ async def test_screen_keys_open_their_screen(runtime, key, screen) -> None:
 
 
 async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server) -> None:
-    isolate_environment(monkeypatch, tmp_path)
     config = {"services": {"ui": {"keys": {"cancel": "ctrl-g", "quit": "f10", "pager": "f6"}}}}
-    runtime = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
     llm_server.enqueue(stall(after_events=2, hold_s=30), text_reply("after"))
-    try:
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url, config) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             await wait_for_text(pilot, "Quit")
@@ -158,5 +147,3 @@ async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server
             await wait_for_text(pilot, "press f10 to quit")
             await pilot.press("f10")
             await wait_until(pilot, lambda: not app.is_running, what="f10 to quit")
-    finally:
-        runtime.store.close()

@@ -11,8 +11,7 @@ from smith_tui.app.screens.permission_screen import PermissionScreen
 from smith_tui.engine.permissions import GRANTS_KEY
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
+    isolated_runtime,
     make_app,
     running,
     screen_text,
@@ -26,11 +25,9 @@ from tests.support.llm_server import text_reply, tool_call
 
 @pytest.fixture
 def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_server: Any) -> Any:
-    isolate_environment(monkeypatch, tmp_path)
     config = {"permissions": {"mode": "ask"}, "sandbox": {"mode": "off"}}
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
-    yield rt
-    rt.store.close()
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url, config) as opened:
+        yield opened
 
 
 def _bash(command: str) -> Any:

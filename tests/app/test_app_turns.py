@@ -7,8 +7,7 @@ import pytest
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.todo_panel import TodoPanel
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
+    isolated_runtime,
     make_app,
     running,
     screen_text,
@@ -17,14 +16,6 @@ from tests.app.app_harness import (
     wait_until,
 )
 from tests.support.llm_server import http_error, stall, text_reply, tool_call
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch, llm_server):
-    isolate_environment(monkeypatch, tmp_path)
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
-    yield rt
-    rt.store.close()
 
 
 async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm_server) -> None:
@@ -49,22 +40,22 @@ async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm
     assert tool_results and "matrix-42" in tool_results[0]["content"]
 
 
-async def test_retry_shows_in_the_status_line(tmp_path, monkeypatch, llm_server) -> None:
-    isolate_environment(monkeypatch, tmp_path)
+@pytest.mark.parametrize("code", [503, 429])
+async def test_retry_shows_in_the_status_line_naming_the_status_once(
+    code: int, tmp_path, monkeypatch, llm_server
+) -> None:
     config = {"llm_config": {"retry_backoff_ms": [1500], "retry_max_retries": 1}}
-    runtime = app_runtime(tmp_path, api_url=llm_server.base_url, config=config)
-    llm_server.enqueue(http_error(503), text_reply("Back online."))
-    try:
+    llm_server.enqueue(http_error(code), text_reply("Back online."))
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url, config) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             await submit(pilot, "hello")
             text = await wait_for_text(pilot, "retrying in 2s (")
-            assert "503" in text.split("retrying in 2s (", 1)[1].splitlines()[0]
+            line = text.split("retrying in 2s (", 1)[1].splitlines()[0]
+            assert line.startswith(f"HTTP {code}") and f"http_{code}" not in text
             await wait_for_text(pilot, "Back online.")
             status = app.screen.query_one(StatusLine)
             await wait_until(pilot, lambda: status.retry == "", what="the retry note to clear")
-    finally:
-        runtime.store.close()
 
 
 async def test_todo_tool_fills_the_panel_and_a_new_turn_clears_it(runtime, llm_server) -> None:

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import hashlib
 
-import pytest
-
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from smith_tui.widgets.transcript.diff_view import DiffView
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
     make_app,
     running,
     screen_text,
@@ -25,14 +21,6 @@ from tests.app.app_harness import (
     wait_until,
 )
 from tests.support.llm_server import stall, text_reply, tool_call
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch, llm_server):
-    isolate_environment(monkeypatch, tmp_path)
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
-    yield rt
-    rt.store.close()
 
 
 def _seed_long_conversation(runtime, pairs: int = 60) -> None:

@@ -20,8 +20,6 @@ from smith_tui.widgets.activity import ToolActivity
 from smith_tui.widgets.output_tail import CUT_MARK, LINE_CHARS
 from smith_tui.widgets.prompt_input import PromptInput
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
     make_app,
     running,
     screen_text,
@@ -74,14 +72,6 @@ class PeakResident:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, resident_bytes())
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch, llm_server):
-    isolate_environment(monkeypatch, tmp_path)
-    rt = app_runtime(tmp_path, api_url=llm_server.base_url)
-    yield rt
-    rt.store.close()
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc")

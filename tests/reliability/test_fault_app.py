@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.app_harness import (
-    app_runtime,
-    isolate_environment,
+    isolated_runtime,
     make_app,
     running,
     screen_text,
@@ -41,13 +40,10 @@ async def test_fault_in_the_app(
 ) -> None:
     fault = next(f for f in FAULTS if f.name == name)
     on_screen = APP_ROWS[name]
-    isolate_environment(monkeypatch, tmp_path)
-    runtime = app_runtime(
-        tmp_path, api_url=llm_server.base_url, config=merge(FAST_CONFIG, fault.config)
-    )
+    config = merge(FAST_CONFIG, fault.config)
     llm_server.enqueue(*fault.replies())
     text = ""
-    try:
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url, config) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
             await submit(pilot, "please answer")
@@ -60,8 +56,6 @@ async def test_fault_in_the_app(
             text = screen_text(app)
         turns = runtime.store.turns.list_for_conversation(runtime.conversation_id)
         stop = turns[-1].stop_reason if turns else None
-    finally:
-        runtime.store.close()
     problems = strict_problems(
         [*stored_wire(tmp_path / "smith.db"), {"role": "user", "content": "next question"}]
     )
