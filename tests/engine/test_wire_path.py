@@ -9,9 +9,11 @@ reasoning. Checked over the scripted server with recorded provider streams.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.persistence import message_dict
+from smith_tui.llm.types import Role, WireFunction, WireMessage, WireToolCall
 from tests.support.llm_server import ScriptedLLMServer, replay_file, text_reply, tool_call
 from tests.support.runtime import open_runtime
 from tests.support.strict import strict_problems
@@ -92,4 +94,41 @@ async def test_request_is_system_transcript_then_snapshot_in_wire_form(
     stored = _stored(runtime)
     assert stored[1]["reasoning"] == "let me look"
     assert stored[2]["metadata"]["ok"] is True
+    await runtime.aclose()
+
+
+def _keys(typed: Any) -> set[str]:
+    return set(typed.__required_keys__ | typed.__optional_keys__)
+
+
+async def test_the_message_types_name_every_key_that_crosses(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # A round with reasoning and a tool call, then an answer: every message kind there is.
+    llm_server.enqueue(
+        text_reply(reasoning="let me look", tool_calls=[tool_call("bash", {"command": "echo hi"})]),
+        text_reply("hi it said"),
+    )
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    result = await runtime.run_turn("run echo")
+    assert result.stop_reason == "completed", result.error
+    roles = set(get_args(Role))
+    # What the engine, the store and the app pass around: TranscriptMessage.
+    for message in [*runtime.messages, *_stored(runtime)]:
+        assert set(message) <= _keys(TranscriptMessage), message
+        assert message["role"] in roles
+    # What goes out: WireMessage, its tool calls WireToolCall.
+    requests = llm_server.chat_requests()
+    sent = [m for body in requests for m in body["messages"]]
+    assert len(requests) == 2 and {m["role"] for m in sent} == {
+        "system",
+        "user",
+        "assistant",
+        "tool",
+    }
+    for message in sent:
+        assert set(message) <= _keys(WireMessage), message
+        for call in message.get("tool_calls") or ():
+            assert set(call) == _keys(WireToolCall)
+            assert set(call["function"]) == _keys(WireFunction)
     await runtime.aclose()
