@@ -70,19 +70,7 @@ def _fit(text: str, width: int) -> str:
 
 def _fit_end(text: str, width: int) -> str:
     """The end of ``text`` in ``width`` cells, behind an ellipsis when it was longer."""
-    if width <= 0:
-        return ""
-    if cell_len(text) <= width:
-        return text
-    out: list[str] = []
-    used = 0
-    for char in reversed(text):
-        size = cell_len(char)
-        if used + size > width - 1:
-            break
-        out.append(char)
-        used += size
-    return "…" + "".join(reversed(out))
+    return _fit(text[::-1], width)[::-1]
 
 
 @dataclass

@@ -161,23 +161,20 @@ class NotRegularFileError(OSError):
         self.kind = kind
 
 
+_FILE_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISREG, "a regular file"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link that could not be resolved"),
+)
+
+
 def file_kind(mode: int) -> str:
     """Describe the file type in ``mode`` for messages ("a FIFO (named pipe)", …)."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link that could not be resolved"
-    return "a special file"
+    return next((kind for is_kind, kind in _FILE_KINDS if is_kind(mode)), "a special file")
 
 
 def open_regular_file(path: str | os.PathLike[str]) -> int:
