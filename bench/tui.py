@@ -285,12 +285,16 @@ class AppSession:
         name = f"bench{os.getpid()}{label}"
         _tmux("kill-session", "-t", name)
         command = f"cd {shlex.quote(str(cwd))} && exec " + " ".join(shlex.quote(a) for a in argv)
-        started = time.time()
-        pid = _tmux(
-            "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", name,
-            "-x", str(COLUMNS), "-y", str(ROWS), command,
-        ).strip()  # fmt: skip
-        return cls(name=name, pid=int(pid), started=started)
+        for _ in range(3):  # tmux may still be closing a session of that name
+            started = time.time()
+            pid = _tmux(
+                "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", name,
+                "-x", str(COLUMNS), "-y", str(ROWS), command,
+            ).strip()  # fmt: skip
+            if pid:
+                return cls(name=name, pid=int(pid), started=started)
+            time.sleep(0.5)
+        raise RuntimeError(f"tmux could not start {command!r}")
 
     def screen(self) -> str:
         return _tmux("capture-pane", "-p", "-t", self.name)
