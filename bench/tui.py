@@ -17,7 +17,9 @@ and RSS are read from ``/proc/<pid>/stat`` and ``status``:
   (alternating, median of ``--runs``); then RSS, how long each of 60 PageUp presses took
   to change the screen, and a 20 KB answer streamed at the bottom.
 
-``BENCH_WORKDIR=dir`` keeps the programs' folders (config, databases) there;
+``BENCH_SOURCE=dir`` runs the ``smith_tui`` of another checkout (a ``git worktree``; as
+installed, the packages ``smith_tui.widgets``, ``.styles`` and ``.data`` live at its top,
+so link them into its ``smith_tui/`` first). ``BENCH_WORKDIR=dir`` keeps the programs' folders (config, databases) there;
 ``BENCH_PYSPY=file`` runs smith under ``py-spy record`` (raw format) into ``file`` (the
 CPU and RSS figures of such a run are py-spy's, not smith's).
 """
@@ -256,7 +258,9 @@ def smith_command(workdir: Path, url: str, *args: str) -> list[str]:
     ``PYTHONDONTWRITEBYTECODE``, which would compile every module of ours on each start).
     """
     smith = str(Path(sys.executable).with_name("smith"))
+    source = os.environ.get("BENCH_SOURCE")  # another checkout's smith_tui (see headless.py)
     env = {
+        **({"PYTHONPATH": source} if source else {}),
         "PYTHONPYCACHEPREFIX": str(workdir / "pycache"),
         "XDG_CONFIG_HOME": str(workdir / "config"),
         "XDG_DATA_HOME": str(workdir / "data"),
