@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +28,6 @@ CONFIG: dict[str, Any] = {
     "llm_config": {"api_key_env": LLM_KEY_ENV},
     "services": {"tool": {"web_search": {"api_key_env": SEARCH_KEY_ENV}}},
 }
-
-
-@pytest.fixture
-def server() -> Iterator[LocalServer]:
-    local = LocalServer().start()
-    try:
-        yield local
-    finally:
-        local.stop()
 
 
 def make_ctx(

@@ -99,15 +99,6 @@ class LocalServer:
         self._httpd.server_close()
 
 
-@pytest.fixture
-def server() -> Iterator[LocalServer]:
-    local = LocalServer().start()
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
 def make_ctx(config: dict[str, Any] | None = None) -> ToolContext:
     """A context whose config allows the loopback test server unless ``config`` is given."""
     return ToolContext(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +30,6 @@ RESULTS = {
 }
 
 handler = TOOL.run  # validates like the executor, then runs the handler
-
-
-@pytest.fixture
-def server() -> Iterator[LocalServer]:
-    local = LocalServer().start()
-    try:
-        yield local
-    finally:
-        local.stop()
 
 
 @pytest.fixture
