@@ -27,10 +27,11 @@ from acp.schema import (
 )
 
 from tests.dispatch.support import dispatch, report
-from tests.engine.test_headless_cli import SMITH, _config, _env, smith
+from tests.engine.test_headless_cli import _config, smith
 from tests.mcp.support import time_server
 from tests.support.llm_server import ScriptedLLMServer, stall, text_reply, tool_call
 from tests.support.runtime import make_git_repo
+from tests.support.smith_cli import SMITH, smith_env
 
 
 class EditorClient:
@@ -89,7 +90,7 @@ async def agent(
 ) -> AsyncIterator[Any]:
     args = ["acp", "--api-url", server.base_url, "--db", str(tmp_path / "smith.db")]
     async with spawn_agent_process(
-        client, SMITH, *args, "--config", _config(tmp_path), cwd=repo, env=_env(tmp_path)
+        client, SMITH, *args, "--config", _config(tmp_path), cwd=repo, env=smith_env(tmp_path)
     ) as (conn, process):
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -317,7 +318,7 @@ def test_stdout_carries_only_protocol_messages(
         text_reply("Done."),
     )
     args = ["acp", "--api-url", llm_server.base_url, "--db", str(tmp_path / "smith.db")]
-    env = {**_env(tmp_path), "SMITH_ACP_LOG": "info"}
+    env = {**smith_env(tmp_path), "SMITH_ACP_LOG": "info"}
     with subprocess.Popen(
         [SMITH, *args, "--config", _config(tmp_path), "--permission-mode", "yolo"],
         cwd=repo,

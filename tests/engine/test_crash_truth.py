@@ -23,9 +23,10 @@ import pytest
 from smith_tui.engine import events as ev
 from smith_tui.llm import sanitize_messages
 from smith_tui.store import TOOL_OUTCOME_UNKNOWN, Store
-from tests.engine.test_headless_cli import SMITH, _config, _env, smith
+from tests.engine.test_headless_cli import smith, smith_args
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo, open_runtime
+from tests.support.smith_cli import smith_env, start_smith
 
 WAIT_S = 30.0
 """Upper bound for things that happen in well under a second (a loaded machine is slow)."""
@@ -37,23 +38,9 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def _start(tmp_path: Path, cwd: Path, server: ScriptedLLMServer, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            SMITH,
-            *args,
-            "--api-url",
-            server.base_url,
-            "--db",
-            str(tmp_path / "smith.db"),
-            "--config",
-            _config(tmp_path),
-        ],
-        cwd=cwd,
-        env=_env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # SIGKILL of the group takes the tool's shell with it
+    # A group of its own: SIGKILL of the group takes the tool's shell with it.
+    return start_smith(
+        smith_args(tmp_path, server, *args), cwd=cwd, env=smith_env(tmp_path), new_session=True
     )
 
 

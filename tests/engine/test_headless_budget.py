@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.test_headless_cli import SMITH, _env, smith
+from tests.engine.test_headless_cli import smith
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo
+from tests.support.smith_cli import run_smith, smith_env
 
 
 @pytest.fixture
@@ -97,16 +98,7 @@ def test_bad_budget_flags_are_refused(
 
 
 def test_budget_flags_need_a_headless_prompt(tmp_path: Path, workdir: Path) -> None:
-    import subprocess
-
-    result = subprocess.run(
-        [SMITH, "--max-tokens", "100"],
-        cwd=workdir,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    result = run_smith(["--max-tokens", "100"], cwd=workdir, env=smith_env(tmp_path), timeout=30)
     assert result.returncode == 2
     assert "--max-tokens limits a headless turn (-p PROMPT)" in result.stderr
     assert "/config set budget.turn_tokens" in result.stderr

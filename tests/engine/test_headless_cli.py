@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,24 +15,12 @@ from smith_tui.llm import sanitize_messages
 from smith_tui.store import Store
 from tests.support.llm_server import ScriptedLLMServer, http_error, text_reply, tool_call
 from tests.support.runtime import make_git_repo
-
-SMITH = str(Path(sys.executable).with_name("smith"))
+from tests.support.smith_cli import run_smith, server_args, smith_env, start_smith
 
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     return make_git_repo(tmp_path / "repo")
-
-
-def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
-    env.update(
-        XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
-        XDG_DATA_HOME=str(tmp_path / "xdg-data"),
-        SMITH_MODEL="scripted-model",
-    )
-    env.update(extra)
-    return env
 
 
 def _config(tmp_path: Path) -> str:
@@ -42,26 +29,17 @@ def _config(tmp_path: Path) -> str:
     return str(path)
 
 
+def smith_args(tmp_path: Path, server: ScriptedLLMServer, *args: str) -> list[str]:
+    """``args`` then ``server``'s URL, ``tmp_path/smith.db`` and the test config file."""
+    return [*args, *server_args(server.base_url, tmp_path / "smith.db", _config(tmp_path))]
+
+
 def smith(
     tmp_path: Path, cwd: Path, server: ScriptedLLMServer, *args: str, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            SMITH,
-            *args,
-            "--api-url",
-            server.base_url,
-            "--db",
-            str(tmp_path / "smith.db"),
-            "--config",
-            _config(tmp_path),
-        ],
-        cwd=cwd,
-        env=_env(tmp_path),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    """``smith ARGS`` against ``server`` with the database and config in ``tmp_path``."""
+    return run_smith(
+        smith_args(tmp_path, server, *args), cwd=cwd, env=smith_env(tmp_path), stdin=stdin
     )
 
 
@@ -147,25 +125,19 @@ def test_bad_inputs_get_clear_messages(tmp_path: Path, workdir: Path, llm_server
     assert result.returncode == 2 and "no conversation with id 'nope'" in result.stderr
     bad = tmp_path / "bad.json"
     bad.write_text('{"llm_config": {"retry_max_retries": -1}}')
-    proc = subprocess.run(
-        [SMITH, "-p", "x", "--config", str(bad), "--db", str(tmp_path / "s.db")],
+    proc = run_smith(
+        ["-p", "x", "--config", str(bad), "--db", str(tmp_path / "s.db")],
         cwd=workdir,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
+        env=smith_env(tmp_path),
     )
     assert proc.returncode == 2
     assert "retry_max_retries" in proc.stderr and "Traceback" not in proc.stderr
     damaged = tmp_path / "damaged.db"
     damaged.write_bytes(b"this is not a database at all" * 100)
-    proc = subprocess.run(
-        [SMITH, "-p", "x", "--db", str(damaged), "--api-url", llm_server.base_url],
+    proc = run_smith(
+        ["-p", "x", "--db", str(damaged), "--api-url", llm_server.base_url],
         cwd=workdir,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
+        env=smith_env(tmp_path),
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert str(damaged) in proc.stderr
@@ -179,23 +151,11 @@ def test_sigkill_mid_turn_then_resume(tmp_path: Path, workdir: Path, llm_server)
         text_reply(tool_calls=[tool_call("bash", {"command": "sleep 60"})]),
     )
     db = tmp_path / "smith.db"
-    proc = subprocess.Popen(
-        [
-            SMITH,
-            "-p",
-            "three rounds please",
-            "--api-url",
-            llm_server.base_url,
-            "--db",
-            str(db),
-            "--config",
-            _config(tmp_path),
-        ],
+    proc = start_smith(
+        smith_args(tmp_path, llm_server, "-p", "three rounds please"),
         cwd=workdir,
-        env=_env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
+        env=smith_env(tmp_path),
+        new_session=True,
     )
     try:
         llm_server.wait_for_chats(3, timeout=30)

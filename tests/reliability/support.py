@@ -12,7 +12,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -22,9 +21,7 @@ from typing import Any
 
 from smith_tui import cli
 from smith_tui.store import Store
-
-SMITH = str(Path(sys.executable).with_name("smith"))
-"""The real console script of this venv."""
+from tests.support.smith_cli import run_smith
 
 FULL = os.environ.get("SMITH_RELIABILITY_FULL", "") not in ("", "0")
 """The full crash loop (50 runs of each signal) instead of the quick CI count."""
@@ -82,18 +79,6 @@ def write_config(tmp_path: Path, extra: Mapping[str, Any] | None = None) -> Path
     return path
 
 
-def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The process environment without smith's variables, XDG folders inside ``tmp_path``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
-    env.update(
-        XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
-        XDG_DATA_HOME=str(tmp_path / "xdg-data"),
-        SMITH_MODEL="scripted-model",
-    )
-    env.update(extra)
-    return env
-
-
 @dataclass
 class CliRun:
     """How one ``smith`` run ended."""
@@ -138,15 +123,7 @@ def run_binary(
     args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
 ) -> CliRun:
     """The real ``smith`` console script as a subprocess."""
-    proc = subprocess.run(
-        [SMITH, *args],
-        cwd=cwd,
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = run_smith(args, cwd=cwd, env=env, timeout=timeout)
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 
 

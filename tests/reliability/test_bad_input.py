@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import pytest
 
 from smith_tui.engine.runtime import OVERRIDES_KEY
 from tests.reliability.support import (
-    clean_env,
+    CliRun,
     has_traceback,
     record,
     run_inprocess,
@@ -30,6 +30,7 @@ from tests.reliability.support import (
 )
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo, open_runtime
+from tests.support.smith_cli import server_args, smith_env
 
 
 def _digest(path: Path) -> str | None:
@@ -44,6 +45,31 @@ def _tree(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".git" not in p.relative_to(root).parts
     }
+
+
+def _seed_db(tmp: Path, repo: Path, server: ScriptedLLMServer) -> Path:
+    """``tmp/smith.db`` with one conversation (so "nothing lost" has something to lose),
+    written by a headless turn with the good config file ``tmp/config.json``."""
+    server.enqueue(text_reply("seeded"))
+    db = tmp / "smith.db"
+    args = ["-p", "seed", *server_args(server.base_url, db, write_config(tmp))]
+    run = run_inprocess(args, cwd=repo, env=smith_env(tmp))
+    assert run.code == 0, run.stderr
+    return db
+
+
+def _refusal_failures(run: CliRun, code: int, says: Sequence[str]) -> list[str]:
+    """What is wrong with how a run refused bad input: its exit code is not ``code``, it
+    printed a traceback, or its stderr does not name each of ``says``."""
+    failures = []
+    if run.code != code:
+        failures.append(f"exit code {run.code}, expected {code}")
+    if has_traceback(run.stdout, run.stderr):
+        failures.append("traceback printed")
+    missing = [s for s in says if s not in run.stderr]
+    if missing:
+        failures.append(f"message does not name {missing}")
+    return failures
 
 
 def _conclude(
@@ -224,20 +250,10 @@ def test_cli_input(
     case: CliCase, tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
 ) -> None:
     """A bad config file or flag: exit code 2, a message naming it, nothing written."""
-    llm_server.enqueue(text_reply("seeded"))
-    db = tmp_path / "smith.db"
-    good = write_config(tmp_path)
-    env = clean_env(tmp_path)
-    # A database with one conversation, so "nothing lost" has something to lose.
-    seeded = run_inprocess(
-        ["-p", "seed", "--api-url", llm_server.base_url, "--db", str(db), "--config", str(good)],
-        cwd=repo,
-        env=env,
-    )
-    assert seeded.code == 0, seeded.stderr
-    config = good
+    db = _seed_db(tmp_path, repo, llm_server)
+    env = smith_env(tmp_path)
+    config = tmp_path / "config.json"  # the good one, unless the case brings its own
     if case.config is not None:
-        config = tmp_path / "config.json"
         if isinstance(case.config, bytes):
             config.write_bytes(case.config)
         else:
@@ -250,14 +266,7 @@ def test_cli_input(
     # later flags win: case flags come last
     run = run_inprocess([*args, *extra, *case.args], cwd=repo, env=env)
     after = {"db": _digest(db), "config": _digest(config)}
-    failures = []
-    if run.code != case.code:
-        failures.append(f"exit code {run.code}, expected {case.code}")
-    if has_traceback(run.stdout, run.stderr):
-        failures.append("traceback printed")
-    missing = [s for s in case.says if s not in run.stderr]
-    if missing:
-        failures.append(f"message does not name {missing}")
+    failures = _refusal_failures(run, case.code, case.says)
     if before != after:
         failures.append("a file changed: " + ", ".join(k for k in before if before[k] != after[k]))
     if len(llm_server.chat_requests()) != 1:
@@ -445,19 +454,6 @@ async def test_tool_arguments(
 # ------------------------------------------------------------------ databases and folders
 
 
-def _seed_db(tmp: Path, repo: Path, server: ScriptedLLMServer) -> Path:
-    server.enqueue(text_reply("seeded"))
-    db = tmp / "smith.db"
-    config = write_config(tmp)
-    run = run_inprocess(
-        ["-p", "seed", "--api-url", server.base_url, "--db", str(db), "--config", str(config)],
-        cwd=repo,
-        env=clean_env(tmp),
-    )
-    assert run.code == 0, run.stderr
-    return db
-
-
 def _garbage(db: Path) -> None:
     db.write_bytes(b"this is not a database at all\n" * 400)
 
@@ -505,18 +501,11 @@ def test_damaged_database(
     siblings = sorted(p.name for p in tmp_path.iterdir())
     config = write_config(tmp_path)
     run = run_inprocess(
-        ["-p", "hello", "--api-url", llm_server.base_url, "--db", str(db), "--config", str(config)],
+        ["-p", "hello", *server_args(llm_server.base_url, db, config)],
         cwd=repo,
-        env=clean_env(tmp_path),
+        env=smith_env(tmp_path),
     )
-    failures = []
-    if run.code != 2:
-        failures.append(f"exit code {run.code}, expected 2")
-    if has_traceback(run.stdout, run.stderr):
-        failures.append("traceback printed")
-    missing = [s for s in says if s not in run.stderr]
-    if missing:
-        failures.append(f"message does not name {missing}")
+    failures = _refusal_failures(run, 2, says)
     if _digest(db) != before:
         failures.append("the database bytes changed")
     new = sorted(set(p.name for p in tmp_path.iterdir()) - set(siblings))
@@ -555,17 +544,11 @@ def test_unreadable_config_folder(
         run = run_inprocess(
             ["-p", "hello", "--api-url", llm_server.base_url, "--db", str(tmp_path / "s.db")],
             cwd=repo,
-            env=clean_env(tmp_path),
+            env=smith_env(tmp_path),
         )
     finally:
         folder.chmod(0o755)
-    failures = []
-    if run.code != 2:
-        failures.append(f"exit code {run.code}, expected 2")
-    if has_traceback(run.stdout, run.stderr):
-        failures.append("traceback printed")
-    if "config.json" not in run.stderr:
-        failures.append("message does not name the config file")
+    failures = _refusal_failures(run, 2, ["config.json"])
     if (tmp_path / "s.db").exists():
         failures.append("a database was created")
     _conclude(
@@ -595,15 +578,9 @@ def test_config_folder_is_a_file(tmp_path: Path, repo: Path, llm_server: Scripte
     run = run_inprocess(
         ["-p", "hello", "--api-url", llm_server.base_url, "--db", str(db)],
         cwd=repo,
-        env=clean_env(tmp_path),
+        env=smith_env(tmp_path),
     )
-    failures = []
-    if run.code != 2:
-        failures.append(f"exit code {run.code}, expected 2")
-    if has_traceback(run.stdout, run.stderr):
-        failures.append("traceback printed")
-    if str(blocker) not in run.stderr:
-        failures.append("message does not name the config path")
+    failures = _refusal_failures(run, 2, [str(blocker)])
     if _digest(blocker) != before or llm_server.chat_requests():
         failures.append("the config path changed or a request was sent")
     if db.exists():

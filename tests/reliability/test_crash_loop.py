@@ -33,15 +33,15 @@ from smith_tui.store import Store
 from tests.reliability.support import (
     FULL,
     META,
-    SMITH,
-    clean_env,
     has_traceback,
     record,
+    run_binary,
     turn_stop_reasons,
     write_config,
 )
 from tests.support.llm_server import Reply, ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo
+from tests.support.smith_cli import server_args, smith_env, start_smith
 from tests.support.strict import orphan_calls, stored_wire, strict_problems
 
 RUNS = {"SIGKILL": 50 if FULL else 6, "SIGTERM": 50 if FULL else 4}
@@ -116,7 +116,7 @@ def _kill_point(server: ScriptedLLMServer) -> str:
 
 def _smith(args: list[str], tmp: Path, repo: Path, url: str) -> list[str]:
     config = write_config(tmp, {"llm_config": {"stream_stall_timeout": 10}})
-    return [SMITH, *args, "--api-url", url, "--db", str(tmp / "smith.db"), "--config", str(config)]
+    return [*args, *server_args(url, tmp / "smith.db", config)]
 
 
 def _completed_rounds(server: ScriptedLLMServer) -> int:
@@ -147,18 +147,14 @@ def _resume_checks(
     """Restart with ``--continue``; the request it sends and the database must be clean."""
     server.clear()
     server.enqueue(text_reply("Resumed fine."))
-    proc = subprocess.run(
+    run = run_binary(
         _smith(["-p", "are you there?", "--continue"], tmp, repo, server.base_url),
         cwd=repo,
-        env=clean_env(tmp),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+        env=smith_env(tmp),
     )
-    if proc.returncode != 0 or proc.stdout.strip() != "Resumed fine.":
-        failures.append(f"--continue exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
-    if has_traceback(proc.stdout, proc.stderr):
+    if run.code != 0 or run.stdout.strip() != "Resumed fine.":
+        failures.append(f"--continue exited {run.code}: {run.stderr.strip()[-300:]}")
+    if has_traceback(run.stdout, run.stderr):
         failures.append("--continue printed a traceback")
     bodies = server.chat_requests()
     if len(bodies) != 1:
@@ -186,15 +182,11 @@ def _one_run(kind: str, rng: random.Random, tmp: Path, span: float) -> Outcome:
     failures: list[str] = []
     with ScriptedLLMServer() as server:
         server.enqueue(*_script())
-        proc = subprocess.Popen(
+        proc = start_smith(
             _smith(["-p", PROMPT], tmp, repo, server.base_url),
             cwd=repo,
-            env=clean_env(tmp),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
+            env=smith_env(tmp),
+            new_session=True,
         )
         delay = rng.uniform(0, span)
         try:
@@ -265,14 +257,8 @@ def _calibrate(tmp: Path) -> float:
     repo = make_git_repo(tmp / "repo")
     with ScriptedLLMServer() as server:
         server.enqueue(*_script())
-        proc = subprocess.Popen(
-            _smith(["-p", PROMPT], tmp, repo, server.base_url),
-            cwd=repo,
-            env=clean_env(tmp),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proc = start_smith(
+            _smith(["-p", PROMPT], tmp, repo, server.base_url), cwd=repo, env=smith_env(tmp)
         )
         server.wait_for_chats(1, timeout=30)
         started = time.monotonic()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,9 +25,7 @@ import pytest
 
 import smith_tui.llm
 from tests.reliability.support import (
-    SMITH,
     CliRun,
-    clean_env,
     has_traceback,
     record,
     run_binary,
@@ -50,6 +47,7 @@ from tests.support.llm_server import (
     text_reply,
     tool_call,
 )
+from tests.support.smith_cli import server_args, smith_env, start_smith
 from tests.support.strict import stored_wire, strict_problems
 
 FIFTY_MB = 50 * 1024 * 1024
@@ -70,7 +68,7 @@ def _partial() -> Reply:
 
 
 def _smith_args(url: str, db: Path, config: Path) -> list[str]:
-    return ["-p", "please answer", "--api-url", url, "--db", str(db), "--config", str(config)]
+    return ["-p", "please answer", *server_args(url, db, config)]
 
 
 @dataclass(frozen=True)
@@ -339,16 +337,23 @@ def _shown(fault: Fault, run: CliRun) -> str:
     return " | ".join([*notices, answer])
 
 
-def observe(fault: Fault, tmp_path: Path, repo: Path, server: ScriptedLLMServer) -> dict[str, Any]:
-    """Run one fault through ``smith -p`` in process; return what happened."""
+def observe(
+    fault: Fault,
+    tmp_path: Path,
+    repo: Path,
+    server: ScriptedLLMServer,
+    runner: Callable[..., CliRun] = run_inprocess,
+) -> dict[str, Any]:
+    """Run one fault through ``smith -p`` (in process, or through ``runner``:
+    :func:`run_binary`); return what happened."""
     server.enqueue(*fault.replies())
     db = tmp_path / "smith.db"
     url = _closed_port_url() if fault.refused else server.base_url
     started = time.monotonic()
-    run = run_inprocess(
+    run = runner(
         _smith_args(url, db, write_config(tmp_path, fault.config)),
         cwd=repo,
-        env=clean_env(tmp_path),
+        env=smith_env(tmp_path),
     )
     seconds = time.monotonic() - started
     stops = turn_stop_reasons(db)
@@ -427,26 +432,7 @@ def test_through_the_binary(
 ) -> None:
     """The same rows through the real ``smith`` console script."""
     fault = next(f for f in FAULTS if f.name == name)
-    llm_server.enqueue(*fault.replies())
-    db = tmp_path / "smith.db"
-    url = _closed_port_url() if fault.refused else llm_server.base_url
-    started = time.monotonic()
-    run = run_binary(
-        _smith_args(url, db, write_config(tmp_path, fault.config)),
-        cwd=repo,
-        env=clean_env(tmp_path),
-    )
-    stops = turn_stop_reasons(db)
-    wire = stored_wire(db)
-    seen = {
-        "run": run,
-        "attempts": _attempts(fault, run, llm_server),
-        "stop": stops[-1] if stops else None,
-        "shown": _shown(fault, run),
-        "problems": strict_problems([*wire, {"role": "user", "content": "next question"}]),
-        "seconds": time.monotonic() - started,
-    }
-    check(fault, seen, "smith binary")
+    check(fault, observe(fault, tmp_path, repo, llm_server, run_binary), "smith binary")
 
 
 def test_endless_heartbeats(tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer) -> None:
@@ -455,14 +441,8 @@ def test_endless_heartbeats(tmp_path: Path, repo: Path, llm_server: ScriptedLLMS
     llm_server.enqueue(heartbeats_only(every_s=0.05))
     db = tmp_path / "smith.db"
     config = write_config(tmp_path, STALL)
-    proc = subprocess.Popen(
-        [SMITH, *_smith_args(llm_server.base_url, db, config)],
-        cwd=repo,
-        env=clean_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_smith(
+        _smith_args(llm_server.base_url, db, config), cwd=repo, env=smith_env(tmp_path)
     )
     try:
         llm_server.wait_for_chats(1, timeout=30)
