@@ -61,13 +61,14 @@ async def test_ctrl_c_when_idle_copies_the_selection(runtime) -> None:
         await wait_for_text(pilot, "Copied")
 
 
-async def test_ctrl_c_cancels_the_running_turn(runtime, llm_server) -> None:
+@pytest.mark.parametrize("key", ["ctrl+c", "escape"])
+async def test_ctrl_c_and_escape_cancel_the_running_turn(key: str, runtime, llm_server) -> None:
     llm_server.enqueue(stall(after_events=2, hold_s=30))
     app = make_app(runtime)
     async with running(app) as pilot:
         await submit(pilot, "wait forever")
         await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
-        await pilot.press("ctrl+c")
+        await pilot.press(key)
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to stop")
         status = app.screen.query_one(StatusLine)
         await wait_until(pilot, lambda: status.status == "cancelled", what="cancelled status")

@@ -138,18 +138,6 @@ async def test_model_pin_shows_in_the_status_line_and_in_model(runtime, llm_serv
     assert llm_server.chat_requests()[-1]["model"] == "pinned-x"
 
 
-async def test_escape_interrupts_the_running_turn(runtime, llm_server) -> None:
-    llm_server.enqueue(stall(after_events=2, hold_s=30))
-    app = make_app(runtime)
-    async with running(app) as pilot:
-        await submit(pilot, "wait for it")
-        await wait_until(pilot, lambda: runtime.busy, what="the turn to start")
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
-        status = app.screen.query_one(StatusLine)
-        await wait_until(pilot, lambda: status.status == "cancelled", what="cancelled")
-
-
 async def test_a_queued_prompt_is_sent_when_the_turn_ends_and_up_takes_one_back(
     runtime, llm_server
 ) -> None:
