@@ -82,10 +82,10 @@ async def test_page_keys_scroll_and_home_reaches_the_first_message(runtime) -> N
         transcript = app.screen.query_one("#transcript")
         await wait_for_text(pilot, "answer number 59")
         assert transcript.has_older  # the first entries are not mounted yet
-        bottom = transcript.scroll_y
         await pilot.press("pageup")
-        await wait_until(pilot, lambda: transcript.scroll_y < bottom, what="a page up")
-        assert not transcript.following
+        # A page up leaves the bottom; the scroll offset itself may grow again when the
+        # older page this brings into view is mounted above (the view is kept in place).
+        await wait_until(pilot, lambda: not transcript.following, what="a page up")
         await pilot.press("home")
         await wait_for_text(pilot, "question number 0")
         await wait_until(pilot, lambda: transcript.scroll_y == 0, what="the very top")
