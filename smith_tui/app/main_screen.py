@@ -24,6 +24,7 @@ from textual.widgets import Input, Static, TextArea
 from smith_tui.app.bridge import coalesce
 from smith_tui.app.footer import SmithFooter
 from smith_tui.engine import events as ev
+from smith_tui.engine.checkpoints import stored_marks
 from smith_tui.widgets.completion.candidates import Completer
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
@@ -68,6 +69,9 @@ class ConversationView(EventSink, Protocol):
 
     loader: Callable[[int, int], Sequence[Mapping[str, Any]]] | None
     """``loader(before_position, limit)``: stored messages older than those shown."""
+
+    turn_marks: Callable[[list[str]], Mapping[str, dict[str, Any]]] | None
+    """``turn_marks(turn_ids)``: the stored checkpoint marks of those turns that changed files."""
 
     def load_messages(self, messages: list[dict[str, Any]]) -> object:
         """Replace what is shown with ``messages`` (stored, wire-shaped)."""
@@ -300,6 +304,9 @@ class MainScreen(Screen):
         messages = runtime.recent_messages(OPEN_MESSAGES)
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
         view.loader = runtime.messages_before
+        view.turn_marks = lambda turn_ids: stored_marks(
+            runtime.store, runtime.conversation_id, turn_ids
+        )
         self._guarded(view, view.load_messages, messages)
         usage = self.query_one("#usage")
         self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
@@ -365,6 +372,16 @@ class MainScreen(Screen):
             message.prompt.move_cursor(message.prompt.document.end)
             return
         self._follow_transcript()
+
+    def on_turn_changes_show_diff(self, message: Any) -> None:
+        """A transcript mark of a turn that changed files asked for the turn's diff."""
+        from smith_tui.app.screens.turn_diff_screen import TurnDiffScreen
+
+        message.stop()
+        entry = message.entry
+        count = len(entry.files)
+        title = f"Turn {entry.turn_id}: {count} file{'s' if count != 1 else ''} changed"
+        self.app.push_screen(TurnDiffScreen(self.runtime, entry.checkpoint, title))
 
     def on_prompt_input_scroll_requested(self, message: PromptInput.ScrollRequested) -> None:
         """PageUp/PageDown (and Home/End in the empty prompt) scroll the transcript."""

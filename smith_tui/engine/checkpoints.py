@@ -68,6 +68,9 @@ class TurnCheckpoint:
         self._lock = asyncio.Lock()
         self._tried = False
         self.recorded: Checkpoint | None = None
+        self.mark: dict[str, Any] | None = None
+        """Once the turn changed files: ``checkpoint``, ``turn_id`` and ``files`` (the turn's
+        record keeps it, so the transcript can mark the turn again when it is loaded)."""
 
     async def __call__(self) -> None:
         """Record the checkpoint unless this turn did already (tools await this)."""
@@ -109,15 +112,16 @@ class TurnCheckpoint:
             return []
         log.debug("checkpoint of turn %s closed in %.3fs", self.turn_id, time.monotonic() - started)
         if changes:
+            self.mark = {
+                "checkpoint": recorded.id,
+                "turn_id": self.turn_id,
+                "files": [[c.status, c.path] for c in changes],
+            }
             self._notice(
                 f"this turn changed {len(changes)} file{'s' if len(changes) != 1 else ''}: "
                 f"{describe_changes(changes)} — /undo restores them; /rewind lists checkpoints "
                 "(d there shows a turn's diff)",
-                data={
-                    "checkpoint": recorded.id,
-                    "turn_id": self.turn_id,
-                    "files": [[c.status, c.path] for c in changes],
-                },
+                data=dict(self.mark),
             )
         return changes
 
@@ -239,6 +243,36 @@ def _restored_data(result: Any) -> dict[str, Any]:
         "undo_checkpoint": result.undo.id,
         "files": [[c.status, c.path] for c in result.changes],
     }
+
+
+def turn_diff(checkpoints: Checkpoints, checkpoint_id: str) -> str:
+    """The combined diff of checkpoint ``checkpoint_id``'s turn: its files before the turn
+    against how the turn left them (as the files are now while the turn is open)."""
+    item = checkpoints.get(checkpoint_id)
+    if item is None:
+        raise CheckpointError(
+            f"no checkpoint {checkpoint_id!r} in this project; /rewind lists them",
+            code="unknown_checkpoint",
+        )
+    after = item.after if item.after is not None else checkpoints.snapshot()
+    return checkpoints.diff(item.before, after)
+
+
+def stored_marks(store: Store, conversation_id: str | None, turn_ids: list[str]) -> dict[str, Any]:
+    """The file-change marks (``TurnCheckpoint.mark``) the records of ``turn_ids`` keep, by turn."""
+    if not conversation_id:
+        return {}
+    marks: dict[str, Any] = {}
+    for turn_id in dict.fromkeys(turn_ids):
+        try:
+            record = store.notes.get_turn_record(conversation_id, turn_id)
+        except Exception:  # an unreadable record only loses its mark
+            log.warning("reading the record of turn %s failed", turn_id, exc_info=True)
+            continue
+        mark = (record or {}).get("checkpoint")
+        if isinstance(mark, dict) and mark.get("checkpoint") and mark.get("files"):
+            marks[turn_id] = mark
+    return marks
 
 
 def truncate_conversation(store: Any, conversation_id: str, turn_id: str) -> int:

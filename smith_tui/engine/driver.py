@@ -350,6 +350,8 @@ class TurnDriver:
             "started_at": plan.started_at,
             **plan.record,
         }
+        if plan.job_id is None and self.checkpoint is not None and self.checkpoint.mark:
+            record["checkpoint"] = self.checkpoint.mark  # the transcript's mark on reload
         try:
             self.book.finish_turn(
                 plan.conversation_id, plan.turn_id, result.stop_reason, error, record

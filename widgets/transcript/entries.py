@@ -64,4 +64,16 @@ class NoticeEntry:
     position: int | None = None
 
 
-Entry = UserEntry | AssistantEntry | ToolEntry | DispatchEntry | NoticeEntry
+@dataclass
+class ChangesEntry:
+    """The files a turn changed (its checkpoint records them): the turn's combined diff is a
+    key away. Rebuilt on load from the turn's stored record."""
+
+    checkpoint: str
+    turn_id: str
+    files: list[tuple[str, str]]
+    """``(status, path)``: ``A`` added, ``M`` modified, ``D`` deleted."""
+    position: int | None = None
+
+
+Entry = UserEntry | AssistantEntry | ToolEntry | DispatchEntry | NoticeEntry | ChangesEntry

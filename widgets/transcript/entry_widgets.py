@@ -8,6 +8,7 @@ from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
+    ChangesEntry,
     DispatchEntry,
     Entry,
     NoticeEntry,
@@ -17,6 +18,7 @@ from smith_tui.widgets.transcript.entries import (
 from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
+from smith_tui.widgets.transcript.turn_changes import TurnChanges
 from smith_tui.widgets.transcript.user_message import UserMessage
 
 
@@ -32,4 +34,6 @@ def build_widget(entry: Entry, *, part_chars: int = DEFAULT_PART_CHARS) -> Widge
         return DispatchCard(entry)
     if isinstance(entry, NoticeEntry):
         return Notice(entry)
+    if isinstance(entry, ChangesEntry):
+        return TurnChanges(entry)
     raise TypeError(f"not a transcript entry: {entry!r}")

@@ -6,6 +6,7 @@ from typing import Any, Protocol
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import display_text
+from smith_tui.engine.checkpoints import NOTICE_COMMAND
 
 
 class Transcript(Protocol):
@@ -30,6 +31,7 @@ class Transcript(Protocol):
         metadata: dict[str, Any],
     ) -> object: ...
     def add_notice(self, text: str, style: str = "info") -> object: ...
+    def add_turn_changes(self, data: dict[str, Any]) -> object: ...
 
 
 def route_event(transcript: Transcript, event: Any) -> None:
@@ -75,7 +77,9 @@ def route_event(transcript: Transcript, event: Any) -> None:
         t.end_assistant()
         _turn_finished(t, event)
     elif isinstance(event, ev.CommandOutput):
-        if event.text:
+        if event.command == NOTICE_COMMAND and event.ok and event.data.get("files"):
+            t.add_turn_changes(event.data)  # the turn's mark: files changed, a key for the diff
+        elif event.text:
             t.add_notice(event.text, "info" if event.ok else "error")
     elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
         t.add_notice(compaction_notice(event), "info")  # /compact prints its own output

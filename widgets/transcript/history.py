@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from smith_tui.engine.attachments import display_text
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
+    ChangesEntry,
     DispatchEntry,
     Entry,
     ToolEntry,
     UserEntry,
 )
+from smith_tui.widgets.transcript.turn_changes import changes_entry
 
 
 def message_text(content: Any) -> str:
@@ -60,6 +63,8 @@ def entries_from_messages(
     *,
     role: str = "direct",
     drop_unanswered_calls: bool = False,
+    marks: Mapping[str, dict[str, Any]] | None = None,
+    continued_turn: str | None = None,
 ) -> list[Entry]:
     """Build the entries for stored messages (oldest first).
 
@@ -67,15 +72,25 @@ def entries_from_messages(
     them; a result whose call is not in ``messages`` gets an entry of its own.
     ``drop_unanswered_calls`` leaves out calls whose result is not in
     ``messages`` (for a page of older history whose results are already shown).
+    ``marks`` (turn id → the turn's checkpoint mark) puts a :class:`ChangesEntry` after
+    the last message of each turn that changed files, except after the last turn of
+    ``messages`` when it is ``continued_turn`` (its end is in newer messages).
     """
     entries: list[Entry] = []
     open_calls: dict[str, ToolEntry] = {}
+    marks = marks or {}
+    turn: str | None = None
+    last_position: int | None = None
     for message in messages:
         if not isinstance(message, dict):
             continue
-        kind = message.get("role")
         position = message.get("position")
         position = position if isinstance(position, int) else None
+        if marks and message.get("turn_id") != turn:
+            _add_mark(entries, marks, turn, last_position)
+            turn = message.get("turn_id")
+        last_position = position
+        kind = message.get("role")
         raw_metadata = message.get("metadata")
         metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
         text = message_text(message.get("content"))
@@ -98,9 +113,23 @@ def entries_from_messages(
                     entries.append(entry)
         elif kind == "tool":
             _add_result(entries, open_calls, message, text, metadata, position)
+    if turn != continued_turn:
+        _add_mark(entries, marks, turn, last_position)
     if drop_unanswered_calls:
         entries = [e for e in entries if not (isinstance(e, ToolEntry) and not e.finished)]
     return entries
+
+
+def _add_mark(
+    entries: list[Entry],
+    marks: Mapping[str, dict[str, Any]],
+    turn: str | None,
+    position: int | None,
+) -> None:
+    mark = marks.get(turn) if turn else None
+    entry: ChangesEntry | None = changes_entry(mark, position) if mark else None
+    if entry is not None:
+        entries.append(entry)
 
 
 def _call_entry(call: Any, position: int | None) -> ToolEntry | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from smith_tui.widgets.transcript.entries import Entry
@@ -11,6 +11,9 @@ from smith_tui.widgets.transcript.history import entries_from_messages
 #: ``loader(before_position, limit)``: up to ``limit`` stored messages just before
 #: ``before_position``, oldest first (``Store.conversations.list_messages`` order).
 Loader = Callable[[int, int], list[dict[str, Any]]]
+
+#: ``marks(turn_ids)``: the checkpoint marks of those turns that changed files, by turn id.
+MarkLoader = Callable[[list[str]], Mapping[str, dict[str, Any]]]
 
 
 class HistoryWindow:
@@ -23,8 +26,11 @@ class HistoryWindow:
     def __init__(self, loader: Loader | None = None, role: str = "direct") -> None:
         self.loader = loader
         self.role = role
+        self.marks: MarkLoader | None = None
+        """Where the marks of turns that changed files come from (none without it)."""
         self._older: list[Entry] = []  # oldest first
         self._before: int | None = None
+        self._oldest_turn: str | None = None
 
     @property
     def has_older(self) -> bool:
@@ -33,7 +39,8 @@ class HistoryWindow:
 
     def open(self, messages: list[dict[str, Any]], shown: int) -> list[Entry]:
         """Start over with a stored conversation; return the newest ``shown`` entries."""
-        entries = entries_from_messages(messages, role=self.role)
+        self._oldest_turn = None
+        entries = self._entries(messages)
         positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
         self._older = entries[:-shown] if len(entries) > shown else []
         self._before = min(positions) if positions and self.loader is not None else None
@@ -57,4 +64,20 @@ class HistoryWindow:
             self._before = None
             return []
         self._before = min(positions)
-        return entries_from_messages(messages, role=self.role, drop_unanswered_calls=True)
+        return self._entries(messages, drop_unanswered_calls=True)
+
+    def _entries(
+        self, messages: list[dict[str, Any]], *, drop_unanswered_calls: bool = False
+    ) -> list[Entry]:
+        """The entries of ``messages``, with the marks of their turns that changed files."""
+        turn_ids = [str(m["turn_id"]) for m in messages if m.get("turn_id")]
+        marks = self.marks(turn_ids) if self.marks is not None and turn_ids else None
+        continued = self._oldest_turn  # its end (and mark) is in the newer messages
+        self._oldest_turn = messages[0].get("turn_id") if messages else None
+        return entries_from_messages(
+            messages,
+            role=self.role,
+            drop_unanswered_calls=drop_unanswered_calls,
+            marks=marks,
+            continued_turn=continued,
+        )

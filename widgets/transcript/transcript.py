@@ -43,7 +43,7 @@ from smith_tui.widgets.transcript.entries import (
 from smith_tui.widgets.transcript.entry_widgets import build_widget
 from smith_tui.widgets.transcript.event_router import route_event
 from smith_tui.widgets.transcript.history import dispatch_result_of
-from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
+from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader, MarkLoader
 from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.parking import (
     Placeholder,
@@ -55,6 +55,7 @@ from smith_tui.widgets.transcript.parking import (
 )
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
+from smith_tui.widgets.transcript.turn_changes import TurnChanges, changes_entry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from smith_tui.widgets.transcript.view_anchor import ViewAnchor
 from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
@@ -159,6 +160,15 @@ class Transcript(VerticalScroll, can_focus=True):
     @loader.setter
     def loader(self, loader: Loader | None) -> None:
         self.history.loader = loader
+
+    @property
+    def turn_marks(self) -> MarkLoader | None:
+        """Where the marks of stored turns that changed files come from (see :data:`MarkLoader`)."""
+        return self.history.marks
+
+    @turn_marks.setter
+    def turn_marks(self, marks: MarkLoader | None) -> None:
+        self.history.marks = marks
 
     def _report_error(self, error: Exception) -> None:
         # One failed update must not stop the pane (nor the session).
@@ -314,6 +324,11 @@ class Transcript(VerticalScroll, can_focus=True):
     def add_notice(self, text: str, style: str = "info") -> Notice:
         """Show a line from the app (``info``, ``warning``, ``error`` or ``success``)."""
         return self._append(Notice(NoticeEntry(text=text, style=style)))
+
+    def add_turn_changes(self, data: dict[str, Any]) -> TurnChanges | None:
+        """Mark a turn that changed files (``data``: its checkpoint notice's data)."""
+        entry = changes_entry(data)
+        return self._append(TurnChanges(entry)) if entry is not None else None
 
     def handle_event(self, event: Any) -> None:
         """Show an engine event; sub-agent events (``job_id`` set) are left to the dispatch tree."""

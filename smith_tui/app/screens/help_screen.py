@@ -67,6 +67,7 @@ GETTING_AROUND: tuple[tuple[str, str], ...] = (
     ("home / end", "in the empty prompt: the first message / the newest output"),
     ("tab / shift+tab", "move the focus: prompt, transcript, tool calls, panes"),
     ("enter", "on a tool call: expand its full result (edit/write: the diff)"),
+    ("enter / d", "on a turn's \"N files changed\" mark: the turn's combined diff"),
     ("esc / ctrl+c", "interrupt the running turn"),
     ("enter while busy", "queue the prompt; it is sent when the turn ends (↑ takes it back)"),
     ("/copy [N]", "copy the last answer, or its Nth code block"),
