@@ -1,4 +1,5 @@
-"""Completion sources backed by the runtime: commands, settings, roles, models, files."""
+"""Completion sources backed by the runtime: commands, settings, roles, models, files and
+the MCP servers' prompts (as commands) and resources."""
 
 from __future__ import annotations
 
@@ -18,6 +19,35 @@ def _commands(runtime: Runtime) -> Iterable[str]:
     service = getattr(getattr(runtime, "services", None), "command", None)
     names = service.names() if service is not None else DEFAULT_COMMANDS
     return [name.lstrip("/") for name in names]
+
+
+def _resources(runtime: Runtime) -> list[str]:
+    """``server:uri`` of every resource of the ready MCP servers."""
+    if not runtime.config.model.mcp_servers:
+        return []  # no servers: the MCP SDK is not even imported
+    return [
+        f"{server.name}:{resource.uri}"
+        for server in runtime.mcp.servers()
+        if server.status == "ready"
+        for resource in server.resources
+    ]
+
+
+def _describe(runtime: Runtime, kind: str, name: str) -> str:
+    """:func:`describe`, with the MCP servers' prompts (commands) and resources."""
+    if kind == "command" and name.startswith("mcp__"):
+        service = getattr(getattr(runtime, "services", None), "command", None)
+        text = service.about("/" + name) if service is not None else ""
+        return text.removeprefix("/" + name).strip()  # its arguments are still to type
+    if kind == "resource":
+        server, _, uri = name.partition(":")
+        found = runtime.mcp.get(server) if runtime.config.model.mcp_servers else None
+        for resource in found.resources if found is not None else []:
+            if str(resource.uri) == uri:
+                about = resource.description or resource.title or resource.name
+                return f"[MCP server {server}] {about}".strip()
+        return ""
+    return describe(kind, name)
 
 
 def _config_paths(runtime: Runtime) -> list[str]:
@@ -99,5 +129,6 @@ def runtime_sources(runtime: Runtime) -> CompletionSources:
         roles=_roles,
         model_ids=ModelIds(runtime),
         project_files=files.files,
-        describe=describe,
+        resources=lambda: _resources(runtime),
+        describe=lambda kind, name: _describe(runtime, kind, name),
     )

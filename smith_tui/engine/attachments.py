@@ -9,15 +9,20 @@ what was attached in its metadata (``prompt``, ``attachments``), so a front end 
 prompt with a small marker per file (:func:`display_text`) instead of the file text. An
 ``@path`` that cannot be attached (missing, outside the project, a FIFO…) becomes a
 notice; the prompt still goes, with the token as typed.
+
+``@server:uri``, where ``server`` is a configured MCP server, attaches that server's
+resource instead (:func:`attach`, read through a :class:`ResourceSource`, bounded and
+counted like a file).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from smith_tui.cancel import CancelToken
 
@@ -32,6 +37,19 @@ MAX_TOTAL_CHARS = 120_000
 _TOKEN = re.compile(r"(?<!\S)@(\S+)")
 _TRAILING = ",;:!?)]}'\""
 ATTACHED_HEADER = "[attached file: {path}]"
+RESOURCE_HEADER = "[attached MCP resource: {path}]"
+
+
+class ResourceSource(Protocol):
+    """Where ``@server:uri`` resources come from (the session's MCP servers)."""
+
+    def resource_servers(self) -> Collection[str]:
+        """The names ``server`` of ``@server:uri`` may take."""
+        ...
+
+    async def read_resource(self, name: str, uri: str) -> str:
+        """The text of resource ``uri`` of server ``name`` (raises when it cannot be read)."""
+        ...
 
 
 @dataclass
@@ -61,6 +79,51 @@ def mentioned_paths(prompt: str) -> list[str]:
     return seen
 
 
+def resource_token(raw: str, servers: Collection[str]) -> tuple[str, str] | None:
+    """``(server, uri)`` when the ``@`` token ``raw`` is ``server:uri`` of a known server."""
+    server, colon, uri = raw.partition(":")
+    if colon and uri and server in servers:
+        return server, uri
+    return None
+
+
+async def attach(
+    prompt: str,
+    *,
+    cwd: Path,
+    project_root: Path | None,
+    config: Mapping[str, Any],
+    role: str = "direct",
+    cancel: CancelToken | None = None,
+    resources: ResourceSource | None = None,
+) -> Attached:
+    """:func:`attach_files`, with ``@server:uri`` tokens read from ``resources`` first."""
+    read: dict[str, str | Exception] = {}
+    servers = resources.resource_servers() if resources is not None else ()
+    for raw in mentioned_paths(prompt):
+        found = resource_token(raw, servers)
+        if found is None or resources is None or len(read) >= MAX_ATTACHMENTS:
+            continue
+        server, uri = found
+        stripped = uri.rstrip(_TRAILING + ".")
+        for candidate in dict.fromkeys([uri, stripped] if stripped else [uri]):
+            try:
+                read[raw] = await resources.read_resource(server, candidate)
+                break
+            except Exception as exc:  # said as a notice; the prompt still goes
+                read.setdefault(raw, exc)
+    return await asyncio.to_thread(
+        attach_files,
+        prompt,
+        cwd=cwd,
+        project_root=project_root,
+        config=config,
+        role=role,
+        cancel=cancel,
+        resources=read,
+    )
+
+
 def attach_files(
     prompt: str,
     *,
@@ -69,8 +132,12 @@ def attach_files(
     config: Mapping[str, Any],
     role: str = "direct",
     cancel: CancelToken | None = None,
+    resources: Mapping[str, str | Exception] | None = None,
 ) -> Attached:
-    """Read the files named by ``@path`` in ``prompt`` and build the user message content."""
+    """Read the files named by ``@path`` in ``prompt`` and build the user message content.
+
+    ``resources`` holds the ``@server:uri`` tokens already read (their text, or why not).
+    """
     tokens = mentioned_paths(prompt)
     if not tokens:
         return Attached(prompt)
@@ -103,19 +170,36 @@ def attach_files(
                 f"@{raw}: not attached, the attachments already hold {MAX_TOTAL_CHARS:,} characters"
             )
             continue
+        header = ATTACHED_HEADER
         try:
-            shown, text, cut, lines = _read(raw, ctx, room)
+            if resources is not None and raw in resources:
+                shown, text, cut, lines = _resource(raw, resources[raw], room)
+                header = RESOURCE_HEADER
+            else:
+                shown, text, cut, lines = _read(raw, ctx, room)
         except ToolError as exc:
             result.problems.append(f"@{raw}: not attached: {exc}")
             continue
         used += len(text)
-        blocks.append(f"{ATTACHED_HEADER.format(path=shown)}\n{text}")
+        blocks.append(f"{header.format(path=shown)}\n{text}")
         if cut:
             blocks[-1] += f"\n[cut: only the first {len(text):,} characters are attached]"
         result.attachments.append({"path": shown, "lines": lines, "chars": len(text), "cut": cut})
     if blocks:
         result.content = prompt + "\n\n" + "\n\n".join(blocks)
     return result
+
+
+def _resource(raw: str, read: str | Exception, room: int) -> tuple[str, str, bool, int]:
+    """One ``@server:uri`` already read: as :func:`_read` returns a file."""
+    from smith_tui.tools.spec import ToolError
+
+    if isinstance(read, Exception):
+        raise ToolError(getattr(read, "message", None) or str(read) or type(read).__name__)
+    text, cut = read, False
+    if len(text) > room:
+        text, cut = text[:room], True
+    return raw, text, cut, text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
 def _read(raw: str, ctx: ToolContext, room: int) -> tuple[str, str, bool, int]:

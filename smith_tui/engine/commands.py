@@ -133,8 +133,49 @@ class CommandService:
         }
 
     def names(self) -> list[str]:
-        """All command names."""
-        return list(COMMANDS)
+        """All command names, with the prompts of the ready MCP servers."""
+        return list(COMMANDS) + list(self._server_prompts())
+
+    def about(self, name: str) -> str:
+        """What command ``name`` (``/``-prefixed) does: its help, or a server prompt's."""
+        if name in COMMANDS:
+            return COMMANDS[name]
+        found = self._server_prompts().get(name)
+        if found is None:
+            return ""
+        server, prompt = found
+        head = " ".join([name, *_prompt_usage(prompt)])
+        text = (prompt.description or prompt.title or "").strip().split("\n", 1)[0]
+        return f"{head} — [MCP server {server}] {text or 'prompt ' + prompt.name}"
+
+    def _server_prompts(self) -> dict[str, tuple[str, Any]]:
+        """``/mcp__<server>__<prompt>`` → (server, prompt) of every ready MCP server."""
+        if not self.runtime.config.model.mcp_servers:
+            return {}  # no servers: the MCP SDK is not even imported
+        found: dict[str, tuple[str, Any]] = {}
+        for server in self.runtime.mcp.servers():
+            if server.status == "ready":
+                for prompt in server.prompts:
+                    found[f"/{PROMPT_PREFIX}{server.name}__{prompt.name}"] = (server.name, prompt)
+        return found
+
+    async def server_prompt(self, line: str) -> str | ev.CommandOutput | None:
+        """The text of the MCP server prompt ``line`` runs (``/mcp__<server>__<prompt> [ARGS]``,
+        ARGS as ``NAME=VALUE`` or in the prompt's order), the failure shown as a
+        :class:`CommandOutput`, or ``None`` when ``line`` names no server prompt."""
+        name = line.split(maxsplit=1)[0]
+        if not name.startswith("/" + PROMPT_PREFIX) or not self.runtime.config.model.mcp_servers:
+            return None
+        found = self._server_prompts().get(name)
+        if found is None:
+            known = ", ".join(self._server_prompts()) or "none (no ready MCP server has prompts)"
+            return self._out(name, f"unknown MCP prompt {name}; known: {known}", ok=False)
+        server, prompt = found
+        try:
+            arguments = _prompt_arguments(name, prompt, shlex.split(line)[1:])
+            return await self.runtime.mcp.get_prompt(server, prompt.name, arguments)
+        except (CommandError, ToolError, ValueError) as exc:
+            return self._out(name, getattr(exc, "message", None) or str(exc), ok=False)
 
     async def run(self, line: str) -> ev.CommandOutput:
         """Run ``line`` (starting with ``/``); always returns (and emits) a CommandOutput."""
@@ -170,6 +211,7 @@ class CommandService:
     async def _cmd_help(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         keys = self.runtime.config.model.services.ui.keys
         lines = ["Commands:"] + [f"  {name:<9} {text}" for name, text in COMMANDS.items()]
+        lines += [f"  {self.about(name)}" for name in self._server_prompts()]
         lines += [
             "Keys:",
             f"  {keys.cancel:<9} cancel the running turn",
@@ -467,12 +509,49 @@ class CommandService:
         for server in servers:
             lines.append(_mcp_line(server))
             lines += [f"    {name}" for name in server.tool_names]
-            lines += [f"    prompt {p.name}" for p in server.prompts]
-            lines += [f"    resource {r.uri}" for r in server.resources]
+            lines += [
+                f"    prompt {' '.join([f'/{PROMPT_PREFIX}{server.name}__{p.name}', *_prompt_usage(p)])}"
+                for p in server.prompts
+            ]
+            lines += [f"    resource @{server.name}:{r.uri}" for r in server.resources]
         return "\n".join(lines), {"servers": [_mcp_data(s) for s in servers]}
 
     async def _cmd_quit(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         return "bye", {"action": "quit"}
+
+
+PROMPT_PREFIX = "mcp__"
+"""An MCP server's prompt is the command ``/mcp__<server>__<prompt>``."""
+
+
+def _prompt_usage(prompt: Any) -> list[str]:
+    """``NAME`` for each required argument of ``prompt``, ``[NAME]`` for the others."""
+    return [
+        arg.name.upper() if arg.required else f"[{arg.name.upper()}]"
+        for arg in prompt.arguments or []
+    ]
+
+
+def _prompt_arguments(command: str, prompt: Any, words: list[str]) -> dict[str, str]:
+    """The arguments of ``prompt`` from ``words``: ``NAME=VALUE``, or by position."""
+    declared = [arg.name for arg in prompt.arguments or []]
+    usage = f"usage: {command} {' '.join(_prompt_usage(prompt))}".rstrip()
+    arguments: dict[str, str] = {}
+    positional: list[str] = []
+    for word in words:
+        key, eq, value = word.partition("=")
+        if eq and key in declared:
+            arguments[key] = value
+        else:
+            positional.append(word)
+    free = [name for name in declared if name not in arguments]
+    if len(positional) > len(free):
+        raise CommandError(f"too many arguments; {usage}")
+    arguments.update(zip(free, positional, strict=False))
+    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in arguments]
+    if missing:
+        raise CommandError(f"missing {', '.join(missing)}; {usage}")
+    return arguments
 
 
 def _mcp_line(server: Any) -> str:

@@ -10,7 +10,6 @@ are logged, never raised over the result.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -22,7 +21,7 @@ from typing import Any, Protocol
 from smith_tui.cancel import CancelToken
 from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
-from smith_tui.engine.attachments import Attached, attach_files
+from smith_tui.engine.attachments import Attached, ResourceSource, attach
 from smith_tui.engine.budget import SpendMeter, read_limits
 from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
@@ -153,6 +152,8 @@ class TurnDriver:
         self.files: Any = None
         """The front end's file backend for read/edit/write (``tools.files.FileBackend``; an
         editor's buffers over ACP), or ``None``: the disk."""
+        self.resources: ResourceSource | None = None
+        """Where ``@server:uri`` attachments are read (the MCP servers), or ``None``."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
@@ -216,16 +217,17 @@ class TurnDriver:
             return self._failed(plan, normalize(exc))
 
     async def _attach(self, plan: TurnPlan) -> Attached:
-        """The prompt with the files its ``@path`` tokens name (read off the event loop)."""
+        """The prompt with the files its ``@path`` tokens name (read off the event loop) and
+        the MCP resources its ``@server:uri`` tokens name."""
         try:
-            return await asyncio.to_thread(
-                attach_files,
+            return await attach(
                 plan.prompt,
                 cwd=plan.scope.cwd,
                 project_root=plan.scope.project_root,
                 config=plan.config,
                 role=plan.role.name,
                 cancel=plan.cancel,
+                resources=self.resources,
             )
         except Exception as exc:  # the prompt still goes, as typed
             log.exception("attaching the files of turn %s failed", plan.turn_id)

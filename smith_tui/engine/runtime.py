@@ -267,6 +267,7 @@ class Runtime:
                 root=lambda: self.scope.project_root,
                 notify=self._mcp_status,
             )
+            self.driver.resources = self._mcp  # @server:uri attachments
         return self._mcp
 
     async def aclose(self) -> None:
@@ -569,10 +570,15 @@ class Runtime:
         self.current_turn = None
 
     async def submit(self, line: str) -> Any:
-        """Route one raw input line: ``/`` commands to the command service, else a turn."""
+        """Route one raw input line: ``/`` commands to the command service (an MCP server's
+        prompt, ``/mcp__<server>__<prompt>``, becomes the turn's prompt), else a turn."""
         text = line.strip()
         if text.startswith("/"):
-            return await self.services.command.run(text)
+            command = self.services.command
+            prompt = await command.server_prompt(text)  # /mcp__<server>__<prompt>
+            if isinstance(prompt, str):
+                return await self.run_turn(prompt)
+            return prompt if prompt is not None else await command.run(text)
         if not text:
             return None
         return await self.run_turn(text)

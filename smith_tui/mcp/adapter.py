@@ -150,3 +150,16 @@ def prompt_text(result: types.GetPromptResult) -> str:
     for message in result.messages:
         parts.append(_part(message.content, counts))
     return "\n\n".join(part for part in parts if part.strip())
+
+
+def resource_text(result: types.ReadResourceResult) -> str:
+    """A resource's contents as one text (binary parts become a note saying so)."""
+    parts: list[str] = []
+    for content in result.contents:
+        if isinstance(content, types.TextResourceContents):
+            parts.append(content.text)
+        else:
+            blob = getattr(content, "blob", "")
+            link = _link(str(content.uri), None, content.mime_type)
+            parts.append(f"{link} {_size(blob)} of binary data, not attached")
+    return "\n".join(parts)

@@ -21,10 +21,10 @@ import contextlib
 import logging
 import os
 import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -35,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 
 from smith_tui.config.schema import McpServerConfig
 from smith_tui.config.secrets import scrubbed_environ
-from smith_tui.mcp.adapter import tool_spec
+from smith_tui.mcp.adapter import prompt_text, resource_text, tool_spec
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolError
@@ -46,6 +46,8 @@ Status = Literal["disabled", "starting", "ready", "failed", "stopped"]
 
 Notify = Callable[[str, Status, str], None]
 """``(server, status, notice)``: called on every change; ``notice`` is set once per failure."""
+
+_T = TypeVar("_T")
 
 STDERR_TAIL_CHARS = 400
 """How much of a failed server's stderr its notice quotes."""
@@ -171,9 +173,46 @@ class McpManager:
         self, name: str, tool: str, arguments: dict[str, Any], ctx: ToolContext
     ) -> types.CallToolResult:
         """Call ``tool`` of server ``name``; cancelled with ``ctx``, bounded by ``timeout_s``."""
+        session = self._session(name)
+        return await self._ask(
+            name, f"did not answer {tool}", until_cancelled(ctx, session.call_tool(tool, arguments))
+        )
+
+    def resource_servers(self) -> list[str]:
+        """The names of the configured servers (``@name:uri`` names one of their resources)."""
+        return sorted(self._configured())
+
+    async def read_resource(self, name: str, uri: str) -> str:
+        """The text of resource ``uri`` of server ``name`` (binary parts become a note)."""
+        session = self._session(name)
+        result = await self._ask(name, f"did not send {uri}", session.read_resource(uri))
+        if not isinstance(result, types.ReadResourceResult):
+            raise ToolError(f"MCP server {name!r} asked for input to read {uri}; not supported")
+        return resource_text(result)
+
+    async def get_prompt(self, name: str, prompt: str, arguments: dict[str, str]) -> str:
+        """The messages of prompt ``prompt`` of server ``name``, as one text."""
+        session = self._session(name)
+        result = await self._ask(
+            name, f"did not send prompt {prompt}", session.get_prompt(prompt, arguments)
+        )
+        if not isinstance(result, types.GetPromptResult):
+            raise ToolError(
+                f"MCP server {name!r} asked for input for prompt {prompt}; not supported"
+            )
+        return prompt_text(result)
+
+    def _session(self, name: str) -> ClientSession:
+        """The session of the ready server ``name`` (a :class:`ToolError` saying why not)."""
         server = self._servers.get(name)
         session = server.session if server is not None else None
         if server is None or session is None or server.status != "ready":
+            if name not in self._configured():
+                known = ", ".join(sorted(self._configured())) or "none"
+                raise ToolError(
+                    f"no MCP server named {name!r} in mcp_servers (configured: {known})",
+                    code="mcp_unavailable",
+                )
             state = "not started" if server is None else server.status
             why = f": {server.error}" if server is not None and server.error else ""
             raise ToolError(
@@ -181,14 +220,18 @@ class McpManager:
                 f"again with /mcp restart {name}",
                 code="mcp_unavailable",
             )
+        return session
+
+    async def _ask(self, name: str, failed: str, request: Awaitable[_T]) -> _T:
+        """Await ``request`` to server ``name`` within its ``timeout_s``; errors as ToolError."""
+        server = self._servers[name]
         timeout = server.config.timeout_s
         try:
             async with asyncio.timeout(timeout):
-                return await until_cancelled(ctx, session.call_tool(tool, arguments))
+                return await request
         except TimeoutError:
             raise ToolError(
-                f"MCP server {name!r} did not answer {tool} within {timeout:g} s "
-                f"(mcp_servers.{name}.timeout_s)",
+                f"MCP server {name!r} {failed} within {timeout:g} s (mcp_servers.{name}.timeout_s)",
                 code="timeout",
             ) from None
         except MCPError as exc:

@@ -156,5 +156,5 @@ async def test_mcp_lists_prompts_and_resources_too(
     finally:
         await runtime.aclose()
     assert "toy (stdio, for direct, worker, explorer): ready, 4 tools" in listing.text
-    assert "    prompt review" in listing.text
-    assert "    resource memo://readme" in listing.text
+    assert "    prompt /mcp__toy__review PATH" in listing.text
+    assert "    resource @toy:memo://readme" in listing.text

@@ -1,7 +1,9 @@
 """A small MCP server for the tests, run as a script over stdio (``python toy_server.py``).
 
 Tools: ``slow`` (sleeps), ``picture`` (an image, a resource link and an embedded text
-resource), ``die`` (the process exits at once). Also a prompt and a resource, to list.
+resource), ``die`` (the process exits at once), ``env``. Prompts ``review`` (one required
+argument) and ``plan`` (two messages); resources ``memo://readme`` and ``memo://big``
+(longer than a read budget), and ``memo://broken`` which fails to read.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.types import (
     EmbeddedResource,
     ImageContent,
@@ -71,6 +74,24 @@ def review(path: str) -> str:
 def readme() -> str:
     """The toy readme."""
     return "toy readme"
+
+
+@server.prompt()
+def plan(goal: str, style: str = "short") -> list[Message]:
+    """Plan the work for ``goal``."""
+    return [UserMessage(f"Goal: {goal}"), UserMessage(f"Write a {style} plan.")]
+
+
+@server.resource("memo://big", name="big", mime_type="text/plain")
+def big() -> str:
+    """A long memo."""
+    return "line of the big memo\n" * 2_000
+
+
+@server.resource("memo://broken", name="broken", mime_type="text/plain")
+def broken() -> str:
+    """A memo that cannot be read."""
+    raise RuntimeError("the memo store is offline")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""What the prompt can complete at the cursor: slash commands, their arguments and ``@paths``.
+"""What the prompt can complete at the cursor: slash commands, their arguments, ``@paths``
+and ``@server:uri`` MCP resources.
 
 This module holds the matching rules only; where the names come from (the runtime, the
 config package, the model catalog, the project's files) is a :class:`CompletionSources`.
@@ -73,6 +74,8 @@ class CompletionSources:
     roles: Callable[[], Iterable[str]] = lambda: ()
     model_ids: Callable[[], Awaitable[Iterable[str]]] | None = None
     project_files: Callable[[], Awaitable[Iterable[str]]] | None = None
+    resources: Callable[[], Iterable[str]] = lambda: ()
+    """MCP resources as ``server:uri`` (``@server:`` completes them)."""
     describe: Callable[[str, str], str] = lambda kind, name: ""
     """What the ``kind`` named ``name`` does (a command, a setting, a role), or ``""``."""
 
@@ -120,6 +123,11 @@ class Completer:
         while end < len(line) and not line[end].isspace():
             end += 1
         if token.startswith("@"):
+            server, colon, _ = token[1:].partition(":")
+            resources = [r for r in self._resources() if r.startswith(server + ":")]
+            if colon and resources:
+                found = rank(resources, token[1:])
+                return self._result(row, token_start, end, token, found, "resource", prefix="@")
             names = await self._files()
             found = rank(names, token[1:])
             return self._result(row, token_start, end, token, found, "file", prefix="@")
@@ -158,6 +166,12 @@ class Completer:
             return []
         try:
             return list(await self.sources.model_ids())
+        except Exception:
+            return []
+
+    def _resources(self) -> list[str]:
+        try:
+            return list(self.sources.resources())
         except Exception:
             return []
 
