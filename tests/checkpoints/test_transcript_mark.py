@@ -16,6 +16,8 @@ from smith_tui.app.screens.turn_diff_screen import TurnDiffScreen
 from smith_tui.config.services import KeyBindings
 from smith_tui.engine import events as ev
 from smith_tui.engine.checkpoints import NOTICE_COMMAND
+from smith_tui.widgets.transcript.entries import ChangesEntry
+from smith_tui.widgets.transcript.history_window import HistoryWindow
 from smith_tui.widgets.transcript.turn_changes import TurnChanges
 from tests.app.app_harness import (
     isolated_runtime,
@@ -123,3 +125,36 @@ def test_the_mark_snapshot(snap_compare: Any) -> None:
         await wait_for_still_screen(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=feed)
+
+
+def test_a_turn_cut_by_a_page_boundary_gets_one_mark_after_its_last_message() -> None:
+    def message(position: int, turn: str, role: str = "assistant") -> dict[str, Any]:
+        return {"role": role, "content": f"m{position}", "position": position, "turn_id": turn}
+
+    stored = [
+        message(1, "t1", "user"),
+        message(2, "t1"),
+        message(3, "t2", "user"),
+        message(4, "t2"),
+        message(5, "t2"),
+        message(6, "t3", "user"),
+    ]
+    mark = {"checkpoint": "c2", "turn_id": "t2", "files": [["A", "x.py"]]}
+    asked: list[list[str]] = []
+
+    def marks(turn_ids: list[str]) -> dict[str, Any]:
+        asked.append(turn_ids)
+        return {"t2": mark} if "t2" in turn_ids else {}
+
+    window = HistoryWindow(
+        lambda before, limit: [m for m in stored if m["position"] < before][-limit:]
+    )
+    window.marks = marks
+    # The open shows positions 5-6: the end of t2 (its mark after 5), then t3.
+    shown = window.open(stored[4:], shown=10)
+    assert [type(e).__name__ for e in shown] == ["AssistantEntry", "ChangesEntry", "UserEntry"]
+    assert isinstance(shown[1], ChangesEntry) and shown[1].position == 5
+    # The older page ends inside t2: no second mark there.
+    page = window.take_page(4)
+    assert not any(isinstance(e, ChangesEntry) for e in page)
+    assert asked[-1] == ["t1", "t1", "t2", "t2"]
