@@ -15,8 +15,8 @@ from smith_tui.widgets.transcript.entries import ChangesEntry
 #: Files named on the mark; the rest are counted.
 FILES_SHOWN = 6
 
-#: The keys that open the turn's combined diff (the mark's hint names them).
-DIFF_HINT = "enter / d: the turn's diff"
+#: The mark's hint: the keys that open the turn's combined diff, and how to undo the turn.
+DIFF_HINT = "enter / d: the turn's diff · /undo restores"
 
 _STATUS_STYLES = {"A": "green", "M": "yellow", "D": "red"}
 
@@ -43,7 +43,7 @@ def changes_entry(data: dict[str, Any], position: int | None = None) -> ChangesE
 
 
 def changes_text(entry: ChangesEntry) -> Text:
-    """``● 2 files changed   enter / d: the turn's diff`` then one ``M path`` line a file."""
+    """``● 2 files changed   enter / d: the turn's diff …`` then one ``M path`` line a file."""
     count = len(entry.files)
     text = Text()
     text.append("● ", style="bold cyan")
