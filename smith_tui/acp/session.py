@@ -2,7 +2,7 @@
 
 Engine events become session updates, sent in order by one sender task; the permission
 port asks the client (``session/request_permission``); the client's ``fs/*`` methods are
-the tools' file backend when it offers them. The ACP session id is the conversation id,
+the tools' file backend and its ``terminal/*`` methods run ``bash`` when it offers them. The ACP session id is the conversation id,
 so ``smith --resume <id>`` continues a session started in an editor and vice versa.
 """
 
@@ -20,6 +20,7 @@ from acp import (
     text_block,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
@@ -36,6 +37,7 @@ from acp.schema import (
 
 from smith_tui.acp import updates
 from smith_tui.acp.files import EditorFiles
+from smith_tui.acp.terminals import EditorTerminals
 from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.engine import events as ev
 from smith_tui.engine.permissions import PermissionReply, PermissionRequest
@@ -67,6 +69,8 @@ class _Call:
     before: str | None = None
     path: Path | None = None
     output: str = ""
+    terminal_id: str | None = None
+    """The editor's terminal running the call's command (it shows the output)."""
 
 
 @dataclass
@@ -100,6 +104,10 @@ class AcpSession:
         write = bool(getattr(fs, "write_text_file", False))
         if read or write:
             runtime.driver.files = EditorFiles(conn, session_id, self.loop, read=read, write=write)
+        if getattr(client_caps, "terminal", False):
+            runtime.driver.commands = EditorTerminals(
+                conn, session_id, self.loop, self._terminal_created
+            )
         runtime.ask_permission = self.ask
         self._unsubscribe = runtime.subscribe(self._on_event)
 
@@ -239,9 +247,17 @@ class AcpSession:
         update.field_meta = meta
         self.send(update)
 
+    def _terminal_created(self, job_id: str | None, call_id: str | None, terminal_id: str) -> None:
+        """The call's command runs in the editor's terminal ``terminal_id``: embed it."""
+        call = self._calls.get((job_id, call_id or ""))
+        if call is None:
+            return
+        call.terminal_id = terminal_id
+        self.send(update_tool_call(call.acp_id, content=[tool_terminal_ref(terminal_id)]))
+
     def _call_output(self, event: ev.ToolOutputDelta) -> None:
         call = self._calls.get((event.job_id, event.call_id))
-        if call is None:
+        if call is None or call.terminal_id is not None:  # the terminal shows it
             return
         call.output = updates.clip(call.output + event.text)
         self.send(update_tool_call(call.acp_id, content=updates.text_content(call.output)))
@@ -259,6 +275,9 @@ class AcpSession:
             if isinstance(new, str):
                 content.append(tool_diff_content(str(call.path), new, old))
         text = event.content or event.error or event.summary
+        if call.terminal_id is not None:  # the terminal shows the output; the rest is said here
+            content.append(tool_terminal_ref(call.terminal_id))
+            text = text.split("\n--- output", 1)[0]
         if event.cancelled:
             text = "cancelled" + (f": {text}" if text else "")
         content.extend(updates.text_content(text))

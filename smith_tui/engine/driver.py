@@ -152,6 +152,9 @@ class TurnDriver:
         self.files: Any = None
         """The front end's file backend for read/edit/write (``tools.files.FileBackend``; an
         editor's buffers over ACP), or ``None``: the disk."""
+        self.commands: Any = None
+        """The front end's runner of bash commands (``tools.commands.CommandRunner``; an
+        editor's terminals over ACP), or ``None``: a local subprocess."""
         self.resources: ResourceSource | None = None
         """Where ``@server:uri`` attachments are read (the MCP servers), or ``None``."""
 
@@ -317,6 +320,7 @@ class TurnDriver:
                     "checkpoint": self.checkpoint,
                     "permissions": self.permissions,
                     "files": self.files,
+                    "commands": self.commands,
                 }
             ),
         )

@@ -9,6 +9,10 @@ only their heads and tails are kept once they outgrow the budget.
 The shell's environment has no API-key variables (``smith_tui.config.secrets``).
 On Linux it runs in the bubblewrap sandbox of ``smith_tui.tools.sandbox`` as
 ``sandbox.mode`` says; a command the sandbox stopped says so in its result.
+
+A front end that offers terminals (an editor over ACP, ``smith_tui.tools.commands``) runs
+the same command line in one of its terminals instead, so the editor shows it; ``bash``
+still polls the output, applies the timeout and cancel and builds the result.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -25,10 +30,12 @@ from typing import Annotated
 
 from pydantic import Field
 
+from smith_tui.config.schema import SandboxConfig
 from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
 from smith_tui.config.services import BashOptions
 from smith_tui.tools import permissions
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
+from smith_tui.tools.commands import CommandExit, CommandRunner, RunningCommand, command_runner
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import (
     bwrap_argv,
@@ -48,6 +55,13 @@ KILL_WAIT_S = 0.2
 # After the shell exits, background children may still hold the pipes open.
 PIPE_DRAIN_S = 0.5
 READ_CHUNK = 65536
+# A front end's terminal (commands.CommandRunner): how often its output is polled, how
+# many bytes it keeps per character of budget, how long a killed command gets to exit.
+POLL_S = 0.2
+BYTES_PER_CHAR = 4
+KILLED_EXIT_S = 2.0
+
+log = logging.getLogger(__name__)
 
 
 class Args(ToolArgs):
@@ -260,6 +274,20 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
         )
     if ctx.is_cancelled():
         raise ToolError("the call was cancelled before the command started.", code="cancelled")
+    runner = command_runner(ctx)
+    if runner is not None:
+        running = await _start_elsewhere(runner, argv, cwd, budget, ctx)
+        if running is not None:
+            return await _run_elsewhere(
+                running,
+                ctx,
+                limit_s=timeout,
+                timeout_note=timeout_note,
+                budget=budget,
+                secrets=secrets,
+                sandbox=sandbox if state.active else None,
+                project_writable=project_writable,
+            )
     # Our own pipes (not asyncio's PIPE) so we can close the read ends ourselves even
     # when a background grandchild still holds the write ends.
     out_r, out_w = os.pipe()
@@ -407,6 +435,162 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             or err.total_chars > err_budget,
             "pgid": pgid,
             "sandboxed": state.active,
+        },
+        mutation_state="attempted" if outcome == "completed" else "unknown",
+        ok=outcome == "completed",
+        error=None if outcome == "completed" else outcome,
+    )
+
+
+async def _start_elsewhere(
+    runner: CommandRunner, argv: list[str], cwd: Path, budget: int, ctx: ToolContext
+) -> RunningCommand | None:
+    """Start ``argv`` with the front end's runner; ``None``: run it locally instead."""
+    try:
+        return await runner.start(
+            argv,
+            cwd=cwd,
+            env=_child_env(),
+            output_byte_limit=budget * BYTES_PER_CHAR,
+            call_id=ctx.services.get("call_id"),
+            job_id=ctx.services.get("job_id"),
+        )
+    except Exception:  # the runner should decline itself; a local run is the fallback
+        log.exception("starting the command through the front end failed; running it locally")
+        return None
+
+
+async def _finish_elsewhere(running: RunningCommand, *, kill: bool) -> CommandExit | None:
+    """Kill (when asked) and let the command exit; its exit, or ``None`` if unknown."""
+    with contextlib.suppress(Exception):
+        if kill:
+            await running.kill()
+        return await asyncio.wait_for(running.wait(), KILLED_EXIT_S)
+    return None
+
+
+async def _run_elsewhere(
+    running: RunningCommand,
+    ctx: ToolContext,
+    *,
+    limit_s: float,
+    timeout_note: str | None,
+    budget: int,
+    secrets: tuple[str, ...],
+    sandbox: SandboxConfig | None,
+    project_writable: bool,
+) -> ToolOutput:
+    """Poll a command a front end runs (an editor's terminal) into the live output, wait
+    for it with the timeout, kill it on timeout or cancel, release it, and report it as a
+    local run is reported (the terminal mixes stdout and stderr into one output)."""
+    live = StreamCapture(budget, secrets)  # redacts the live text as a local run does
+    shown = ""
+
+    def pump(now: str) -> None:
+        nonlocal shown
+        if now.startswith(shown):
+            fresh = now[len(shown) :]
+        else:  # the runner dropped the start: continue after the last text shown
+            anchor = shown[-200:]
+            at = now.rfind(anchor) if anchor else -1
+            fresh = now[at + len(anchor) :] if at >= 0 else now
+        shown = now
+        text = live.feed(fresh.encode("utf-8"))
+        if text and ctx.on_output is not None:
+            with contextlib.suppress(Exception):  # a UI bug must not break the tool
+                ctx.on_output(text)
+
+    started = time.monotonic()
+    waiter = asyncio.ensure_future(running.wait())
+    cancel_waiter = asyncio.ensure_future(ctx.cancel.wait())
+    outcome = "completed"
+    ended: CommandExit | None = None
+    final = None
+    try:
+        while True:
+            left = started + limit_s - time.monotonic()
+            done, _ = await asyncio.wait(
+                {waiter, cancel_waiter},
+                timeout=max(min(POLL_S, left), 0),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if waiter in done:
+                ended = waiter.result()
+                break
+            if cancel_waiter in done or left <= POLL_S:
+                outcome = "cancelled" if cancel_waiter in done else "timeout"
+                ended = await _finish_elsewhere(running, kill=True)
+                break
+            with contextlib.suppress(Exception):  # a missed poll only delays the live text
+                pump((await running.output()).text)
+        final = await running.output()
+    except asyncio.CancelledError:
+        # The executor cancelled this task: never leave the command running.
+        await asyncio.shield(_finish_elsewhere(running, kill=True))
+        raise
+    except Exception as exc:
+        await _finish_elsewhere(running, kill=True)
+        raise ToolError(
+            f"the editor's terminal failed while running the command: {exc}", code="terminal"
+        ) from None
+    finally:
+        cancel_waiter.cancel()
+        if not waiter.done():
+            waiter.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(running.release())
+    elapsed = time.monotonic() - started
+    pump(final.text)
+    live.finish()
+    if ended is None and final.exited:
+        ended = CommandExit(final.exit_code, final.signal)
+    exit_code = ended.exit_code if ended else None
+    shown_exit = f"{exit_code}" if exit_code is not None else "none"
+    if ended is not None and ended.signal:
+        shown_exit += f", ended by {ended.signal}"
+    output = StreamCapture(budget, secrets)
+    output.feed(final.text.encode("utf-8"), final=True)
+    lines: list[str] = []
+    if outcome == "completed":
+        lines.append(f"exit code: {shown_exit}")
+    elif outcome == "timeout":
+        lines.append(
+            f"timed out after {limit_s:g} s; the command was killed in the editor's terminal "
+            f"(exit code {shown_exit}). Use a larger timeout_s or run long jobs in the "
+            f"background with output redirected to a file."
+        )
+    else:
+        lines.append(
+            f"cancelled after {elapsed:.1f} s; the command was killed in the editor's terminal "
+            f"(exit code {shown_exit}). It may have changed files before it stopped."
+        )
+    if timeout_note:
+        lines.append(f"note: {timeout_note}")
+    if final.truncated:
+        lines.append(
+            f"note: the editor's terminal kept only the last {budget * BYTES_PER_CHAR:,} bytes "
+            f"of output; the start is missing (redirect big outputs to a file and read it)."
+        )
+    if sandbox is not None and outcome == "completed" and exit_code != 0:
+        if note := failure_note(final.text, sandbox, project_writable=project_writable):
+            lines.append(note)
+    if output.total_chars == 0:
+        lines.append("output: (empty)")
+    else:
+        lines.append(f"--- output ({output.total_bytes:,} bytes) ---")
+        lines.append(output.render(budget).rstrip("\n"))
+    return ToolOutput(
+        content="\n".join(lines),
+        metadata={
+            "exit_code": exit_code,
+            "signal": ended.signal if ended else None,
+            "outcome": outcome,
+            "timeout_s": limit_s,
+            "duration_s": round(elapsed, 3),
+            "output_bytes": output.total_bytes,
+            "truncated": final.truncated or output.total_chars > budget,
+            "terminal_id": running.id,
+            "sandboxed": sandbox is not None,
         },
         mutation_state="attempted" if outcome == "completed" else "unknown",
         ok=outcome == "completed",
