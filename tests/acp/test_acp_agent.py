@@ -1,13 +1,15 @@
 """`smith acp` as a real subprocess, driven by the ACP SDK's client side against the
 scripted Chat-Completions server: sessions, streamed tool calls with diffs and locations,
-permission questions answered by the client, the editor's buffers as the files, a
-dispatched sub-agent's nested updates, cancel mid-turn, and a session loaded again (in a
-new process, and continued by `smith -p --resume`)."""
+permission questions answered by the client, the editor's buffers as the files, the
+editor's terminals running bash, a dispatched sub-agent's nested updates, cancel mid-turn,
+and a session loaded again (in a new process, and continued by `smith -p --resume`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,11 +20,18 @@ from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
+    KillTerminalResponse,
     McpServerStdio,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -84,18 +93,147 @@ class EditorClient:
         return [u for u in self.updates if getattr(u, "tool_call_id", None) == call_id]
 
 
+class _Terminal:
+    """A command the test editor runs for the agent: a real subprocess, output merged."""
+
+    def __init__(self, process: asyncio.subprocess.Process, limit: int | None) -> None:
+        self.process = process
+        self.limit = limit
+        self.output = b""
+        self.truncated = False
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.read(4096):
+            self.output += chunk
+            if self.limit is not None and len(self.output) > self.limit:
+                self.output, self.truncated = self.output[-self.limit :], True
+
+    def status(self) -> TerminalExitStatus | None:
+        code = self.process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            return TerminalExitStatus(signal=signal.Signals(-code).name)
+        return TerminalExitStatus(exit_code=code)
+
+
+class TerminalClient(EditorClient):
+    """An editor that offers terminals: runs each command locally and records every
+    ``terminal/*`` call as ``(method, terminal id)``."""
+
+    def __init__(self, choice: str = "allow_once") -> None:
+        super().__init__(choice)
+        self.terminals: dict[str, _Terminal] = {}
+        self.created: list[dict[str, Any]] = []
+        self.calls: list[tuple[str, str]] = []
+        self.started = asyncio.Event()
+
+    async def create_terminal(
+        self,
+        command: str,
+        session_id: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            env={item.name: item.value for item in env or []},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = _Terminal(process, output_byte_limit)
+        self.created.append(
+            {
+                "command": command,
+                "args": args,
+                "env": {item.name: item.value for item in env or []},
+                "cwd": cwd,
+                "limit": output_byte_limit,
+            }
+        )
+        self.calls.append(("create", terminal_id))
+        self.started.set()
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        self.calls.append(("output", terminal_id))
+        terminal = self.terminals[terminal_id]
+        return TerminalOutputResponse(
+            output=terminal.output.decode("utf-8", "replace"),
+            truncated=terminal.truncated,
+            exit_status=terminal.status(),
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        self.calls.append(("wait_for_exit", terminal_id))
+        terminal = self.terminals[terminal_id]
+        await terminal.process.wait()
+        await terminal.reader
+        status = terminal.status()
+        assert status is not None
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse:
+        self.calls.append(("kill", terminal_id))
+        process = self.terminals[terminal_id].process
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
+        self.calls.append(("release", terminal_id))
+        return ReleaseTerminalResponse()
+
+    def methods(self) -> list[str]:
+        """The ``terminal/*`` methods called, in order, repeated output polls folded."""
+        names: list[str] = []
+        for method, _ in self.calls:
+            if not (method == "output" and names and names[-1] == "output"):
+                names.append(method)
+        return names
+
+
 @asynccontextmanager
 async def agent(
-    tmp_path: Path, repo: Path, server: ScriptedLLMServer, client: EditorClient
+    tmp_path: Path,
+    repo: Path,
+    server: ScriptedLLMServer,
+    client: EditorClient,
+    **env: str,
 ) -> AsyncIterator[Any]:
     args = ["acp", "--api-url", server.base_url, "--db", str(tmp_path / "smith.db")]
     async with spawn_agent_process(
-        client, SMITH, *args, "--config", _config(tmp_path), cwd=repo, env=smith_env(tmp_path)
+        client,
+        SMITH,
+        *args,
+        "--config",
+        _config(tmp_path),
+        cwd=repo,
+        env=smith_env(tmp_path, **env),
     ) as (conn, process):
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                terminal=isinstance(client, TerminalClient),
             ),
         )
         assert init.agent_capabilities.load_session is True
@@ -383,3 +521,70 @@ async def test_the_clients_mcp_servers_are_started_for_the_session(
     assert asked_call.tool_call_id == call.id
     result = [m for m in llm_server.chat_requests()[1]["messages"] if m["role"] == "tool"]
     assert json.loads(result[0]["content"])["timezone"] == "Europe/Paris"
+
+
+SECRET = "sk-terminal-test-secret-0123456789"
+
+
+async def test_bash_runs_in_the_editors_terminal_embedded_in_its_tool_call(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    bash = tool_call("bash", {"command": "echo out-line; echo err-line >&2; exit 3"})
+    llm_server.enqueue(text_reply(tool_calls=[bash]), text_reply("It exited 3."))
+    client = TerminalClient("allow_once")
+    async with agent(tmp_path, repo, llm_server, client, LLM_API_KEY=SECRET) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
+
+    assert done.stop_reason == "end_turn"
+    # The permission gate ran first, as for a local bash.
+    ((asked_call, _),) = client.asked
+    assert asked_call.tool_call_id == bash.id
+    ((created),) = client.created
+    assert created["cwd"] == str(repo)
+    assert created["args"][-2:] == ["-c", "echo out-line; echo err-line >&2; exit 3"]
+    assert created["limit"] and created["limit"] > 0
+    assert "LLM_API_KEY" not in created["env"] and SECRET not in json.dumps(created["env"])
+    assert created["env"]["PATH"]  # the command still gets smith's environment otherwise
+    methods = client.methods()
+    assert methods[0] == "create" and methods[-1] == "release"
+    assert "wait_for_exit" in methods and "output" in methods and "kill" not in methods
+    # The model's next request has the terminal's output and exit code.
+    (result,) = [m for m in llm_server.chat_requests()[1]["messages"] if m["role"] == "tool"]
+    assert result["content"].startswith("exit code: 3")
+    assert "out-line" in result["content"] and "err-line" in result["content"]
+    # The tool call embeds the terminal, live and at the end.
+    terminal_id = client.calls[0][1]
+    updates = client.call_updates(bash.id)
+    embedded = [u for u in updates if any(c.type == "terminal" for c in u.content or [])]
+    assert embedded[0] is not updates[-1] and embedded[0].status is None  # while it runs
+    final = updates[-1]
+    assert final.status == "completed"  # the command ran; its exit code says how it went
+    refs = [c.terminal_id for c in final.content if c.type == "terminal"]
+    assert refs == [terminal_id]
+    assert _text(final) == "exit code: 3"  # the terminal shows the output, not the text too
+    # No live text replaced the terminal while it ran.
+    assert not [u for u in updates[updates.index(embedded[0]) + 1 : -1] if u.content]
+
+
+async def test_cancel_kills_the_editors_terminal(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    bash = tool_call("bash", {"command": "echo started; sleep 30"})
+    llm_server.enqueue(text_reply(tool_calls=[bash]))
+    client = TerminalClient("allow_once")
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        sid = session.session_id
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("wait")]))
+        await asyncio.wait_for(client.started.wait(), 30)
+        terminal_id = client.calls[0][1]
+        process = client.terminals[terminal_id].process
+        await conn.cancel(session_id=sid)
+        cancelled = await asyncio.wait_for(turn, 30)
+        await asyncio.wait_for(process.wait(), 10)
+
+    assert cancelled.stop_reason == "cancelled"
+    assert process.returncode == -signal.SIGKILL  # killed, long before its sleep ended
+    assert ("kill", terminal_id) in client.calls
+    assert client.calls[-1] == ("release", terminal_id)

@@ -13,6 +13,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.bash import TOOL
+from smith_tui.tools.commands import COMMANDS_SERVICE, CommandExit, CommandOutput
 from smith_tui.tools.spec import ToolContext, ToolError
 
 handler = TOOL.run  # validates like the executor, then runs the handler
@@ -300,3 +301,124 @@ async def test_already_cancelled_call_does_not_run(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match="cancelled before the command started"):
         await handler({"command": f"touch {marker}"}, ctx)
     assert not marker.exists()
+
+
+class LocalTerminal:
+    """A command run by :class:`LocalRunner`: a real subprocess, output merged, the start
+    dropped past ``limit`` bytes (as an editor's terminal does)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, limit: int) -> None:
+        self.id = f"t{process.pid}"
+        self.process = process
+        self.limit = limit
+        self.data = b""
+        self.truncated = False
+        self.calls: list[str] = []
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.read(4096):
+            self.data += chunk
+            if len(self.data) > self.limit:
+                self.data, self.truncated = self.data[-self.limit :], True
+
+    async def output(self) -> CommandOutput:
+        self.calls.append("output")
+        code = self.process.returncode
+        return CommandOutput(
+            self.data.decode("utf-8", "replace"), self.truncated, code is not None, code
+        )
+
+    async def wait(self) -> CommandExit:
+        self.calls.append("wait")
+        code = await self.process.wait()
+        await self.reader
+        return CommandExit(code if code >= 0 else None, None if code >= 0 else "SIGKILL")
+
+    async def kill(self) -> None:
+        self.calls.append("kill")
+        if self.process.returncode is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    async def release(self) -> None:
+        self.calls.append("release")
+
+
+class LocalRunner:
+    """A ``CommandRunner`` like an editor's terminals, with a byte limit of its own."""
+
+    def __init__(self, limit: int | None = None, *, decline: bool = False) -> None:
+        self.limit = limit
+        self.decline = decline
+        self.started: list[LocalTerminal] = []
+        self.requests: list[dict[str, Any]] = []
+
+    async def start(self, argv: list[str], **request: Any) -> LocalTerminal | None:
+        self.requests.append({"argv": argv, **request})
+        if self.decline:
+            return None
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=request["cwd"],
+            env=request["env"],
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal = LocalTerminal(process, self.limit or request["output_byte_limit"])
+        self.started.append(terminal)
+        return terminal
+
+
+async def test_a_runner_runs_the_command_streaming_its_output(tmp_path: Path) -> None:
+    runner = LocalRunner()
+    chunks: list[str] = []
+    ctx = make_ctx(
+        tmp_path, on_output=chunks.append, services={COMMANDS_SERVICE: runner, "call_id": "c1"}
+    )
+    task = asyncio.create_task(handler({"command": "echo one; sleep 0.6; echo two >&2"}, ctx))
+    deadline = time.monotonic() + 5
+    while not any("one" in c for c in chunks):
+        assert time.monotonic() < deadline, "no live output arrived"
+        await asyncio.sleep(0.02)
+    assert not task.done()
+    out = await task
+    ((request),) = runner.requests
+    assert request["argv"][-2:] == ["-c", "echo one; sleep 0.6; echo two >&2"]
+    assert (request["cwd"], request["call_id"], request["job_id"]) == (tmp_path, "c1", None)
+    assert out.ok and out.content.startswith("exit code: 0")
+    assert "one\ntwo" in out.content
+    assert "".join(chunks) == "one\ntwo\n"
+    (terminal,) = runner.started
+    assert out.metadata["terminal_id"] == terminal.id
+    assert terminal.calls[-1] == "release" and "kill" not in terminal.calls
+
+
+async def test_a_runner_command_is_killed_on_timeout_and_says_what_it_dropped(
+    tmp_path: Path,
+) -> None:
+    runner = LocalRunner(limit=50)
+    ctx = make_ctx(tmp_path, services={COMMANDS_SERVICE: runner})
+    command = "for i in $(seq 1 40); do echo line-$i; done; sleep 30"
+    started = time.monotonic()
+    out = await handler({"command": command, "timeout_s": 0.5}, ctx)
+    assert time.monotonic() - started < 5
+    (terminal,) = runner.started
+    assert terminal.process.returncode == -signal.SIGKILL
+    assert terminal.calls[-4:] == ["kill", "wait", "output", "release"]
+    assert not out.ok and out.error == "timeout"
+    assert "timed out after 0.5 s" in out.content
+    assert "line-40" in out.content and "line-1\n" not in out.content
+    assert "kept only the last" in out.content
+
+
+async def test_a_declining_runner_leaves_the_command_to_a_local_process(tmp_path: Path) -> None:
+    runner = LocalRunner(decline=True)
+    out = await handler(
+        {"command": "echo local"}, make_ctx(tmp_path, services={COMMANDS_SERVICE: runner})
+    )
+    assert len(runner.requests) == 1
+    assert out.ok and "--- stdout" in out.content and "local" in out.content
+    assert "pgid" in out.metadata
