@@ -486,7 +486,7 @@ async def _run_elsewhere(
     live = StreamCapture(budget, secrets)  # redacts the live text as a local run does
     shown = ""
 
-    def pump(now: str) -> None:
+    def pump(now: str, *, last: bool = False) -> None:
         nonlocal shown
         if now.startswith(shown):
             fresh = now[len(shown) :]
@@ -495,7 +495,7 @@ async def _run_elsewhere(
             at = now.rfind(anchor) if anchor else -1
             fresh = now[at + len(anchor) :] if at >= 0 else now
         shown = now
-        text = live.feed(fresh.encode("utf-8"))
+        text = live.feed(fresh.encode("utf-8"), final=last)
         if text and ctx.on_output is not None:
             with contextlib.suppress(Exception):  # a UI bug must not break the tool
                 ctx.on_output(text)
@@ -540,8 +540,7 @@ async def _run_elsewhere(
         with contextlib.suppress(Exception):
             await asyncio.shield(running.release())
     elapsed = time.monotonic() - started
-    pump(final.text)
-    live.finish()
+    pump(final.text, last=True)
     if ended is None and final.exited:
         ended = CommandExit(final.exit_code, final.signal)
     exit_code = ended.exit_code if ended else None
