@@ -59,3 +59,33 @@ def test_a_headless_turn_imports_neither_the_tui_nor_the_page_converter(tmp_path
     assert "smith_tui.engine.runtime" in imported  # the log is read correctly
     loaded = {name for name in imported if name.split(".")[0] in NOT_ON_THE_HEADLESS_PATH}
     assert loaded == set()
+
+
+NOT_BEFORE_THE_FIRST_FRAME = (
+    "smith_tui.config.schema",  # the pydantic config schema
+    "smith_tui.store",  # peewee and the database
+    "smith_tui.engine.runtime",  # the engine
+    "smith_tui.engine.checkpoints",
+    "httpx",  # the HTTP stack
+)
+"""What the app loads in a worker after its first frame, never in the module it starts from."""
+
+
+def test_the_app_module_leaves_config_store_and_engine_for_after_the_first_frame() -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import smith_tui.app.app"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = _imported(done.stderr)
+    assert "textual.app" in imported  # the log is read correctly
+    early = {
+        name
+        for name in imported
+        if any(
+            name == early or name.startswith(early + ".") for early in NOT_BEFORE_THE_FIRST_FRAME
+        )
+    }
+    assert early == set()

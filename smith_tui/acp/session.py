@@ -27,11 +27,14 @@ from acp import (
 )
 from acp.helpers import update_current_mode
 from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
     PermissionOption,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    TerminalToolCallContent,
     ToolCallUpdate,
 )
 
@@ -266,6 +269,7 @@ class AcpSession:
         call = self._calls.pop((event.job_id, event.call_id), None)
         if call is None:
             return
+        content: list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent]
         content = []
         if event.ok and call.path is not None:
             new = event.metadata.get("new_text")

@@ -24,7 +24,6 @@ from textual.widgets import Input, Static, TextArea
 from smith_tui.app.bridge import coalesce
 from smith_tui.app.footer import SmithFooter
 from smith_tui.engine import events as ev
-from smith_tui.engine.checkpoints import stored_marks
 from smith_tui.widgets.completion.candidates import Completer
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
@@ -304,9 +303,7 @@ class MainScreen(Screen):
         messages = runtime.recent_messages(OPEN_MESSAGES)
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
         view.loader = runtime.messages_before
-        view.turn_marks = lambda turn_ids: stored_marks(
-            runtime.store, runtime.conversation_id, turn_ids
-        )
+        view.turn_marks = runtime.turn_marks
         self._guarded(view, view.load_messages, messages)
         usage = self.query_one("#usage")
         self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]

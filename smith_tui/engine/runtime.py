@@ -472,6 +472,12 @@ class Runtime:
         ``position``, oldest first (a view's older pages)."""
         return self.conversations.before(position, limit)
 
+    def turn_marks(self, turn_ids: list[str]) -> dict[str, Any]:
+        """The file-change marks stored with the active conversation's turns ``turn_ids``."""
+        from smith_tui.engine.checkpoints import stored_marks
+
+        return stored_marks(self.store, self.conversation_id, turn_ids)
+
     def recent_prompts(self, limit: int) -> list[str]:
         """The text of the active conversation's newest ``limit`` user messages."""
         return self.conversations.prompts(limit)
