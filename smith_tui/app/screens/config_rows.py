@@ -4,8 +4,9 @@ Secrets never reach a row: values under secret-looking names (``api_key``, ``tok
 ``password``...) are replaced by :data:`HIDDEN`, and passwords inside URLs are masked.
 The *name* of the key variable (``llm_config.api_key_env``) is not a secret and shows.
 MCP servers' ``env`` and ``headers`` values are hidden whatever their names: they are
-where tokens for those servers get written. ``mcp_servers`` is a table of tables the
-screen cannot edit: it shows one read-only row per server, to be edited in the file.
+where tokens for those servers get written. ``mcp_servers`` is a table of tables: it
+shows as one row per server, not on the override allowlist; the config screen edits the
+whole table as JSON in its own editor (:mod:`mcp_servers_screen`), written to the file.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def edit_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _mcp_server_shown(server: Any) -> Any:
+def mcp_server_shown(server: Any) -> Any:
     """One ``mcp_servers`` entry with its env and header values hidden, the rest redacted."""
     server = redact(server)
     if not isinstance(server, dict):
@@ -148,7 +149,7 @@ def setting_rows(config: EffectiveConfig) -> list[SettingRow]:
             continue
         if doc.path == MCP_SERVERS:
             servers = thaw(config.effective.get(MCP_SERVERS) or {})
-            shown = {name: _mcp_server_shown(server) for name, server in servers.items()}
+            shown = {name: mcp_server_shown(server) for name, server in servers.items()}
             source = source_of(config, doc.path)
             rows.append(SettingRow(doc.path, shown, source, doc.description, doc.default, False))
             for name in sorted(shown):

@@ -17,12 +17,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Input, Static
 
 from smith_tui.app.screens.config_rows import (
+    MCP_SERVERS,
     SettingRow,
     edit_text,
     lookup_row,
     setting_rows,
     value_text,
 )
+from smith_tui.app.screens.mcp_servers_screen import McpServersScreen
 from smith_tui.app.screens.modal import SmithModal, error_text
 
 if TYPE_CHECKING:
@@ -58,6 +60,11 @@ def matches(row: SettingRow, words: str) -> bool:
     """Whether every word of the filter is in the row's path or description."""
     text = f"{row.path} {row.description}".lower()
     return all(word in text for word in words.lower().split())
+
+
+def is_mcp_row(row: SettingRow | None) -> bool:
+    """Whether ``row`` is ``mcp_servers`` or one of its servers (edited in the JSON editor)."""
+    return row is not None and (row.path == MCP_SERVERS or row.path.startswith(f"{MCP_SERVERS}."))
 
 
 def _cell(text: str, style: str = "") -> Text:
@@ -166,7 +173,12 @@ class ConfigScreen(SmithModal):
         if row is None:
             about.update("")
             return
-        access = "editable here" if row.editable else "read-only here: set it in the config file"
+        if is_mcp_row(row):
+            access = "enter: edit every server as JSON (saved in the config file)"
+        elif row.editable:
+            access = "editable here"
+        else:
+            access = "read-only here: set it in the config file"
         about.update(f"{row.path} — {row.description}\ndefault {row.default} · {access}")
         path_box.value = "models." if row.is_template else row.path
         value_box.value = edit_text(row.value) if row.editable else ""
@@ -175,12 +187,33 @@ class ConfigScreen(SmithModal):
     # -- editing --------------------------------------------------------------------------
 
     def action_edit(self) -> None:
-        """Move to the value box (or the path box for a new ``models.<key>``)."""
+        """Move to the value box (the path box for a new ``models.<key>``; the MCP editor)."""
         row = self.selected_row
-        if row is not None and row.is_template:
+        if is_mcp_row(row):
+            self.app.push_screen(McpServersScreen(self.runtime), self._mcp_saved)
+        elif row is not None and row.is_template:
             self.query_one("#config-path", Input).focus()
         else:
             self.query_one("#config-value", Input).focus()
+
+    def _mcp_saved(self, changed: list[str] | None) -> None:
+        """After the MCP editor: show the new rows and say how to apply the change."""
+        if changed is None:
+            return
+        self.refresh_rows(keep=MCP_SERVERS)
+        path = self.runtime.config.user_config_path
+        if not changed:
+            self._set_status(f"mcp_servers unchanged in {path}")
+            return
+        running = [name for name in changed if name in self._configured_servers()]
+        advice = "; ".join(f"/mcp restart {name}" for name in running)
+        self._set_status(
+            f"Saved mcp_servers in {path} (changed: {', '.join(changed)})"
+            + (f". To apply, run {advice}" if advice else "")
+        )
+
+    def _configured_servers(self) -> set[str]:
+        return set(self.runtime.config.effective.get(MCP_SERVERS) or {})
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter in the path box moves on; enter in the value box saves."""
