@@ -70,6 +70,19 @@ class TmuxPane:
         """Wait until ``needle`` is no longer on screen; fail with the screen after ``within``."""
         return self._wait(lambda screen: needle not in screen, f"{needle!r} stayed", within)
 
+    def wait_still(self, quiet: float = 0.5, within: float = 20.0) -> str:
+        """Wait until the screen has not changed for ``quiet`` seconds (the app is idle)."""
+        deadline = time.monotonic() + within
+        screen, since = self.text(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.text()
+            if now != screen:
+                screen, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return screen
+        raise AssertionError(f"the screen kept changing for {within} s:\n{screen}")
+
     def _wait(self, done: Callable[[str], bool], failure: str, within: float) -> str:
         deadline = time.monotonic() + within
         screen = ""

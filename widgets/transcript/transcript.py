@@ -388,6 +388,9 @@ class Transcript(VerticalScroll, can_focus=True):
         """Scroll ``pages`` screens down (negative: up); paging up past the top loads older
         entries as scrolling there does."""
         if pages < 0:
+            # Let go of the bottom first, as a user's scroll does: otherwise content still
+            # arriving (the end of an answer) would pull the view straight back down.
+            self.release_anchor()
             if self.scroll_y <= 0:
                 self.load_older()
             self.scroll_page_up(animate=False)
