@@ -382,20 +382,15 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     elapsed = time.monotonic() - started
     exit_code = proc.returncode
 
-    lines: list[str] = []
-    if outcome == "completed":
-        lines.append(f"exit code: {exit_code}")
-    elif outcome == "timeout":
-        lines.append(
-            f"timed out after {timeout:g} s; the command's whole process group was killed "
-            f"(exit code {exit_code}). Use a larger timeout_s or run long jobs in the background "
-            f"with output redirected to a file."
+    lines = [
+        outcome_line(
+            outcome,
+            str(exit_code),
+            timeout_s=timeout,
+            elapsed=elapsed,
+            killed="the command's whole process group was killed",
         )
-    else:
-        lines.append(
-            f"cancelled after {elapsed:.1f} s; the command's whole process group was killed "
-            f"(exit code {exit_code}). It may have changed files before it stopped."
-        )
+    ]
     if timeout_note:
         lines.append(f"note: {timeout_note}")
     if outcome == "completed" and pipes_left_open:
@@ -549,20 +544,15 @@ async def _run_elsewhere(
         shown_exit += f", ended by {ended.signal}"
     output = StreamCapture(budget, secrets)
     output.feed(final.text.encode("utf-8"), final=True)
-    lines: list[str] = []
-    if outcome == "completed":
-        lines.append(f"exit code: {shown_exit}")
-    elif outcome == "timeout":
-        lines.append(
-            f"timed out after {limit_s:g} s; the command was killed in the editor's terminal "
-            f"(exit code {shown_exit}). Use a larger timeout_s or run long jobs in the "
-            f"background with output redirected to a file."
+    lines = [
+        outcome_line(
+            outcome,
+            shown_exit,
+            timeout_s=limit_s,
+            elapsed=elapsed,
+            killed="the command was killed in the editor's terminal",
         )
-    else:
-        lines.append(
-            f"cancelled after {elapsed:.1f} s; the command was killed in the editor's terminal "
-            f"(exit code {shown_exit}). It may have changed files before it stopped."
-        )
+    ]
     if timeout_note:
         lines.append(f"note: {timeout_note}")
     if final.truncated:
@@ -594,6 +584,23 @@ async def _run_elsewhere(
         mutation_state="attempted" if outcome == "completed" else "unknown",
         ok=outcome == "completed",
         error=None if outcome == "completed" else outcome,
+    )
+
+
+def outcome_line(
+    outcome: str, exit_shown: str, *, timeout_s: float, elapsed: float, killed: str
+) -> str:
+    """The first line of a command's result: its exit code, or why it stopped early."""
+    if outcome == "completed":
+        return f"exit code: {exit_shown}"
+    if outcome == "timeout":
+        return (
+            f"timed out after {timeout_s:g} s; {killed} (exit code {exit_shown}). Use a larger "
+            "timeout_s or run long jobs in the background with output redirected to a file."
+        )
+    return (
+        f"cancelled after {elapsed:.1f} s; {killed} (exit code {exit_shown}). It may have "
+        "changed files before it stopped."
     )
 
 
