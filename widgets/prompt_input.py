@@ -9,7 +9,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from smith_tui.widgets.completion.candidates import Completer
+from smith_tui.widgets.completion.candidates import Completer, Completion
 from smith_tui.widgets.completion.menu import CompletionMenu
 
 #: Keys that insert a newline instead of submitting.
@@ -216,9 +216,11 @@ class PromptInput(TextArea):
         completion = menu.completion
         if candidate is None:
             return False
-        if candidate.value == completion.token and self.cursor_location[1] == completion.end:
+        if not self._still_current(completion) or candidate.value == completion.token:
+            # Nothing to add, or the menu was computed for text typed since (keys can
+            # outrun the completion worker): enter falls through to submit what is shown.
             self._close_menu()
-            return False  # nothing to add: enter falls through to submit
+            return False
         line = self.document[completion.row]
         new_line, column = completion.replaced(line, candidate)
         self.replace(
@@ -230,6 +232,14 @@ class PromptInput(TextArea):
         self.move_cursor((completion.row, column))
         self._close_menu()
         return True
+
+    def _still_current(self, completion: Completion) -> bool:
+        """Whether ``completion``'s token is still in the text with the cursor at its end."""
+        row, column = self.cursor_location
+        if row != completion.row or column != completion.end:
+            return False
+        line = self.document[row] if row < self.document.line_count else ""
+        return line[completion.start : completion.end] == completion.token
 
     def _close_menu(self) -> None:
         self._completion_generation += 1
@@ -272,4 +282,6 @@ class PromptInput(TextArea):
         completion = await self.completer.complete(text, row, column)
         if generation != self._completion_generation or self.menu is None:
             return  # the text changed meanwhile
+        if self.text != text or self.cursor_location != (row, column):
+            return  # changed, and the refresh for the change has not started yet
         self.menu.show(completion)

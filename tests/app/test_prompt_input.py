@@ -155,6 +155,40 @@ async def test_enter_on_a_complete_command_submits() -> None:
         assert app.submitted == ["/new"]
 
 
+async def test_enter_with_a_menu_for_older_text_submits_what_is_typed() -> None:
+    # Keys can outrun the completion worker: a worker that finished for "/ex" can open its
+    # menu after "port" is typed but before the prompt's change handler runs. Enter must
+    # then send "/export", not splice "/export " over "/ex" ("/export port").
+    completer = Completer(CompletionSources(commands=lambda: ["new", "export"]))
+    app = PromptHost(completer)
+    async with app.run_test() as pilot:
+        menu = app.query_one(CompletionMenu)
+        await pilot.press(*"/export")
+        await pilot.pause(0.05)
+        stale = await completer.complete("/ex", 0, 3)
+        assert stale is not None and [c.value for c in stale.candidates] == ["/export"]
+        menu.show(stale)
+        assert menu.is_open
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.submitted == ["/export"]
+
+
+async def test_a_worker_answer_for_older_text_opens_no_menu() -> None:
+    app = PromptHost(Completer(CompletionSources(commands=lambda: ["export", "exports"])))
+    async with app.run_test() as pilot:
+        prompt = app.query_one(PromptInput)
+        menu = app.query_one(CompletionMenu)
+        await pilot.press(*"/export")
+        await pilot.pause(0.05)
+        menu.close()
+        # The answer for "/ex" arrives with no newer refresh started (same generation).
+        await prompt._complete(prompt._completion_generation, "/ex", 0, 3)
+        assert not menu.is_open
+        await prompt._complete(prompt._completion_generation, "/export", 0, 7)
+        assert menu.is_open
+
+
 async def test_a_recalled_command_opens_no_menu_so_up_keeps_walking() -> None:
     app = PromptHost(_static_completer())
     async with app.run_test() as pilot:
