@@ -51,11 +51,13 @@ from typing import TYPE_CHECKING, Any
 
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
-from textual.widgets.markdown import Markdown, MarkdownBlock
 
 if TYPE_CHECKING:
+    # Types only: Textual's Markdown widget (with markdown-it) costs ~30 ms to import, and
+    # the first frame (the rain reaches the driver through here) does not need it.
     from textual.app import App
     from textual.driver import Driver
+    from textual.widgets.markdown import Markdown, MarkdownBlock
 
 __all__ = [
     "TESTED_WITH",

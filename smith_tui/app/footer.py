@@ -27,8 +27,22 @@ def _rank(widget: object) -> int:
 
 
 class SmithFooter(Footer):
-    """A footer that shows Cancel, Quit, Help, Panes and Commands before the rest."""
+    """A footer that shows Cancel, Quit, Help, Panes and Commands before the rest.
+
+    Its keys are in the first frame: Textual's footer composes empty and fills itself one
+    refresh later, which on start-up is where the session's opening (in a thread) competes
+    with it for the interpreter.
+    """
+
+    def __init__(self, *, show_command_palette: bool = True) -> None:
+        super().__init__(show_command_palette=show_command_palette)
+        self._composed = False
 
     def compose(self) -> ComposeResult:
         """Textual's footer keys, the most important first (the sort is stable)."""
+        if not self._composed and self.is_attached:
+            self._composed = True
+            # Marks the bindings as known (the app and screen keys are, before any focus);
+            # the recompose it schedules adds what the focused widget binds.
+            self.bindings_changed(self.screen)
         yield from sorted(super().compose(), key=_rank)
