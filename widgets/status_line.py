@@ -5,13 +5,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from smith_tui.app.formatting import role_label
-from smith_tui.engine import events as ev
+
+if TYPE_CHECKING:
+    # Imported where events are handled: the line paints in the first frame, before the
+    # runtime (which loads the engine's events, ~12 ms) is open.
+    from smith_tui.engine import events as ev
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 #: Statuses during which the spinner turns.
@@ -128,6 +133,8 @@ class StatusLine(Widget):
 
     def handle_event(self, event: ev.Event) -> None:
         """Update from one engine event."""
+        from smith_tui.engine import events as ev
+
         top = event.job_id is None
         if isinstance(event, ev.RetryScheduled):
             self._retry_deadline = time.monotonic() + event.delay_s
@@ -145,6 +152,8 @@ class StatusLine(Widget):
         self.waited = self._wait_text()
 
     def _apply(self, event: ev.Event) -> None:
+        from smith_tui.engine import events as ev
+
         if isinstance(event, ev.SandboxStatus):
             self.sandbox, self.sandbox_active = event.label, event.active
         elif isinstance(event, ev.PermissionMode):

@@ -17,16 +17,16 @@ from textual.binding import BindingType
 from textual.screen import Screen
 
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
-from smith_tui.app.bridge import EngineEventsArrived, EventBridge
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
 from smith_tui.app.main_screen import MainScreen
-from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.candidates import Completer
 
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from smith_tui.app.bridge import EngineEventsArrived, EventBridge
+    from smith_tui.engine import events as ev
     from smith_tui.engine.runtime import Runtime
 
 #: The modal screens: name → (module, class); imported when first opened.
@@ -54,6 +54,8 @@ def screen_class(name: str) -> type[Screen[Any]]:
 
 def _app_action(event: ev.Event) -> str:
     """The app action a successful command asks for (``quit`` or a screen name), or ``""``."""
+    from smith_tui.engine import events as ev
+
     if not isinstance(event, ev.CommandOutput) or not event.ok:
         return ""
     action = str(event.data.get("action") or "")
@@ -103,7 +105,8 @@ class SmithApp(App[int]):
             self.animation_level = "none"
         self.keymap: dict[str, str] = {}
         self.completer = Completer(runtime_sources(_live_runtime(self)))
-        self.bridge = EventBridge(self)
+        self.bridge: EventBridge | None = None
+        """Delivers the runtime's events as messages, from the moment it is open."""
         self.main_screen = MainScreen(_live_runtime(self))
         self.gc_policy = GcPolicy()
         """When full garbage collections may pause the screen (see `gc_policy`); started
@@ -161,7 +164,11 @@ class SmithApp(App[int]):
 
     def _start(self) -> None:
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
+        # The engine's events (about 12 ms to import) are loaded by now, with the runtime.
+        from smith_tui.app.bridge import EventBridge
+
         runtime = self.opened_runtime
+        self.bridge = EventBridge(self)
         self.bridge.attach(runtime.subscribe)
         runtime.ask_permission = self.ask_permission
         self.main_screen.runtime_ready()
@@ -201,7 +208,8 @@ class SmithApp(App[int]):
 
     def on_unmount(self) -> None:
         """Stop following the runtime; leave garbage collection as Python has it."""
-        self.bridge.detach()
+        if self.bridge is not None:
+            self.bridge.detach()
         self.gc_policy.stop()
 
     # -- engine events --------------------------------------------------------------------
@@ -212,6 +220,8 @@ class SmithApp(App[int]):
         A command the app answers with a screen (``/pager``, ``/help``…) or by quitting
         reaches the panes without its text: the screen shows it better than a notice.
         """
+        from smith_tui.engine import events as ev
+
         actions = []
         events = []
         for event in message.events:

@@ -1,9 +1,11 @@
 """The main screen: transcript, side panes, todo list, status line, prompt and footer.
 
 The status line, prompt and footer paint first; the four content panes (whose modules pull
-in Markdown parsing and more) are imported and mounted right after that first frame, so
-the prompt is ready as early as possible. Events that arrive meanwhile are held and
-delivered once the panes are in place.
+in Markdown parsing and more), the rain and the todo list (both hidden while idle) are
+imported and mounted right after that first frame, so the prompt is ready as early as
+possible. Events that arrive meanwhile are held and delivered once the panes are in place.
+The engine's event classes are loaded with the runtime, in its opening thread: this module
+imports them only where events are handled.
 """
 
 from __future__ import annotations
@@ -21,17 +23,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
-from smith_tui.app.bridge import coalesce
 from smith_tui.app.footer import SmithFooter
-from smith_tui.engine import events as ev
 from smith_tui.widgets.completion.candidates import Completer
 from smith_tui.widgets.completion.menu import CompletionMenu
-from smith_tui.widgets.matrix_rain import MatrixRain, use_kitty_graphics
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
-from smith_tui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
+    from smith_tui.engine import events as ev
     from smith_tui.engine.runtime import Runtime
 
 
@@ -116,6 +115,14 @@ entry costs milliseconds, so opening with 50 took 0.3-0.4 s longer; older ones a
 mounted a page at a time as the user scrolls up."""
 
 
+def make_idle_hidden(kitty_graphics: bool) -> dict[str, Widget]:
+    """The rain and the todo list by id: hidden while idle, so mounted with the panes."""
+    from smith_tui.widgets.matrix_rain import MatrixRain
+    from smith_tui.widgets.todo_panel import TodoPanel
+
+    return {"rain": MatrixRain(id="rain", graphics=kitty_graphics), "todo": TodoPanel(id="todo")}
+
+
 def make_panes() -> dict[str, Widget]:
     """The four content panes by id (imported here, after the first frame)."""
     from smith_tui.widgets.activity import ToolActivity
@@ -169,12 +176,10 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             with Vertical(id="transcript-column"):
                 yield Container(id="transcript-slot", classes="slot")
-                yield MatrixRain(id="rain", graphics=self._kitty_rain())
             with Vertical(id="side"):
                 yield Container(id="tools-slot", classes="slot")
                 yield Container(id="dispatch-slot", classes="slot")
                 yield Container(id="usage-slot", classes="slot")
-        yield TodoPanel(id="todo")
         yield CompletionMenu(id="completion")
         yield StatusLine(id="status")
         yield Static("", id="queued", markup=False)
@@ -184,6 +189,8 @@ class MainScreen(Screen):
     def _kitty_rain(self) -> bool:
         if self.app.is_headless or not self.runtime:
             return False
+        from smith_tui.widgets.matrix_rain import use_kitty_graphics
+
         setting = self.runtime.config.model.services.ui.kitty_graphics
         return use_kitty_graphics(os.environ, setting)
 
@@ -204,12 +211,17 @@ class MainScreen(Screen):
 
     def on_screen_suspend(self) -> None:
         """A screen covers this one: pause the rain (a Kitty image would show through)."""
-        self.query_one(MatrixRain).suspended = True
+        self._suspend_rain(True)
 
     def on_screen_resume(self) -> None:
         """Uncovered again: whatever closed, typing goes to the prompt."""
-        self.query_one(MatrixRain).suspended = False
+        self._suspend_rain(False)
         self.query_one(PromptInput).focus()
+
+    def _suspend_rain(self, suspended: bool) -> None:
+        # The rain is mounted with the panes: a screen may cover this one before that.
+        for rain in self.query("#rain"):
+            rain.suspended = suspended  # type: ignore[attr-defined]
 
     def on_key(self, event: events.Key) -> None:
         """Text typed while a pane has the focus goes to the prompt instead of being lost."""
@@ -243,7 +255,6 @@ class MainScreen(Screen):
         status = self.query_one(StatusLine)
         status.role = self.runtime.active_role
         status.model = self.runtime.model or self._configured_model()
-        self.query_one(MatrixRain).graphics = self._kitty_rain()
         self.refresh_title()
         # After the first frame, and a moment more: the frame reaches the terminal through
         # Textual's writer thread, which the panes' imports would otherwise hold up.
@@ -255,6 +266,12 @@ class MainScreen(Screen):
         return self.is_attached and self.app.is_running
 
     async def _mount_panes(self) -> None:
+        if not self._alive:
+            return
+        hidden = make_idle_hidden(self._kitty_rain())
+        await self.query_one("#transcript-column").mount(hidden["rain"])
+        await self.mount(hidden["todo"], before="#completion")
+        self._suspend_rain(self.app.screen is not self)
         for pane_id, pane in make_panes().items():
             if not self._alive:
                 return  # the user quit while the panes were being mounted
@@ -307,7 +324,8 @@ class MainScreen(Screen):
         self._guarded(view, view.load_messages, messages)
         usage = self.query_one("#usage")
         self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
-        self.query_one(TodoPanel).set_items(list(getattr(runtime, "todo", []) or []))
+        todo = self.query_one("#todo")
+        todo.set_items(list(getattr(runtime, "todo", []) or []))  # type: ignore[attr-defined]
         prompt = self.query_one(PromptInput)
         prompt.load_history(runtime.recent_prompts(prompt.prompt_history.limit))
         self.refresh_title()
@@ -325,6 +343,9 @@ class MainScreen(Screen):
 
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""
+        from smith_tui.app.bridge import coalesce
+        from smith_tui.engine import events as ev
+
         if not self.panes_ready:
             # Merged, so a tool flooding its output meanwhile is held as a few lines only.
             self._held = coalesce([*self._held, *events])
