@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import gc
 import importlib
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -15,7 +16,6 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from smith_tui import styles
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
@@ -46,6 +46,17 @@ GC_POLICY_DELAY_S = 1.0
 QUIT_GRACE_S = 3.0
 
 
+def _stylesheet(name: str) -> Path:
+    """The path of stylesheet ``name``, installed in the ``smith_tui.styles`` package.
+
+    (Found by the package's spec: importlib.resources costs a few ms of start-up.)
+    """
+    spec = importlib.util.find_spec("smith_tui.styles")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("smith_tui.styles is not installed: reinstall smith")
+    return Path(spec.origin).with_name(name)
+
+
 def screen_class(name: str) -> type[Screen[Any]]:
     """The screen class registered as ``name`` (its module is imported on first use)."""
     module_name, class_name = SCREENS[name]
@@ -72,10 +83,8 @@ def smith_commands() -> type[Provider]:
 class SmithApp(App[int]):
     """Agent Smith's full-screen session."""
 
-    # The package's folder (importlib.resources costs a few ms of start-up to say the same).
     CSS_PATH: ClassVar[list[str | PurePath]] = [
-        Path(styles.__file__).with_name(name)
-        for name in ("app.tcss", "transcript.tcss", "panes.tcss")
+        _stylesheet(name) for name in ("app.tcss", "transcript.tcss", "panes.tcss")
     ]
     TITLE = "Agent Smith"
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
