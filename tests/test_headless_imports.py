@@ -62,13 +62,31 @@ def test_a_headless_turn_imports_neither_the_tui_nor_the_page_converter(tmp_path
 
 
 NOT_BEFORE_THE_FIRST_FRAME = (
+    # Loaded with the runtime, in the thread that opens it:
     "smith_tui.config.schema",  # the pydantic config schema
+    "pydantic",
     "smith_tui.store",  # peewee and the database
     "smith_tui.engine.runtime",  # the engine
     "smith_tui.engine.checkpoints",
+    "smith_tui.engine.events",  # ~12 ms of dataclasses; the status line imports it late
     "httpx",  # the HTTP stack
+    # Imported on the main thread with the panes, a moment after the first frame:
+    "textual.widgets._markdown",  # Textual's Markdown widget (textual_compat: types only)
+    "markdown_it",  # its parser
+    "pygments",  # code highlighting
+    "smith_tui.widgets.transcript",
+    "smith_tui.widgets.activity",
+    "smith_tui.widgets.dispatch_tree",
+    "smith_tui.widgets.usage_pane",
+    "smith_tui.widgets.matrix_rain",  # hidden while idle, mounted with the panes
+    "smith_tui.widgets.rain",
+    "smith_tui.widgets.todo_panel",  # likewise
+    # Imported when first opened:
+    "smith_tui.app.screens",
+    "smith_tui.app.first_run",
 )
-"""What the app loads in a worker after its first frame, never in the module it starts from."""
+"""What the app loads after its first frame, never in the module it starts from
+(bench/first_paint.py: each of these is milliseconds of every start)."""
 
 
 def test_the_app_module_leaves_config_store_and_engine_for_after_the_first_frame() -> None:
