@@ -56,10 +56,11 @@ async def test_parts_render_like_one_markdown_document(piece: int) -> None:
     text = sample_markdown(4)
 
     class SideBySide(App[None]):
-        CSS = "Horizontal > * { width: 1fr; height: auto; }"
+        # (Only the two documents: a list row inside Textual's Markdown is a Horizontal too.)
+        CSS = "#sides > * { width: 1fr; height: auto; }"
 
         def compose(self) -> ComposeResult:
-            with Horizontal():
+            with Horizontal(id="sides"):
                 yield StreamingMarkdown(part_chars=150)
                 yield Markdown(text)
 

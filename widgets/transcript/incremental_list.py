@@ -8,6 +8,7 @@ them and rebuild only the last row and the new ones.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
@@ -19,6 +20,7 @@ from smith_tui.widgets.textual_compat import (
     pending_children,
     set_block_items,
 )
+from smith_tui.widgets.transcript.list_rows import flattened
 
 # The list block classes are not exported by name; the public BLOCKS table has them.
 _BulletList = Markdown.BLOCKS["bullet_list_open"]
@@ -27,6 +29,9 @@ _OrderedList = Markdown.BLOCKS["ordered_list_open"]
 
 def _row_symbol(row: Widget) -> str | None:
     """The bullet symbol of a list row (mounted or just composed)."""
+    own = getattr(row, "symbol", None)  # a ListRow draws its own bullet
+    if isinstance(own, str):
+        return own
     children = list(row.children) or pending_children(row)
     symbol = getattr(children[0], "symbol", None) if children else None
     return symbol if isinstance(symbol, str) else None
@@ -59,7 +64,12 @@ async def grow_list(old: MarkdownBlock, new: MarkdownBlock) -> bool:
 
 
 class GrowingBulletList(InPlaceBlockUpdate, _BulletList):  # type: ignore[misc,valid-type]
-    """A bullet list that grows in place while streaming."""
+    """A bullet list that grows in place while streaming (one-paragraph items as ListRows)."""
+
+    def compose(self) -> ComposeResult:
+        """Textual's rows, each one-paragraph item drawn by one widget."""
+        for row in super().compose():
+            yield flattened(row)
 
     async def update_in_place(self, block: MarkdownBlock) -> bool:
         """Grow this list into ``block`` (False: Textual replaces it)."""
@@ -67,7 +77,12 @@ class GrowingBulletList(InPlaceBlockUpdate, _BulletList):  # type: ignore[misc,v
 
 
 class GrowingOrderedList(InPlaceBlockUpdate, _OrderedList):  # type: ignore[misc,valid-type]
-    """An ordered list that grows in place while streaming."""
+    """An ordered list that grows in place while streaming (one-paragraph items as ListRows)."""
+
+    def compose(self) -> ComposeResult:
+        """Textual's rows, each one-paragraph item drawn by one widget."""
+        for row in super().compose():
+            yield flattened(row)
 
     async def update_in_place(self, block: MarkdownBlock) -> bool:
         """Grow this list into ``block`` (False: Textual replaces it)."""
