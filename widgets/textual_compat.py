@@ -34,6 +34,9 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
 ``MarkdownBlock._blocks`` / ``._copy_context`` / ``._update_from_block``
     A block's composed children, its token, and the hook ``Markdown.append`` calls to replace
     the last block. Textual rebuilds a whole list on every append; no upstream issue found.
+``MarkdownBlock._markdown`` / ``._token`` / ``._content``
+    The document, token and inline text a paragraph was built from, to draw a one-paragraph
+    list item as one widget (``list_rows.ListRow``); Textual builds four per item.
 ``textual._styles_cache.StylesCache.get_inner_outer``
     An ``lru_cache`` on the instance method that keeps 1,024 removed widgets' caches alive:
     https://github.com/Textualize/textual/issues/6665 (open as far as we know). Remove the
@@ -55,7 +58,9 @@ from textual.widget import Widget
 if TYPE_CHECKING:
     # Types only: Textual's Markdown widget (with markdown-it) costs ~30 ms to import, and
     # the first frame (the rain reaches the driver through here) does not need it.
+    from markdown_it.token import Token
     from textual.app import App
+    from textual.content import Content
     from textual.driver import Driver
     from textual.widgets.markdown import Markdown, MarkdownBlock
 
@@ -66,6 +71,7 @@ __all__ = [
     "after_widget_exit",
     "anchor_released",
     "block_items",
+    "block_origin",
     "copy_block_context",
     "drop_render_caches",
     "is_pruning",
@@ -125,6 +131,11 @@ def resume_parsing_at(markdown: Markdown, line: int) -> None:
 def block_items(block: MarkdownBlock) -> list[MarkdownBlock]:
     """The child blocks ``block`` will compose (a copy; composing consumes them)."""
     return list(block._blocks)
+
+
+def block_origin(block: MarkdownBlock) -> tuple[Markdown, Token, Content]:
+    """The document, token and inline text ``block`` was built from."""
+    return block._markdown, block._token, block._content
 
 
 def set_block_items(block: MarkdownBlock, items: list[MarkdownBlock]) -> None:

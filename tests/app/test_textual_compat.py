@@ -173,6 +173,18 @@ async def test_markdown_append_hands_the_last_block_its_replacement() -> None:
         assert len(mounted.children) == 2, "with the items given back"
 
 
+async def test_a_paragraph_block_knows_its_document_token_and_text() -> None:
+    markdown = Markdown()
+    async with MarkdownHost(markdown).run_test() as pilot:
+        await markdown.update("some *text*\n")
+        await pilot.pause()
+        [paragraph] = markdown.children
+        document, token, text = compat.block_origin(paragraph)
+        assert document is markdown
+        assert token.type == "paragraph_open"
+        assert text.plain == "some text" and text.spans
+
+
 async def open_fence_after_append(resume: bool) -> list[tuple[str, str | None]]:
     markdown = Markdown()
     async with MarkdownHost(markdown).run_test() as pilot:

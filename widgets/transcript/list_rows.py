@@ -17,8 +17,9 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
 
-from smith_tui.widgets.textual_compat import pending_children
+from smith_tui.widgets.textual_compat import block_origin, pending_children
 
 # Not exported by name; the public BLOCKS table has it.
 _Paragraph = Markdown.BLOCKS["paragraph_open"]
@@ -37,14 +38,17 @@ class ListRow(_Paragraph):  # type: ignore[misc,valid-type]
     }
     """
 
-    def __init__(self, paragraph: Widget, symbol: str) -> None:
-        super().__init__(paragraph._markdown, paragraph._token, paragraph.source_range)
+    def __init__(self, paragraph: MarkdownBlock, symbol: str) -> None:
+        markdown, token, text = block_origin(paragraph)
+        super().__init__(markdown, token, paragraph.source_range)
         self.symbol = symbol
+        self._text = text
         self._wrapped: tuple[int, list[Content]] | None = None
-        self.set_content(paragraph._content)
+        self.set_content(text)
 
     def set_content(self, content: Content) -> None:
         """Show ``content`` after the bullet."""
+        self._text = content
         self._wrapped = None
         super().set_content(content)
 
@@ -52,7 +56,7 @@ class ListRow(_Paragraph):  # type: ignore[misc,valid-type]
         """The text wrapped to ``width`` minus the bullet (cached per width)."""
         if self._wrapped is None or self._wrapped[0] != width:
             text_width = max(1, width - cell_len(self.symbol))
-            self._wrapped = (width, self._content.wrap(text_width) or [Content("")])
+            self._wrapped = (width, self._text.wrap(text_width) or [Content("")])
         return self._wrapped[1]
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -79,4 +83,6 @@ def flattened(row: Widget) -> Widget:
     blocks = pending_children(parts[1])
     if not isinstance(symbol, str) or len(blocks) != 1 or type(blocks[0]) is not _Paragraph:
         return row
-    return ListRow(blocks[0], symbol)
+    paragraph = blocks[0]
+    assert isinstance(paragraph, MarkdownBlock)
+    return ListRow(paragraph, symbol)
