@@ -279,11 +279,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The app paints its prompt first and opens the runtime in a thread after that.
         # What its import allocates (modules, classes) lives as long as the process: the
         # cycle collector would walk it again and again for nothing (~20 ms of the first
-        # paint). run_app then freezes it out of the collector's view.
+        # paint). Frozen before the collector is back on, or its first collection would
+        # walk all of it at once (another ~20 ms).
         gc.disable()
         try:
             from smith_tui.app.app import run_app
         finally:
+            gc.freeze()
             gc.enable()
 
         return run_app(
