@@ -36,12 +36,12 @@ class SmithFooter(Footer):
 
     def __init__(self, *, show_command_palette: bool = True) -> None:
         super().__init__(show_command_palette=show_command_palette)
-        self._composed = False
+        self._keys_from_start = False
 
     def compose(self) -> ComposeResult:
         """Textual's footer keys, the most important first (the sort is stable)."""
-        if not self._composed and self.is_attached:
-            self._composed = True
+        if not self._keys_from_start and self.is_attached:
+            self._keys_from_start = True
             # Marks the bindings as known (the app and screen keys are, before any focus);
             # the recompose it schedules adds what the focused widget binds.
             self.bindings_changed(self.screen)
