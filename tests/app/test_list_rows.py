@@ -14,6 +14,8 @@ from smith_tui.widgets.transcript.list_rows import ListRow
 LISTS = """Intro paragraph.
 
 - a short item with `code` and **bold**
+- see [the docs](https://example.com/a/very/long/path/that/does/not/fit/in/forty/columns) now
+- https://example.com/an/unbroken/address/longer/than/the/whole/terminal/width
 - a long item that goes on and on so that it has to wrap over several lines of the narrow terminal
 - an item with two paragraphs
 
@@ -77,11 +79,11 @@ async def _screen(
 async def test_one_paragraph_items_become_rows_and_render_like_textual(theme: str) -> None:
     textual_lines, textual_widgets, _ = await _screen(Markdown, theme)
     ours_lines, ours_widgets, rows = await _screen(CodeMarkdown, theme)
-    # Two one-paragraph bullets, ten numbered items and the two nested ones are rows; the
+    # Four one-paragraph bullets, ten numbered items and the two nested ones are rows; the
     # item with two paragraphs and the one holding a list keep Textual's widgets.
     assert [row.symbol for row in rows] == [
-        "\u2022 ", "\u2022 ", "\u25aa ", "\u25aa ",
+        "\u2022 ", "\u2022 ", "\u2022 ", "\u2022 ", "\u25aa ", "\u25aa ",
         *(f"{n}. ".rjust(5) for n in range(1, 11)),
     ]  # fmt: skip
-    assert ours_widgets == textual_widgets - 14 * 3  # each row: one widget instead of four
+    assert ours_widgets == textual_widgets - 16 * 3  # each row: one widget instead of four
     assert ours_lines == textual_lines  # same text, same styles, cell for cell
