@@ -1,16 +1,22 @@
 """When Python's cycle collector may pause the interface.
 
 A full (generation 2) collection walks every tracked object. With a long conversation on
-screen that is 100–160 ms, taken whenever the collector decides, often in the middle of a
-frame while the user presses a key. The policy keeps Python's collections but shrinks what a
-full one has to walk:
+screen that is 100–160 ms, taken whenever the collector decides: allocation decides, so
+mostly in the middle of the frame that answers a key. The policy keeps Python's young
+collections as they are and takes over the full ones:
 
 * after start-up the heap that exists then (modules, classes, the stylesheet, the loaded
   history…) is frozen out of the collector's view (`gc.freeze`);
-* after an automatic full collection, what survived it is frozen too (at the next tick
-  when that collection took longer than `SLOW_FULL_S`, otherwise at most every
-  `FREEZE_EVERY_S` seconds), so the next ones walk only objects created since — a pause
-  proportional to recent work, not to the session;
+* Python starts no full collection by itself; `tick` runs one when as much has piled up as
+  would have started one (`FULL_AFTER` collections of the middle generation), once input
+  has been quiet for `IDLE_S` (the key just pressed has been answered; the pause falls
+  between keys), or at once when input never stops and `FULL_AFTER_BUSY` have piled up;
+* what survived a full collection is frozen too, at most every `FREEZE_EVERY_S` seconds, so
+  the next ones walk only objects created since. Not more often: everything alive at that
+  instant is frozen, and much of it is short-lived (the widgets of the pages the user pages
+  through, the parts of an answer about to be parked); once frozen, it stays in memory as
+  garbage until a thorough collection (paging up 60 screens froze 16 times and held
+  ~400,000 dead objects, 80 MB);
 * frozen objects that later become garbage are found by a real full collection
   (`gc.unfreeze`, `gc.collect`, `gc.freeze`), run once input has been quiet for `QUIET_S`
   seconds, and at least every `FORCE_AFTER_S` seconds however busy the user is, so memory
@@ -33,15 +39,21 @@ QUIET_S = 1.0
 QUIET_EVERY_S = 20.0
 #: A thorough collection happens at least this often, even while the user is busy.
 FORCE_AFTER_S = 60.0
-#: Survivors of automatic full collections are frozen at most this often (seconds): objects
-#: alive at that instant but short-lived become garbage the collector no longer sees, so
-#: freezing rarely keeps that trapped garbage small.
+#: Survivors of full collections are frozen at most this often (seconds): objects alive at
+#: that instant but short-lived become garbage the collector no longer sees, so freezing
+#: rarely keeps that trapped garbage small.
 FREEZE_EVERY_S = 5.0
-#: An automatic full collection slower than this (seconds) has its survivors frozen at the
-#: next tick, however recent the last freeze: the next one would be as slow.
-SLOW_FULL_S = 0.03
+#: A full collection is due after this many collections of the middle generation (Python's
+#: own default for starting one).
+FULL_AFTER = 10
+#: ... and runs once input has been quiet this long (seconds) ...
+IDLE_S = 0.05
+#: ... or, while input never pauses, once this many have piled up.
+FULL_AFTER_BUSY = 3 * FULL_AFTER
+#: Python's threshold for starting a full collection while the policy runs: never.
+_NO_AUTOMATIC_FULL = 1 << 30
 #: How often the app calls `GcPolicy.tick` (seconds).
-CHECK_EVERY_S = 0.5
+CHECK_EVERY_S = 0.1
 
 
 class GcPolicy:
@@ -55,15 +67,16 @@ class GcPolicy:
         self._clock = clock
         self._started = False
         self._survivors_waiting = False
-        self._slow_full = False
-        self._collection_started = 0.0
+        self._thresholds = gc.get_threshold()
         self.last_input = 0.0
         self.last_thorough = 0.0
         self.last_freeze = 0.0
         self.thorough_collections = 0
         """Thorough collections this policy ran."""
+        self.full_collections = 0
+        """Full collections (of what is not frozen) this policy ran."""
         self.freezes = 0
-        """Times the survivors of an automatic full collection were frozen."""
+        """Times the survivors of a full collection were frozen."""
 
     @property
     def active(self) -> bool:
@@ -71,12 +84,15 @@ class GcPolicy:
         return self._started
 
     def start(self) -> None:
-        """Freeze the start-up heap and follow the collector."""
+        """Freeze the start-up heap, take over full collections and follow the collector."""
         if self._started:
             return
         self._started = True
         gc.collect()
         gc.freeze()
+        self._thresholds = gc.get_threshold()
+        young, middle, _ = self._thresholds
+        gc.set_threshold(young, middle, _NO_AUTOMATIC_FULL)
         gc.callbacks.append(self._on_collection)
         now = self._clock()
         self.last_input = now
@@ -84,12 +100,13 @@ class GcPolicy:
         self.last_freeze = now
 
     def stop(self) -> None:
-        """Stop following the collector and give the frozen objects back to it."""
+        """Stop following the collector and give it back its thresholds and frozen objects."""
         if not self._started:
             return
         self._started = False
         if self._on_collection in gc.callbacks:
             gc.callbacks.remove(self._on_collection)
+        gc.set_threshold(*self._thresholds)
         gc.unfreeze()
 
     def input_seen(self) -> None:
@@ -98,14 +115,8 @@ class GcPolicy:
 
     def _on_collection(self, phase: str, info: dict[str, Any]) -> None:
         # May run in any thread, in the middle of anything: only note that it happened.
-        if info.get("generation") != 2:
-            return
-        if phase == "start":
-            self._collection_started = time.perf_counter()
-            return
-        self._survivors_waiting = True
-        if time.perf_counter() - self._collection_started > SLOW_FULL_S:
-            self._slow_full = True
+        if phase == "stop" and info.get("generation") == 2:
+            self._survivors_waiting = True
 
     def thorough_due(self) -> bool:
         """Whether a thorough collection (frozen objects included) should run now."""
@@ -117,23 +128,37 @@ class GcPolicy:
             return True
         return since >= QUIET_EVERY_S and now - self.last_input >= QUIET_S
 
+    def full_due(self) -> bool:
+        """Whether a full collection of what is not frozen should run now."""
+        if not self._started:
+            return False
+        piled = gc.get_count()[2]  # collections of the middle generation since the last full
+        if piled >= FULL_AFTER_BUSY:
+            return True
+        return piled >= FULL_AFTER and self._clock() - self.last_input >= IDLE_S
+
     def tick(self) -> str:
-        """Do what is due: ``"thorough"``, ``"freeze"`` or ``""`` (nothing)."""
+        """Do what is due: ``"thorough"``, ``"full"``, ``"freeze"`` (a full collection, then
+        its survivors frozen) or ``""`` (nothing)."""
         if not self._started:
             return ""
         if self.thorough_due():
             gc.unfreeze()
             gc.collect()
             gc.freeze()
-            self._survivors_waiting = self._slow_full = False
+            self._survivors_waiting = False
             self.last_thorough = self.last_freeze = self._clock()
             self.thorough_collections += 1
             return "thorough"
-        waited = self._clock() - self.last_freeze
-        if self._survivors_waiting and (self._slow_full or waited >= FREEZE_EVERY_S):
-            self._survivors_waiting = self._slow_full = False
+        done = ""
+        if self.full_due():
+            gc.collect()
+            self.full_collections += 1
+            done = "full"
+        if self._survivors_waiting and self._clock() - self.last_freeze >= FREEZE_EVERY_S:
+            self._survivors_waiting = False
             gc.freeze()
             self.last_freeze = self._clock()
             self.freezes += 1
             return "freeze"
-        return ""
+        return done

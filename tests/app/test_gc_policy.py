@@ -77,11 +77,12 @@ def test_no_thorough_collection_while_the_user_is_busy_until_forced(
 ) -> None:
     p, clock = policy
     p.start()
+    started = clock.now
     for _ in range(int(gc_policy.FORCE_AFTER_S / gc_policy.CHECK_EVERY_S) - 1):
         clock.now += gc_policy.CHECK_EVERY_S
         p.input_seen()  # a key press every tick
         assert p.tick() != "thorough"
-    clock.now += gc_policy.CHECK_EVERY_S
+    clock.now = started + gc_policy.FORCE_AFTER_S
     p.input_seen()
     assert p.tick() == "thorough"
 
@@ -101,35 +102,88 @@ def test_quiet_input_but_too_soon_after_the_last_collection_waits(
     assert p.thorough_due()
 
 
-def test_survivors_of_a_full_collection_are_frozen_at_most_every_few_seconds(
-    policy: tuple[GcPolicy, Clock], monkeypatch: pytest.MonkeyPatch
+def pile_up(collections: int) -> None:
+    """Run ``collections`` collections of the middle generation (what counts towards a full
+    one, as Python's own do while a program allocates)."""
+    for _ in range(collections):
+        gc.collect(1)
+
+
+def test_start_takes_over_full_collections_and_stop_gives_them_back(
+    policy: tuple[GcPolicy, Clock],
 ) -> None:
-    monkeypatch.setattr(gc_policy, "SLOW_FULL_S", 3600.0)  # no collection counts as slow
+    p, _ = policy
+    before = gc.get_threshold()
+    p.start()
+    assert gc.get_threshold()[:2] == before[:2]  # young collections stay Python's
+    assert gc.get_threshold()[2] > 1_000_000  # no automatic full collection
+    p.stop()
+    assert gc.get_threshold() == before
+
+
+def test_a_full_collection_waits_until_input_is_quiet_for_a_moment(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
+    p, clock = policy
+    p.start()
+    node = Node()
+    watch = weakref.ref(node)
+    pile_up(2)  # the cycle is old now: only a full collection finds it
+    del node
+    pile_up(gc_policy.FULL_AFTER)
+    assert watch() is not None, "Python ran no full collection by itself"
+    p.input_seen()  # a key was just pressed: its frame comes first
+    assert p.tick() == ""
+    assert watch() is not None
+    clock.now += 2 * gc_policy.IDLE_S
+    assert p.tick() == "full"
+    assert watch() is None
+    assert p.full_collections == 1
+    assert p.tick() == ""  # nothing piled up since
+
+
+def test_a_full_collection_runs_anyway_when_input_never_pauses(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
+    p, clock = policy
+    p.start()
+    pile_up(gc_policy.FULL_AFTER)
+    for _ in range(3):
+        clock.now += gc_policy.CHECK_EVERY_S
+        p.input_seen()
+        assert p.tick() == ""
+    pile_up(gc_policy.FULL_AFTER_BUSY - gc_policy.FULL_AFTER)
+    p.input_seen()
+    assert p.tick() == "full"
+
+
+def test_survivors_of_a_full_collection_are_frozen_at_most_every_few_seconds(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
     p, clock = policy
     p.start()
     frozen = gc.get_freeze_count()
     keep = [Node() for _ in range(100)]
     p.input_seen()
     assert p.tick() == ""  # no full collection yet: nothing to freeze
-    gc.collect()  # stands for an automatic full collection
-    assert p.tick() == ""  # too soon after the freeze at start
-    clock.now += gc_policy.FREEZE_EVERY_S
-    p.input_seen()
-    assert p.tick() == "freeze"
+    pile_up(gc_policy.FULL_AFTER)
+    clock.now += 2 * gc_policy.IDLE_S
+    assert p.tick() == "full"  # too soon after the freeze at start to freeze again
+    assert gc.get_freeze_count() == frozen
+    # a short-lived object alive now is not frozen: it is freed as soon as it is garbage
+    node = Node()
+    watch = weakref.ref(node)
+    clock.now += gc_policy.FREEZE_EVERY_S / 2
+    pile_up(gc_policy.FULL_AFTER)
+    assert p.tick() == "full"
+    del node
+    pile_up(gc_policy.FULL_AFTER)
+    assert p.tick() == "full"
+    assert watch() is None
+    clock.now += gc_policy.FREEZE_EVERY_S / 2
+    assert p.tick() == "freeze"  # the survivors of the last full collection
     assert gc.get_freeze_count() >= frozen + len(keep)
     assert p.tick() == ""  # nothing new since
-
-
-def test_a_slow_full_collection_has_its_survivors_frozen_at_once(
-    policy: tuple[GcPolicy, Clock], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(gc_policy, "SLOW_FULL_S", -1.0)  # every collection counts as slow
-    p, _ = policy
-    p.start()
-    p.input_seen()
-    gc.collect()
-    assert p.tick() == "freeze"
-    assert p.freezes == 1
 
 
 def test_the_policy_does_nothing_before_start(policy: tuple[GcPolicy, Clock]) -> None:

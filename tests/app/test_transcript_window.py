@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widget import Widget
 
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Store
 from smith_tui.widgets.transcript import Transcript
+from smith_tui.widgets.transcript import transcript as transcript_module
 from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
 from smith_tui.widgets.transcript.transcript import ParkedEntry
@@ -82,14 +85,11 @@ async def test_widget_count_stays_bounded_and_older_entries_come_back() -> None:
         await wait_until(pilot, lambda: transcript.query(Placeholder), "parked entries")
         assert len(list(app.screen.walk_children())) < 200
         # scrolling to the top brings the pruned entries back, newest first
-        oldest_before = transcript.entry_widgets[0].entry
+        oldest_before = transcript.entries[0]
         transcript.scroll_home(animate=False)
         await wait_until(
             pilot,
-            lambda: (
-                len(transcript.entry_widgets) > 40
-                and transcript.entry_widgets[40].entry is oldest_before
-            ),
+            lambda: len(transcript.entries) > 40 and transcript.entries[40] is oldest_before,
             "a page of 40 older entries",
         )
         # the view stays on what the user was reading
@@ -261,11 +261,12 @@ async def test_rebuilt_entries_above_keep_the_view_in_place_after_a_resize() -> 
             if isinstance(child, ParkedEntry) and y < transcript.scroll_y
         ]
         assert parked_above, "the test needs entries parked above the view"
-        # scroll up until the nearest placeholder above meets the parking window (half a
-        # screen around the view): it is rebuilt at the new width, taller than it was
+        # scroll up until the nearest placeholder above meets the parking window (away from
+        # the bottom: a screen and a half above the view): it is rebuilt at the new width,
+        # taller than it was
         nearest, bottom = parked_above[-1]
-        margin = transcript.scrollable_content_region.height // 2
-        target = min(transcript.scroll_y - 1, bottom + margin - 2)
+        height = transcript.scrollable_content_region.height
+        target = min(transcript.scroll_y - 1, bottom + height // 2 + height - 2)
         transcript.scroll_to(y=target, animate=False, immediate=True)
         entry, offset = top_live_entry(transcript)
         await wait_until(
@@ -313,3 +314,46 @@ async def test_a_prompt_sent_while_a_load_waits_in_the_queue_is_kept() -> None:
         assert len(texts) == 1 + sum(1 for m in conversation(3) if m["role"] == "user")
         # the loaded history stays above what the live session added
         assert transcript.children[-1] is users[-1]
+
+
+async def test_paging_up_a_long_history_builds_each_entry_about_once_and_few_widgets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PageUp through a stored conversation: pages come from the store before the view
+    reaches the top, each entry is built about once on the way (not once to measure it and
+    again when the view gets there), and what the view left behind is parked in a few runs,
+    so the transcript holds a handful of widgets however far the user pages."""
+    builds: Counter[int] = Counter()
+    build = transcript_module.build_widget
+
+    def counting_build(entry: Any, **options: Any) -> Widget:
+        builds[id(entry)] += 1
+        return build(entry, **options)
+
+    monkeypatch.setattr(transcript_module, "build_widget", counting_build)
+    with stored_conversation(tmp_path, 1000) as (recent_of, loader, calls):
+        app = TranscriptApp(loader=loader, first_page=16)
+        async with app.run_test(size=(160, 50)) as pilot:
+            transcript = app.transcript
+            await transcript.load_messages(recent_of(100))
+            await transcript.settle()
+            await pilot.pause(0.2)
+            builds.clear()
+            for _ in range(40):
+                transcript.page(-1)
+                await pilot.pause(0.1)
+            await transcript.settle()
+            await pilot.pause(0.3)
+            assert calls, "older pages came from the store"
+            oldest = first_position(transcript)
+            assert oldest < 900 - 2 * 40, "the view went up about a screen per PageUp"
+            built = list(builds.values())
+            assert len(built) > 80
+            assert sum(built) <= 1.3 * len(built), sorted(built)[-10:]
+            assert len(transcript.children) < 40
+            assert len(transcript.query(ParkedEntry)) <= 3
+            # every entry is still there to come back to
+            entries = transcript.entries
+            positions = [e.position for e in entries if e.position is not None]
+            assert positions == sorted(positions) and positions[0] == oldest
+            assert len(entries) > len(built)

@@ -95,13 +95,21 @@ def one_update(widget: Widget) -> Iterator[None]:
 
 
 async def swap_widgets(parent: Widget, swaps: list[tuple[Widget, Widget]]) -> None:
-    """Replace each ``old`` child of ``parent`` by ``new``, in place and in one update.
+    """Replace each ``old`` child of ``parent`` by ``new``, in place and in one update."""
+    await replace_widgets(parent, [([old], [new]) for old, new in swaps])
 
-    Both calls are made before awaiting, so no one ever sees both widgets live.
+
+async def replace_widgets(
+    parent: Widget, replacements: list[tuple[list[Widget], list[Widget]]]
+) -> None:
+    """Replace each run of adjacent ``old`` children of ``parent`` by the ``new`` widgets, in
+    place and in one update.
+
+    Both calls are made before awaiting, so no one ever sees both sets live.
     """
     with one_update(parent):
-        mounts = [parent.mount(new, before=old) for old, new in swaps]
-        removal = parent.remove_children([old for old, _ in swaps])
+        mounts = [parent.mount_all(new, before=old[0]) for old, new in replacements if new]
+        removal = parent.remove_children([widget for old, _ in replacements for widget in old])
         for mounted in mounts:
             await mounted
         await removal

@@ -51,7 +51,7 @@ from smith_tui.widgets.transcript.parking import (
     is_near,
     one_update,
     parked_height,
-    swap_widgets,
+    replace_widgets,
 )
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
@@ -75,11 +75,33 @@ class _Stream:
 
 
 class ParkedEntry(Placeholder):
-    """A parked top-level entry: its height and its record, to rebuild it."""
+    """Adjacent parked top-level entries: each one's record and height, to rebuild it.
 
-    def __init__(self, entry: Entry, height: int) -> None:
-        super().__init__(height)
-        self.entry = entry
+    One placeholder stands for a whole run of entries far from the view, so the number of
+    widgets stays small however far the user pages (each widget costs memory and layout).
+    """
+
+    def __init__(self, items: list[tuple[Entry, int]]) -> None:
+        super().__init__(sum(height for _, height in items))
+        self.items = items
+        """``(entry, height)`` oldest first; heights include each entry's top margin."""
+
+    @property
+    def entry(self) -> Entry:
+        """The first (oldest) entry of the run."""
+        return self.items[0][0]
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The entries of the run, oldest first."""
+        return [entry for entry, _ in self.items]
+
+
+def _entries_of(widget: Widget) -> list[Entry]:
+    """The entries a top-level widget shows (several for a parked run)."""
+    if isinstance(widget, ParkedEntry):
+        return widget.entries
+    return [widget.entry]  # type: ignore[attr-defined]
 
 
 class Transcript(VerticalScroll, can_focus=True):
@@ -118,7 +140,7 @@ class Transcript(VerticalScroll, can_focus=True):
         *,
         loader: Loader | None = None,
         max_widgets: int = 200,
-        page_size: int = 50,
+        page_size: int = 16,
         first_page: int | None = None,
         flush_interval: float = 0.05,
         part_chars: int = DEFAULT_PART_CHARS,
@@ -212,6 +234,11 @@ class Transcript(VerticalScroll, can_focus=True):
         return [
             child for child in self.children if hasattr(child, "entry") and not is_pruning(child)
         ]
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The entries of the mounted top-level widgets (parked runs included), oldest first."""
+        return [entry for widget in self.entry_widgets for entry in _entries_of(widget)]
 
     # -- adding content -----------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
@@ -391,7 +418,7 @@ class Transcript(VerticalScroll, can_focus=True):
             # Let go of the bottom first, as a user's scroll does: otherwise content still
             # arriving (the end of an answer) would pull the view straight back down.
             self.release_anchor()
-            if self.scroll_y <= 0:
+            if self.scroll_y <= self.scrollable_content_region.height:
                 self.load_older()
             self.scroll_page_up(animate=False)
         elif pages > 0:
@@ -470,7 +497,8 @@ class Transcript(VerticalScroll, can_focus=True):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         """Load older entries at the top; rebuild parked content coming into view."""
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 0 < self.max_scroll_y and not self.following:
+        near_top = new_value <= self.scrollable_content_region.height
+        if near_top and self.max_scroll_y > 0 and not self.following:
             self.load_older()
         if round(old_value) != round(new_value):
             self._schedule_parking(0.02)
@@ -501,10 +529,26 @@ class Transcript(VerticalScroll, can_focus=True):
         height = self.scrollable_content_region.height
         top = round(self.scroll_y)
         margin = height // 2
-        window = (top - margin, top + height + margin)
+        # Paging up, what is above the view is about to be seen: keep a screen more built
+        # there (a page loaded at the top stays built until the view reaches it).
+        above = margin if self.following else margin + height
+        window = (top - above, top + height + margin)
         streaming = self._stream.widget if self._stream is not None else None
         focused = self.screen.focused
-        swaps: list[tuple[Widget, Widget]] = []
+        replacements: list[tuple[list[Widget], list[Widget]]] = []
+        run: list[tuple[Widget, list[tuple[Entry, int]]]] = []  # far entries, adjacent
+
+        built_or_parked = False  # (merging placeholders changes no height)
+
+        def end_run() -> None:
+            # Park the run as one placeholder (unless it is one already).
+            nonlocal built_or_parked
+            if len(run) > 1 or (run and not isinstance(run[0][0], ParkedEntry)):
+                items = [item for _, parked in run for item in parked]
+                replacements.append(([widget for widget, _ in run], [ParkedEntry(items)]))
+                built_or_parked |= any(not isinstance(w, ParkedEntry) for w, _ in run)
+            run.clear()
+
         settled = True
         for child, y, h in child_offsets(self.children):
             if is_pruning(child):  # being removed (pruned or swapped) already
@@ -513,16 +557,25 @@ class Transcript(VerticalScroll, can_focus=True):
             near = is_near(y, h, window)
             if isinstance(child, ParkedEntry):
                 if near:
-                    swaps.append((child, build_widget(child.entry, part_chars=self.part_chars)))
-            elif not near:
-                if child is not streaming and hasattr(child, "entry"):
-                    if focused is None or not (focused is child or child in focused.ancestors):
-                        swaps.append((child, ParkedEntry(child.entry, parked_height(child))))
-            elif isinstance(child, AssistantMessage):
+                    end_run()
+                    replacements.append(([child], self._unpark(child, y, window)))
+                    built_or_parked = True
+                else:
+                    run.append((child, child.items))
+                continue
+            parkable = not near and child is not streaming and hasattr(child, "entry")
+            if parkable and focused is not None:
+                parkable = not (focused is child or child in focused.ancestors)
+            if parkable:
+                run.append((child, [(child.entry, parked_height(child))]))  # type: ignore[attr-defined]
+                continue
+            end_run()
+            if near and isinstance(child, AssistantMessage):
                 settled = await child.park_outside((window[0] - y, window[1] - y)) and settled
-        if swaps:
-            settled = False
-            await swap_widgets(self, swaps)
+        end_run()
+        if replacements:
+            settled = settled and not built_or_parked
+            await replace_widgets(self, replacements)
         if anchor is not None and not settled:
             await self._next_refresh()
             if not self.following:
@@ -531,6 +584,24 @@ class Transcript(VerticalScroll, can_focus=True):
         self._unsettled_parks = 0 if settled else self._unsettled_parks + 1
         if not settled and self._unsettled_parks <= 5:
             self._schedule_parking(recheck=True)
+
+    def _unpark(self, parked: ParkedEntry, top: int, window: tuple[int, int]) -> list[Widget]:
+        """What replaces a parked run that meets ``window``: its entries there rebuilt, the
+        others still parked (before and after them)."""
+        out: list[Widget] = []
+        far: list[tuple[Entry, int]] = []
+        for entry, height in parked.items:
+            if is_near(top, height, window):
+                if far:
+                    out.append(ParkedEntry(far))
+                    far = []
+                out.append(build_widget(entry, part_chars=self.part_chars))
+            else:
+                far.append((entry, height))
+            top += height
+        if far:
+            out.append(ParkedEntry(far))
+        return out
 
     def _widget_for(self, entry: Entry) -> Widget | None:
         """The live widget showing ``entry`` (searched from the bottom)."""
@@ -563,7 +634,7 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         streaming = self._stream.widget if self._stream is not None else None
         doomed = [w for w in widgets[:excess] if w is not streaming]
-        self.history.push_pruned([widget.entry for widget in doomed])  # type: ignore[attr-defined]
+        self.history.push_pruned([entry for widget in doomed for entry in _entries_of(widget)])
         if doomed:
             self.remove_children(doomed)
 
