@@ -46,8 +46,9 @@ FREEZE_EVERY_S = 5.0
 #: A full collection is due after this many collections of the middle generation (Python's
 #: own default for starting one).
 FULL_AFTER = 10
-#: ... and runs once input has been quiet this long (seconds) ...
-IDLE_S = 0.05
+#: ... and runs once input has been quiet this long (seconds): the frame answering the key
+#: is painted by then (at 0.05 s a collection often came before the paint while streaming).
+IDLE_S = 0.1
 #: ... or, while input never pauses, once this many have piled up.
 FULL_AFTER_BUSY = 3 * FULL_AFTER
 #: Python's threshold for starting a full collection while the policy runs: never.
