@@ -123,15 +123,18 @@ def make_idle_hidden(kitty_graphics: bool) -> dict[str, Widget]:
     return {"rain": MatrixRain(id="rain", graphics=kitty_graphics), "todo": TodoPanel(id="todo")}
 
 
-def make_panes() -> dict[str, Widget]:
-    """The four content panes by id (imported here, after the first frame)."""
+def make_panes(stream_refresh_s: float) -> dict[str, Widget]:
+    """The four content panes by id (imported here, after the first frame); the transcript
+    updates a streaming answer every ``stream_refresh_s`` seconds."""
     from smith_tui.widgets.activity import ToolActivity
     from smith_tui.widgets.dispatch_tree import DispatchTree
     from smith_tui.widgets.transcript import Transcript
     from smith_tui.widgets.usage_pane import UsagePane
 
     panes: dict[str, Widget] = {
-        "transcript": Transcript(id="transcript", first_page=FIRST_PAGE),
+        "transcript": Transcript(
+            id="transcript", first_page=FIRST_PAGE, flush_interval=stream_refresh_s
+        ),
         "tools": ToolActivity(id="tools"),
         "dispatch": DispatchTree(id="dispatch"),
         "usage": UsagePane(id="usage"),
@@ -272,7 +275,8 @@ class MainScreen(Screen):
         await self.query_one("#transcript-column").mount(hidden["rain"])
         await self.mount(hidden["todo"], before="#completion")
         self._suspend_rain(self.app.screen is not self)
-        for pane_id, pane in make_panes().items():
+        refresh_s = self.runtime.config.model.services.ui.stream_refresh_s
+        for pane_id, pane in make_panes(refresh_s).items():
             if not self._alive:
                 return  # the user quit while the panes were being mounted
             await self.query_one(f"#{pane_id}-slot").mount(pane)

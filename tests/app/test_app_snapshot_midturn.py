@@ -24,8 +24,8 @@ NOW = 1000.0
 
 
 def _frozen_panes(original: Any) -> Any:
-    def make() -> dict[str, Any]:
-        panes = original()
+    def make(refresh_s: float) -> dict[str, Any]:
+        panes = original(refresh_s)
         for pane in panes.values():
             if hasattr(pane, "clock"):
                 pane.clock = lambda: NOW

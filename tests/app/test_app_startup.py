@@ -14,7 +14,14 @@ from textual.widgets import Static
 from smith_tui.app import main_screen
 from smith_tui.app.app import SmithApp
 from smith_tui.config import ConfigError
-from tests.app.app_harness import SIZE, app_runtime, isolate_environment, wait_until
+from tests.app.app_harness import (
+    SIZE,
+    app_runtime,
+    isolate_environment,
+    make_app,
+    running,
+    wait_until,
+)
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 
 
@@ -79,8 +86,8 @@ async def test_quitting_while_the_panes_mount_is_clean(
             mounting.set()
             await release.wait()
 
-    def panes() -> dict[str, Widget]:
-        made = real_make_panes()
+    def panes(refresh_s: float) -> dict[str, Widget]:
+        made = real_make_panes(refresh_s)
         made["usage"] = SlowUsage(id="usage")
         return made
 
@@ -95,3 +102,25 @@ async def test_quitting_while_the_panes_mount_is_clean(
     runtime.store.close()
     assert app.return_code == (0 if quit_by == "exit" else None)  # None: no error either
     assert not app.main_screen.panes_ready
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, 0.1), (0.3, 0.3)])
+async def test_the_transcript_updates_a_stream_at_the_configured_pace(
+    tmp_path: Path, monkeypatch, setting: float | None, expected: float
+) -> None:
+    from smith_tui.widgets.transcript import Transcript
+
+    isolate_environment(monkeypatch, tmp_path)
+    config = {} if setting is None else {"services": {"ui": {"stream_refresh_s": setting}}}
+    runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1", config=config)
+    async with running(make_app(runtime)) as pilot:
+        assert pilot.app.main_screen.query_one(Transcript).flush_interval == expected
+
+
+def test_a_stream_pace_out_of_range_is_refused_with_its_bounds() -> None:
+    from smith_tui.config import check_config
+
+    with pytest.raises(ConfigError) as refused:
+        check_config({"services": {"ui": {"stream_refresh_s": 0}}})
+    problems = [str(problem) for problem in refused.value.problems]
+    assert any(p.startswith("services.ui.stream_refresh_s") and "0.02" in p for p in problems)

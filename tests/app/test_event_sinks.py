@@ -43,8 +43,8 @@ async def test_a_pane_without_handle_event_is_named(
     isolate_environment(monkeypatch, tmp_path)
     runtime = app_runtime(tmp_path, api_url=OFFLINE_URL)
 
-    def panes() -> dict[str, Widget]:
-        made = real_make_panes()
+    def panes(refresh_s: float) -> dict[str, Widget]:
+        made = real_make_panes(refresh_s)
         made["tools"] = Static(id="tools")
         return made
 
