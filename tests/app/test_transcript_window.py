@@ -19,6 +19,7 @@ from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
 from smith_tui.widgets.transcript.transcript import ParkedEntry
 from smith_tui.widgets.transcript.user_message import UserMessage
+from smith_tui.widgets.transcript.view_anchor import ViewAnchor
 from tests.support.pilot import screen_text, wait_until
 from tests.support.transcript_app import SIZE, TranscriptApp
 
@@ -357,3 +358,29 @@ async def test_paging_up_a_long_history_builds_each_entry_about_once_and_few_wid
             positions = [e.position for e in entries if e.position is not None]
             assert positions == sorted(positions) and positions[0] == oldest
             assert len(entries) > len(built)
+
+
+async def test_a_view_anchor_taken_before_a_scroll_is_laid_out_sees_nothing_move() -> None:
+    """A PageUp scrolls before the next layout. An anchor taken in between (parking after the
+    end of an answer does) must not count the scroll as the content moving: restoring would
+    scroll the view back where the user left it (to the bottom)."""
+    app = TranscriptApp(page_size=80)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.transcript
+        await transcript.load_messages(wordy_conversation(40))
+        await transcript.settle()
+        await pilot.pause(0.2)
+        transcript.release_anchor()
+        bottom = transcript.max_scroll_y
+        assert bottom > 20
+        taken: list[ViewAnchor | None] = []
+        transcript.scroll_page_up(animate=False)  # scrolls after the next refresh...
+        # ... and this runs right after it, before the screen is laid out again
+        transcript.call_after_refresh(lambda: taken.append(ViewAnchor.take(transcript)))
+        await wait_until(pilot, lambda: taken, "the anchor taken")
+        anchor = taken[0]
+        assert anchor is not None
+        await pilot.pause(0.2)
+        assert anchor.moved() == 0
+        assert anchor.restore() == 0
+        assert round(transcript.scroll_y) == bottom - transcript.scrollable_content_region.height

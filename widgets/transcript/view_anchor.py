@@ -18,8 +18,16 @@ from smith_tui.widgets.textual_compat import is_pruning
 
 
 def _content_top(view: Widget, widget: Widget) -> int:
-    """``widget``'s top row in ``view``'s scrollable content (from the last layout)."""
-    return widget.region.y - view.content_region.y + round(view.scroll_y)
+    """``widget``'s top row in ``view``'s scrollable content (from the last layout).
+
+    Everything comes from the last layout, not from ``view.scroll_y``: a scroll not laid out
+    yet (a PageUp just pressed) would otherwise count as the widget moving, and restoring
+    would scroll the view back.
+    """
+    top_level = widget
+    while top_level.parent is not None and top_level.parent is not view:
+        top_level = top_level.parent  # type: ignore[assignment]
+    return top_level.virtual_region.y + widget.region.y - top_level.region.y
 
 
 @dataclass
