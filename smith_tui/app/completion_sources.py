@@ -99,6 +99,12 @@ def _roles() -> list[str]:
     return [spec.name for spec in list_roles(user_facing=True)]
 
 
+def _permission_modes() -> tuple[str, ...]:
+    from smith_tui.config.permissions import PERMISSION_MODES
+
+    return PERMISSION_MODES
+
+
 class ModelIds:
     """The catalog's model ids, fetched once (the first ``/model `` completion)."""
 
@@ -127,6 +133,7 @@ def runtime_sources(runtime: Runtime) -> CompletionSources:
         commands=lambda: _commands(runtime),
         config_paths=lambda: _config_paths(runtime),
         roles=_roles,
+        permission_modes=_permission_modes,
         model_ids=ModelIds(runtime),
         project_files=files.files,
         resources=lambda: _resources(runtime),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.widgets.completion.candidates import Completer, CompletionSources, rank
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.completion.project_files import ProjectFiles, list_with_walk
@@ -59,6 +60,22 @@ async def test_roles_complete_after_role(runtime) -> None:
     app = make_app(runtime)
     async with running(app) as pilot:
         assert await _candidates(pilot, app, [*"/role "]) == ["direct", "orchestrator"]
+
+
+async def test_permission_modes_complete_after_mode(runtime) -> None:
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        assert await _candidates(pilot, app, [*"/mode "]) == list(PERMISSION_MODES)
+        menu = app.screen.query_one(CompletionMenu)
+        assert {c.kind for c in menu.completion.candidates} == {"permission mode"}
+        await pilot.press(*"au")
+        await wait_until(
+            pilot,
+            lambda: [c.value for c in menu.completion.candidates] == ["auto-edit"],
+            what="the one mode matching 'au'",
+        )
+        await pilot.press("tab")
+        assert app.screen.query_one(PromptInput).text == "/mode auto-edit "
 
 
 async def test_model_ids_come_from_the_server_catalog(runtime, llm_server) -> None:

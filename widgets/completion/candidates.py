@@ -72,6 +72,8 @@ class CompletionSources:
     commands: Callable[[], Iterable[str]] = lambda: DEFAULT_COMMANDS
     config_paths: Callable[[], Iterable[str]] = lambda: ()
     roles: Callable[[], Iterable[str]] = lambda: ()
+    permission_modes: Callable[[], Iterable[str]] = lambda: ()
+    """What ``/mode`` takes."""
     model_ids: Callable[[], Awaitable[Iterable[str]]] | None = None
     project_files: Callable[[], Awaitable[Iterable[str]]] | None = None
     resources: Callable[[], Iterable[str]] = lambda: ()
@@ -159,6 +161,8 @@ class Completer:
             return await self._models(), "model"
         if command == "role":
             return list(self.sources.roles()), "role"
+        if command == "mode":
+            return list(self.sources.permission_modes()), "permission mode"
         return [], ""
 
     async def _models(self) -> list[str]:
