@@ -18,6 +18,7 @@ CONFIGURABLE = {
     "pager": "smith.pager",
     "inspect": "smith.inspect",
     "palette": "smith.palette",
+    "permission_mode": "smith.mode",
     "quit": "smith.quit",
 }
 

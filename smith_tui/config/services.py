@@ -29,6 +29,9 @@ class KeyBindings(Section):
         "alt+i", description="Open the inspect view to edit or delete persisted messages."
     )
     palette: NonEmptyStr = Field("ctrl+p", description="Open the command palette.")
+    permission_mode: NonEmptyStr = Field(
+        "f4", description="Switch to the next permission mode (see permissions.mode)."
+    )
     quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
 
 

@@ -218,6 +218,7 @@ class CommandService:
             f"  {keys.pager:<9} transcript pager",
             f"  {keys.inspect:<9} inspect and edit messages",
             f"  {keys.palette:<9} command palette",
+            f"  {keys.permission_mode:<9} next permission mode",
             f"  {keys.quit:<9} quit",
         ]
         return "\n".join(lines), {"action": "help"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.command import CommandPalette
 
-from smith_tui.app.bindings import keymap_for, normalize_key
+from smith_tui.app.bindings import key_for, keymap_for, normalize_key
 from smith_tui.config.services import KeyBindings
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
@@ -31,6 +31,9 @@ def test_configured_keys_are_normalised_into_a_keymap() -> None:
     assert keymap["smith.cancel"] == "ctrl+x"
     assert keymap["smith.pager"] == "f6"
     assert keymap["smith.quit"] == "ctrl+q"
+    assert keymap["smith.mode"] == "f4"
+    assert key_for(keymap_for(KeyBindings()), "permission_mode") == "f4"
+    assert keymap_for(KeyBindings(permission_mode="F9"))["smith.mode"] == "f9"
 
 
 async def test_footer_shows_every_configurable_binding(runtime) -> None:
@@ -148,3 +151,25 @@ async def test_keys_come_from_services_ui_keys(tmp_path, monkeypatch, llm_server
             await wait_for_text(pilot, "press f10 to quit")
             await pilot.press("f10")
             await wait_until(pilot, lambda: not app.is_running, what="f10 to quit")
+
+
+async def test_the_permission_mode_key_comes_from_services_ui_keys(
+    tmp_path, monkeypatch, llm_server
+) -> None:
+    config = {
+        "permissions": {"mode": "ask"},
+        "sandbox": {"mode": "off"},
+        "services": {"ui": {"keys": {"permission_mode": "ctrl+t"}}},
+    }
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url, config) as runtime:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            runtime.start_session()
+            status = app.screen.query_one(StatusLine)
+            await wait_until(pilot, lambda: status.mode == "ask", what="the mode")
+            await pilot.press("f4")  # no longer the mode key
+            await pilot.pause()
+            assert runtime.permission_mode == "ask"
+            await pilot.press("ctrl+t")
+            await wait_until(pilot, lambda: status.mode == "auto-edit", what="ctrl+t to cycle")
+            assert runtime.permission_mode == "auto-edit"

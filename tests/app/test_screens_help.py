@@ -15,7 +15,12 @@ from tests.support.screen_host import ScreenHost, offline_runtime
 
 async def test_help_lists_configured_keys_and_every_command(tmp_path: Path) -> None:
     runtime = offline_runtime(
-        tmp_path, config={"services": {"ui": {"keys": {"pager": "alt+p", "quit": "ctrl+x"}}}}
+        tmp_path,
+        config={
+            "services": {
+                "ui": {"keys": {"pager": "alt+p", "quit": "ctrl+x", "permission_mode": "ctrl+t"}}
+            }
+        },
     )
     async with ScreenHost(lambda: HelpScreen(runtime)).run_test(size=(110, 120)) as pilot:
         app = pilot.app
@@ -27,9 +32,11 @@ async def test_help_lists_configured_keys_and_every_command(tmp_path: Path) -> N
             ("ctrl+c", "Cancel the active turn"),
             ("ctrl+p", "Open the command palette."),
             ("ctrl+x", "Quit smith."),
+            ("ctrl+t", "Switch to the next permission mode"),
         ):
             assert any(key in line and what in line for line in text.splitlines()), key
         assert "alt+h" not in text  # the configured key replaces the default
+        assert "f4" not in text
         for name, description in COMMANDS.items():
             assert any(name in line and description in line for line in text.splitlines()), name
         assert "In Transcript pager" in text and "Find" in text

@@ -148,6 +148,11 @@ REJECTED = [
     ),
     ({"services": {"ui": {"keys": {"quit": ""}}}}, "services.ui.keys.quit", "non-empty"),
     (
+        {"services": {"ui": {"keys": {"permission_mode": " "}}}},
+        "services.ui.keys.permission_mode",
+        "non-empty",
+    ),
+    (
         {"services": {"dispatch": {"max_parallel": 0}}},
         "services.dispatch.max_parallel",
         "greater than 0",
@@ -248,6 +253,7 @@ def test_defaults_validate_and_fill_the_modelled_service_options() -> None:
         "ctrl+p",
         "ctrl+q",
     )
+    assert keys.permission_mode == "f4"
     assert model.services.dispatch.max_parallel == 3
     web = model.services.tool.web_search
     assert web.api_key_env == "LINKUP_API_KEY"

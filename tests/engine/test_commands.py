@@ -31,7 +31,7 @@ async def test_help_lists_every_command_and_key(tmp_path: Path, llm_server) -> N
     out = await runtime.submit("/help")
     for name in ("/new", "/load", "/config", "/model", "/models", "/role", "/usage", "/export"):
         assert name in out.text
-    for key in ("ctrl+c", "alt+h", "alt+i", "ctrl+p", "ctrl+q"):
+    for key in ("ctrl+c", "alt+h", "alt+i", "ctrl+p", "f4", "ctrl+q"):
         assert key in out.text
     await runtime.aclose()
 
