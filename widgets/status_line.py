@@ -71,6 +71,9 @@ class StatusLine(Widget):
     """Whether they do (a sandbox that is wanted but missing shows as a warning)."""
     mode: reactive[str] = reactive("")
     """The permission mode (``ask``, ``yolo`` …); empty: not known yet."""
+    asking: reactive[str] = reactive("")
+    """What a permission question open for the user is about (``bash``, ``edit (Niobe)``);
+    empty when none is open. While one is, the line says it waits for the answer."""
     waited: reactive[str] = reactive("")
     """While the model is awaited or nothing has happened for :attr:`STALL_S` seconds: for
     how long, and how to interrupt; else empty."""
@@ -78,6 +81,7 @@ class StatusLine(Widget):
     STALL_S = 5.0
     """Seconds without any event of a running turn before the line says so."""
     INTERRUPT_HINT = "esc to interrupt"
+    ASKING_TEXT = "waiting for your answer"
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -107,6 +111,12 @@ class StatusLine(Widget):
         else:
             timer.pause()
 
+    def watch_asking(self, asking: str) -> None:
+        """Once answered, time without output counts from the answer, not from the question."""
+        if not asking:
+            self._quiet_since = self.clock() if self.status in BUSY else None
+        self.waited = self._wait_text()
+
     def _tick(self) -> None:
         self.frame = (self.frame + 1) % len(SPINNER_FRAMES)
         if self._retry_deadline is not None:
@@ -114,7 +124,7 @@ class StatusLine(Widget):
         self.waited = self._wait_text()
 
     def _wait_text(self) -> str:
-        if self.status not in BUSY or self._quiet_since is None:
+        if self.asking or self.status not in BUSY or self._quiet_since is None:
             return ""
         quiet = self.clock() - self._quiet_since
         if self.status == "thinking" and quiet >= 1:
@@ -191,7 +201,9 @@ class StatusLine(Widget):
             mark = _MARKS.get(status, "●")
         style = _STYLES.get(status, "")
         parts: list[str | tuple[str, str]] = [(f"{mark} {status}", style)]
-        if self.detail:
+        if self.asking:
+            parts = [(f"? {self.ASKING_TEXT}: {self.asking}", "bold $warning")]
+        elif self.detail:
             parts.append((f": {self.detail}", style))
         if self.retry:
             parts += ["  ", (self.retry, "bold $warning")]

@@ -303,8 +303,10 @@ class SmithApp(App[int]):
 
         Cancelling the turn cancels this wait, which closes the question.
         """
+        from smith_tui.app.formatting import role_label
         from smith_tui.app.screens.permission_screen import PermissionScreen
         from smith_tui.engine.permissions import PermissionReply
+        from smith_tui.widgets.status_line import StatusLine
 
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
@@ -314,12 +316,17 @@ class SmithApp(App[int]):
 
         screen = PermissionScreen(request)
         self.push_screen(screen, answered)
+        status = self.main_screen.query_one(StatusLine)
+        asker = f" ({role_label(request.role)[0]})" if request.job_id is not None else ""
+        status.asking = f"{request.tool}{asker}"
         try:
             return await answer
         except asyncio.CancelledError:
             if self.screen is screen:
                 self.pop_screen()
             raise
+        finally:
+            status.asking = ""
 
     # -- actions --------------------------------------------------------------------------
 

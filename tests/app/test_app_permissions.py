@@ -115,6 +115,8 @@ async def test_escape_denies_and_cancel_closes_the_question(runtime: Any, llm_se
             lambda: not isinstance(app.screen, PermissionScreen),
             what="the question to close",
         )
+        status = app.main_screen.query_one(StatusLine)
+        assert status.asking == "" and "waiting for your answer" not in status.render().plain
     first, second = _results(runtime)
     assert "the user denied this call" in first
     assert "cancelled" in second
@@ -140,6 +142,8 @@ async def test_a_workers_question_names_the_worker(runtime: Any, llm_server: Any
             what="the worker's question",
         )
         assert "Niobe" in screen_text(app)
+        status = app.main_screen.query_one(StatusLine)
+        assert "waiting for your answer: bash (Niobe)" in status.render().plain
         await pilot.press("y")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
 
@@ -155,3 +159,37 @@ async def test_f4_cycles_the_mode_shown_in_the_status_line(runtime: Any) -> None
         await wait_until(pilot, lambda: status.mode == "auto-edit", what="the next mode")
         assert runtime.permission_mode == "auto-edit"
         await wait_for_text(pilot, "mode: auto-edit")
+
+
+async def test_the_status_line_waits_for_the_answer_not_for_the_tool(
+    runtime: Any, llm_server: Any
+) -> None:
+    llm_server.enqueue(text_reply(tool_calls=[_bash("sleep 30")]), text_reply("never"))
+    app = make_app(runtime)
+    app.animation_level = "full"  # the line's clock ticks only when animated
+    async with running(app) as pilot:
+        status = app.main_screen.query_one(StatusLine)
+        now = [1000.0]
+        status.clock = lambda: now[0]
+
+        async def ticked() -> str:
+            frame = status.frame
+            await wait_until(pilot, lambda: status.frame != frame, what="a tick of the line")
+            return status.render().plain
+
+        await submit(pilot, "run it")
+        await _asked(pilot)
+        now[0] += 60
+        line = await ticked()
+        assert "waiting for your answer: bash" in line
+        assert "no output" not in line and "esc to interrupt" not in line
+        await pilot.press("y")
+        await wait_until(pilot, lambda: status.asking == "", what="the answer")
+        assert status.status == "tool" and status.detail == "bash"
+        now[0] += 7.4
+        await wait_until(
+            pilot, lambda: "no output for 7s" in status.render().plain, what="the tool's wait"
+        )  # counted from the answer, not from the question (67 s)
+        assert "waiting for your answer" not in status.render().plain
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not runtime.busy, what="the turn to stop")
