@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.store.errors import StoreError
+from smith_tui.store.git_includes import config_includes, config_value, repository_of
 
 _GIT_TIMEOUT_SECONDS = 10
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -133,19 +134,44 @@ def discover_project(cwd: str | Path) -> ProjectInfo:
     and so it is when git names a work tree other than the folder holding the `.git`
     found from `cwd` (a repository's `core.worktree` cannot move the project root).
     An origin that cannot be normalised falls back to identifying the project by its root.
+    When the repository's config includes other files, no git command runs on it (git
+    would follow them, possibly outside the project): the root is the folder holding the
+    `.git` and the origin is read from the config file itself.
     """
     start = Path(cwd).expanduser().resolve()
     if not start.is_dir():
         raise StoreError(f"cannot discover the project of {start}: it is not a directory")
-    toplevel = _git(start, "rev-parse", "--show-toplevel")
     # core.worktree (or a .git file whose repository sets it) can name any folder as
     # the work tree, e.g. a parent of `cwd`: the root must be the folder holding the
     # `.git` found from `cwd`, as git's own discovery would give without that setting.
     holder = next((d for d in (start, *start.parents) if os.path.lexists(d / ".git")), None)
+    if config_includes(start):
+        # Any git command would follow the includes, which may name files outside the
+        # project (or a FIFO that blocks): run none, read the config file itself.
+        return _without_git(start, holder)
+    toplevel = _git(start, "rev-parse", "--show-toplevel")
     if toplevel and Path(toplevel).resolve() != holder:
         toplevel = None
     root = Path(toplevel).resolve() if toplevel else start
     origin = _git(root, "config", "--get", "remote.origin.url") if toplevel else None
+    return _project(root, origin, in_git_repository=toplevel is not None)
+
+
+def _without_git(start: Path, holder: Path | None) -> ProjectInfo:
+    """The project of a repository whose config has includes, found without running git on it.
+
+    The root is the folder holding the `.git` found from `start` and the origin is
+    read from the repository's own config file, includes not followed.
+    """
+    git_dir = repository_of(start)
+    if holder is None or git_dir is None:
+        return _project(start, None, in_git_repository=False)
+    return _project(
+        holder.resolve(), config_value(git_dir, "remote.origin.url"), in_git_repository=True
+    )
+
+
+def _project(root: Path, origin: str | None, *, in_git_repository: bool) -> ProjectInfo:
     normalized = None
     if origin is not None:
         try:
@@ -158,5 +184,5 @@ def discover_project(cwd: str | Path) -> ProjectInfo:
         origin=origin,
         normalized_origin=normalized,
         project_id=project_id_for(identity),
-        in_git_repository=toplevel is not None,
+        in_git_repository=in_git_repository,
     )

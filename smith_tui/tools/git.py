@@ -1,6 +1,6 @@
 """``git``: read-only repository inspection for the orchestrator (status, log, diff, show, blame).
 
-Safety rests on three layers:
+Safety rests on these layers:
 
 * an allowlist of subcommands and, per subcommand, of options (with a check of
   each option's value); anything else is refused with a message saying why;
@@ -11,6 +11,10 @@ Safety rests on three layers:
   global config, no transport of any kind (so a partial clone never fetches a
   missing object: that object is an error instead), and a private copy of the
   index (``GIT_INDEX_FILE``) so that no command can rewrite the repository's own;
+* no config includes: a repository whose config has ``include.path`` or
+  ``includeIf.<cond>.path`` is refused before any git command reads it, and
+  ``core.excludesFile`` and similar file settings are overridden, so git reads
+  no file outside the project;
 * a pinned location: the work tree is the folder holding the ``.git`` found
   from the project root (``GIT_WORK_TREE``, so ``core.worktree`` cannot move
   it), and the repository (``GIT_DIR``) must belong to that folder.
@@ -34,6 +38,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from smith_tui.config.secrets import scrubbed_environ
+from smith_tui.store.git_includes import config_includes
 from smith_tui.tools.args import max_chars
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import project_root
@@ -68,13 +73,21 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("log.showSignature", "false"),
     ("blame.ignoreRevsFile", ""),
     ("core.untrackedCache", "false"),
+    # Files git would read from outside the project: the empty value (or
+    # /dev/null, where git fails on a missing file) also replaces the default
+    # ~/.config/git/ignore and attributes.
+    ("core.excludesFile", ""),
+    ("core.attributesFile", ""),
+    ("mailmap.file", ""),
+    ("diff.orderFile", "/dev/null"),
     ("status.submoduleSummary", "false"),
     ("submodule.recurse", "false"),
     ("color.ui", "false"),
     ("gc.auto", "0"),
     ("maintenance.auto", "false"),
 )
-"""``-c`` overrides on every call: each neutralises a config key that could run a program."""
+"""``-c`` overrides on every call: each neutralises a config key that could run a program
+or read a file outside the project."""
 
 _FORCED_FLAGS: dict[str, tuple[str, ...]] = {
     "status": ("--ignore-submodules=all",),
@@ -720,6 +733,7 @@ async def _locate(git: str, root: Path, ctx: ToolContext) -> _Repository:
     lie inside that folder, or name it back as a linked worktree or submodule
     does: a ``.git`` file pointing at some other repository is refused.
     """
+    await _refuse_config_includes(git, root)
     work_tree = _work_tree_of(root)
     code, out, err, _ = await _run(
         [*base_argv(git), "rev-parse", "--absolute-git-dir"], root, ctx, git_env()
@@ -762,6 +776,26 @@ async def _locate(git: str, root: Path, ctx: ToolContext) -> _Repository:
         )
     _refuse_outside_alternates(common, work_tree)
     return _Repository(work_tree, git_dir, index)
+
+
+async def _refuse_config_includes(git: str, root: Path) -> None:
+    """Refuse a repository whose config includes other files, before git reads that config.
+
+    Every git command follows ``include.path`` and ``includeIf.<cond>.path``,
+    which can name any file on the machine (a FIFO or device would block git);
+    no option turns that off, so the tool runs no git command on such a repository.
+    """
+    found = await asyncio.to_thread(config_includes, root, git)
+    if not found:
+        return
+    listed = "; ".join(item.describe() for item in found[:5])
+    raise ToolError(
+        f"{NAME}: the repository's config includes other files or cannot be read safely "
+        f"({listed}); the git tool does not follow config includes, since they can read "
+        "files outside the project. Remove the include (or run git yourself) to use this tool.",
+        code="git_failed",
+        data={"includes": [item.describe() for item in found]},
+    )
 
 
 def _refuse_outside_alternates(common: Path, work_tree: Path) -> None:

@@ -13,7 +13,10 @@ never show up in a result:
 * ``core.worktree`` moving the work tree out of the project, a ``.git`` file,
   symlink or ``commondir`` leading to a repository elsewhere -- also for
   project discovery;
-* ``~`` and ``:`` paths (pathspec magic, ``rev:path`` lookups) leaving the project.
+* ``~`` and ``:`` paths (pathspec magic, ``rev:path`` lookups) leaving the project;
+* config includes and file settings (``core.excludesFile``, ``core.attributesFile``,
+  ``mailmap.file``, ``diff.orderFile``) naming a FIFO outside the project, whose
+  writer shows whether anything ever opened it.
 
 Control tests show that git with only the tool's former defences really does
 run each planted program or read each secret.
@@ -21,6 +24,7 @@ run each planted program or read each secret.
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import os
 import subprocess
@@ -525,3 +529,149 @@ def test_control_git_does_not_expand_tilde(repo: Path) -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout == ""
+
+
+# ----------------------------------------------------------------------------- files read through config
+
+
+class FifoWatch:
+    """A FIFO outside the project with a writer waiting for a reader.
+
+    The writer's ``open`` only returns once something opens the FIFO to read,
+    so ``opened`` tells whether any process ever did; a reader with no writer
+    would block, so a tool that followed it would hang.
+    """
+
+    def __init__(self, path: Path, content: str = "[user]\n\tname = fifo\n") -> None:
+        self.path = path
+        os.mkfifo(path)
+        self.opened = threading.Event()
+        self._stop = threading.Event()
+        self._content = content
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        # Serve every reader (git may open the file more than once) until released.
+        while not self._stop.is_set():
+            try:
+                with open(self.path, "w") as pipe:
+                    if self._stop.is_set():
+                        return
+                    self.opened.set()
+                    pipe.write(self._content)
+            except OSError:
+                pass
+
+    def release(self) -> None:
+        """Stop serving: open the FIFO ourselves so that the waiting writer wakes up."""
+        self._stop.set()
+        reader = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        self._thread.join(5)
+        os.close(reader)
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Iterator[FifoWatch]:
+    watch = FifoWatch(tmp_path / "outside.fifo")
+    yield watch
+    watch.release()
+
+
+def add_config(repo: Path, text: str) -> None:
+    """Append raw text to the repository's config (``git config`` itself follows includes)."""
+    with open(repo / ".git" / "config", "a") as config:
+        config.write(text)
+
+
+def include_sections(repo: Path, target: Path) -> dict[str, str]:
+    return {
+        "include.path": f'[include]\n\tpath = "{target}"\n',
+        "includeIf.gitdir": f'[includeIf "gitdir:{repo}/"]\n\tpath = "{target}"\n',
+    }
+
+
+@pytest.mark.parametrize("kind", ["include.path", "includeIf.gitdir"])
+def test_control_git_follows_config_includes(tmp_path: Path, fifo: FifoWatch, kind: str) -> None:
+    repo = make_repo(tmp_path / "repo")
+    add_config(repo, include_sections(repo, fifo.path)[kind])
+    done = plain_git(repo, "config", "user.name")
+    assert fifo.opened.is_set() and done.stdout.strip() == "fifo"
+
+
+@pytest.mark.parametrize("kind", ["include.path", "includeIf.gitdir"])
+async def test_config_includes_are_refused_without_being_read(
+    tmp_path: Path, fifo: FifoWatch, kind: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    add_config(repo, include_sections(repo, fifo.path)[kind])
+    for command in ("status", "log", "diff"):
+        with pytest.raises(ToolError) as caught:
+            # Following the include would block on the FIFO (no writer opens it
+            # until a reader does); the guard only stops a hang, it is not a timing.
+            await asyncio.wait_for(handler({"command": command, "args": []}, ctx_for(repo)), 30)
+        assert caught.value.code == "git_failed"
+        assert "does not follow config includes" in str(caught.value)
+        assert str(fifo.path) in str(caught.value) and kind.split(".")[0].lower() in str(
+            caught.value
+        )
+    assert not fifo.opened.is_set()
+
+
+async def test_an_include_of_a_regular_file_outside_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    outside = tmp_path / "outside.cfg"
+    outside.write_text("[core]\n\tpager = cat\n")
+    add_config(repo, "[include]\n\tpath = ../../outside.cfg\n")
+    with pytest.raises(ToolError) as caught:
+        await handler({"command": "status", "args": []}, ctx_for(repo))
+    assert "include.path = ../../outside.cfg" in str(caught.value)
+    assert caught.value.code == "git_failed"
+
+
+def test_discovery_reads_no_include(tmp_path: Path, fifo: FifoWatch) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", "https://example.com/Owner/Repo.git")
+    before = discover_project(repo / "src")
+    add_config(repo, include_sections(repo, fifo.path)["include.path"])
+    info = discover_project(repo / "src")
+    assert not fifo.opened.is_set()
+    assert info == before
+    assert info.root == repo and info.in_git_repository
+    assert info.normalized_origin == "example.com/Owner/Repo"
+
+
+# Each config key names a file git reads for that command; the tool overrides all of them.
+FILE_SETTINGS = [
+    ("core.excludesFile", ["status", "--short"]),
+    ("core.attributesFile", ["diff", "HEAD~1"]),
+    ("mailmap.file", ["log", "-1"]),
+    ("diff.orderFile", ["diff", "HEAD~1"]),
+]
+
+
+@pytest.mark.parametrize(("key", "command"), FILE_SETTINGS)
+def test_control_git_reads_files_named_by_config(
+    tmp_path: Path, fifo: FifoWatch, key: str, command: list[str]
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", key, str(fifo.path))
+    done = plain_git(repo, *command)
+    assert fifo.opened.is_set(), done.stderr
+
+
+@pytest.mark.parametrize(("key", "command"), FILE_SETTINGS)
+async def test_files_named_by_config_outside_are_not_read(
+    tmp_path: Path, fifo: FifoWatch, key: str, command: list[str]
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "notes.tmp").write_text("x\n")
+    (repo / ".gitignore").write_text("*.tmp\n")
+    git(repo, "config", key, str(fifo.path))
+    out = await asyncio.wait_for(
+        handler({"command": command[0], "args": command[1:]}, ctx_for(repo)), 30
+    )
+    assert not fifo.opened.is_set()
+    assert out.content.strip()
+    if command[0] == "status":
+        assert ".gitignore" in out.content and "notes.tmp" not in out.content
