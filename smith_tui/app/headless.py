@@ -87,6 +87,9 @@ class HeadlessPrinter:
         elif isinstance(event, ev.BudgetWarning):
             self._newline()
             self.stderr.write(f"smith: warning: {event.message}\n")
+        elif isinstance(event, ev.ScopeWarning):
+            self._newline()
+            self.stderr.write(f"smith: warning: {event.message}\n")
         elif isinstance(event, ev.CommandOutput) and event.command == "attach":
             self._newline()
             self.stderr.write(f"smith: {event.text}\n")

@@ -178,6 +178,11 @@ class TurnDriver:
             self.emit(
                 ev.CommandOutput(command="attach", text=problem, ok=False, role=plan.role.name)
             )
+        if plan.job_id is None:
+            for warning in plan.scope.warnings:
+                self.emit(
+                    ev.ScopeWarning(turn_id=plan.turn_id, message=warning, role=plan.role.name)
+                )
         state: dict[str, Any] = {"model": None, "attached": attached}
         result: TurnResult | None = None
         if plan.job_id is None:

@@ -224,6 +224,19 @@ class BudgetWarning(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ScopeWarning(Event):
+    """Something about the project was ignored while preparing a top-level turn.
+
+    One per ``TurnScope.warnings`` entry (e.g. an index file that is a FIFO, too
+    large or not UTF-8), sent right after ``TurnStarted``; the turn goes on.
+    """
+
+    type: ClassVar[str] = "scope_warning"
+    turn_id: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class DispatchStarted(Event):
     """A sub-agent job was dispatched (``role`` is the parent's role)."""
 

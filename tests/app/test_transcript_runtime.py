@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -109,5 +110,29 @@ async def test_an_attached_file_shows_as_a_marker_live_and_stored(
         # The model got the file's text.
         sent = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
         assert "ATTACHED-BODY line" in sent[-2]["content"]
+    finally:
+        runtime.store.close()
+
+
+async def test_an_ignored_index_file_is_a_notice_in_the_transcript(
+    tmp_path: Path, monkeypatch: Any, llm_server: ScriptedLLMServer
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = app_runtime(tmp_path, api_url=llm_server.base_url)
+    os.mkfifo(runtime.options.cwd / "INDEX.md")
+    llm_server.enqueue(text_reply("Answered anyway."))
+    try:
+        app = TranscriptApp()
+        async with app.run_test(size=(160, 40)) as pilot:
+            transcript = app.transcript
+            unsubscribe = runtime.subscribe(transcript.handle_event)
+            await runtime.submit("hello")
+            unsubscribe()
+            await transcript.settle()
+            await pilot.pause()
+            text = " ".join(screen_text(app).split())
+            assert "INDEX.md is a FIFO (named pipe), not a regular file; it was ignored" in text
+            assert text.count("it was ignored") == 1
+            assert "Answered anyway." in text
     finally:
         runtime.store.close()

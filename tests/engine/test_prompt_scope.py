@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
+from smith_tui.engine import events as ev
 from smith_tui.engine import runtime as runtime_module
 from smith_tui.engine.prompt import build_system_prompt
 from smith_tui.engine.roles import resolve_role
 from smith_tui.engine.scope import TurnScope, compute_scope
+from tests.engine.test_headless_cli import smith
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 from tests.support.runtime import make_git_repo, open_runtime
 
@@ -251,3 +253,38 @@ async def test_a_fifo_index_file_does_not_stall_a_turn(
         f"index_file {repo.resolve() / 'INDEX.md'} is a FIFO (named pipe), not a regular "
         "file; it was ignored",
     )
+
+
+async def test_scope_warnings_reach_the_user_once_per_turn(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    os.mkfifo(repo / "INDEX.md")
+    runtime, rec = open_runtime(tmp_path, llm_server.base_url, cwd=repo)
+    llm_server.enqueue(text_reply("one"), text_reply("two"))
+    try:
+        for prompt in ("hello", "again"):
+            result = await asyncio.wait_for(runtime.run_turn(prompt), 60)
+            assert result.stop_reason == "completed"
+    finally:
+        await runtime.aclose()
+    warnings = rec.of(ev.ScopeWarning)
+    assert [w.turn_id for w in warnings] == [t.turn_id for t in rec.of(ev.TurnStarted)]
+    assert len(warnings) == 2
+    assert {w.message for w in warnings} == set(runtime.scope.warnings)
+    assert "is a FIFO (named pipe), not a regular file; it was ignored" in warnings[0].message
+    kinds = [type(e) for e in rec.events]
+    assert kinds.index(ev.ScopeWarning) == kinds.index(ev.TurnStarted) + 1
+
+
+def test_headless_prints_scope_warnings_to_stderr(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    os.mkfifo(repo / "INDEX.md")
+    llm_server.enqueue(text_reply("fine"))
+    result = smith(tmp_path, repo, llm_server, "-p", "hello")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "fine"
+    assert result.stderr.count("smith: warning: index_file ") == 1
+    assert "is a FIFO (named pipe), not a regular file; it was ignored" in result.stderr

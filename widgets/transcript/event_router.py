@@ -85,6 +85,8 @@ def route_event(transcript: Transcript, event: Any) -> None:
         t.add_notice(compaction_notice(event), "info")  # /compact prints its own output
     elif isinstance(event, ev.BudgetWarning):
         t.add_notice(f"Budget: {event.message}", "warning")
+    elif isinstance(event, ev.ScopeWarning):
+        t.add_notice(event.message, "warning")
     elif isinstance(event, ev.SandboxStatus) and event.notice:
         t.add_notice(event.notice, "error" if event.mode == "on" else "warning")
 
