@@ -5,7 +5,8 @@ child's spend counts toward its parent's). The loop adds each model call's usage
 (:meth:`SpendMeter.add`) and asks, before every request, whether a limit is reached
 (:meth:`SpendMeter.exhausted`); the turn then stops with ``budget_exhausted`` and a
 message naming the limit and how to raise it. Crossing :data:`WARN_SHARE` of a limit
-emits :class:`~smith_tui.engine.events.BudgetWarning` once; every change emits
+emits :class:`~smith_tui.engine.events.BudgetWarning` once (also when one call goes from
+below that share straight past the limit: the warning then comes just before the stop); every change emits
 :class:`~smith_tui.engine.events.BudgetUpdated` so front ends can show spend against
 each limit.
 
@@ -141,19 +142,24 @@ class SpendMeter:
             if maximum is None or limit.key in self.warned:
                 continue
             used = self.used(limit.key)
-            if WARN_SHARE * maximum <= used < maximum:
+            # Also when one call jumps from below the share past the limit: the
+            # warning then comes with the stop instead of being skipped.
+            if used >= WARN_SHARE * maximum:
                 self.warned.add(limit.key)
+                message = (
+                    f"{round(100 * used / maximum)}% of the {limit.label} budget used "
+                    f"({format_amount(limit.unit, used)} of "
+                    f"{format_amount(limit.unit, maximum)}, budget.{limit.key})"
+                )
+                if used >= maximum:
+                    message += f"; the limit is reached: no further request in this {limit.scope}"
                 self.emit(
                     ev.BudgetWarning(
                         turn_id=self.turn_id,
                         limit=limit.key,
                         used=used,
                         maximum=maximum,
-                        message=(
-                            f"{round(100 * used / maximum)}% of the {limit.label} budget used "
-                            f"({format_amount(limit.unit, used)} of "
-                            f"{format_amount(limit.unit, maximum)}, budget.{limit.key})"
-                        ),
+                        message=message,
                         role=self.role,
                         job_id=job_id,
                     )

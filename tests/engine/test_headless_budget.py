@@ -53,11 +53,16 @@ def test_max_tokens_warning_and_stop_in_text_mode(
     _calls(llm_server, 3, 300)
     result = smith(tmp_path, workdir, llm_server, "-p", "go", "--max-tokens", "900")
     assert result.returncode == 1
-    # 600 of 900 is 67%: no warning; 900 reaches the limit and stops the turn.
-    assert "smith: warning:" not in result.stderr
-    assert "smith: turn ended: budget_exhausted: the turn tokens budget is used up" in (
-        result.stderr
+    # 600 of 900 is 67%: no warning; 900 jumps past 80% to the limit: one warning, then
+    # the stop.
+    warning = (
+        "smith: warning: 100% of the turn tokens budget used (900 tokens of 900 tokens, "
+        "budget.turn_tokens); the limit is reached: no further request in this turn"
     )
+    stop = "smith: turn ended: budget_exhausted: the turn tokens budget is used up"
+    assert result.stderr.count("smith: warning:") == 1
+    assert warning in result.stderr and stop in result.stderr
+    assert result.stderr.index(warning) < result.stderr.index(stop)
     assert "--max-tokens N" in result.stderr
     assert "Traceback" not in result.stderr
 

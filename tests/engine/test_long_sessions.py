@@ -131,9 +131,16 @@ async def test_a_childs_spend_counts_toward_its_parents_turn_budget(
     assert result.stop_reason == "budget_exhausted"
     assert "turn tokens budget is used up: 1,000 tokens" in result.error.message
 
-    # From 60% straight to the limit: no warning, the stop itself says it.
-    assert not rec.of(ev.BudgetWarning)
+    # From 60% straight to the limit: the warning still comes, once, before the stop.
     job_id = next(e.job_id for e in rec.of(ev.DispatchStarted))
+    (warning,) = rec.of(ev.BudgetWarning)
+    assert warning.limit == "turn_tokens" and warning.used == 1000 and warning.job_id == job_id
+    assert warning.message == (
+        "100% of the turn tokens budget used (1,000 tokens of 1,000 tokens, "
+        "budget.turn_tokens); the limit is reached: no further request in this turn"
+    )
+    order = [type(e) for e in rec.events if isinstance(e, ev.BudgetWarning | ev.TurnFinished)]
+    assert order[0] is ev.BudgetWarning
     updates = rec.of(ev.BudgetUpdated)
     assert [(e.job_id, e.spend["turn_tokens"]["used"]) for e in updates] == [
         (None, 100),
@@ -175,11 +182,17 @@ async def test_conversation_tokens_carry_over_turns_and_stop_the_first_request(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
     llm_server.enqueue(text_reply("first", usage=usage(900, 100)), text_reply("never"))
-    runtime, _ = open_runtime(
+    runtime, rec = open_runtime(
         tmp_path, llm_server.base_url, config={"budget": {"conversation_tokens": 1000}}
     )
     first = await runtime.run_turn("one")
     assert first.stop_reason == "completed"
+    # One call from nothing to the limit still warns (once), naming the conversation.
+    (warning,) = rec.of(ev.BudgetWarning)
+    assert warning.message.endswith(
+        "(1,000 tokens of 1,000 tokens, budget.conversation_tokens); the limit is reached: "
+        "no further request in this conversation"
+    )
     second = await runtime.run_turn("two")
     assert second.stop_reason == "budget_exhausted"
     assert "conversation tokens budget is used up: 1,000 tokens" in second.error.message
