@@ -11,6 +11,7 @@ imports them only where events are handled.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -83,7 +84,7 @@ PANE_TITLES: dict[str, str] = {
     "usage": "Usage",
 }
 
-#: Seconds between the first frame and mounting the content panes.
+#: Seconds between the first frame and mounting the content panes (at least).
 PANES_DELAY_S = 0.1
 
 #: The widgets that follow engine events, in delivery order.
@@ -167,6 +168,7 @@ class MainScreen(Screen):
         self._failed_panes: set[str] = set()
         self._mounted = False
         self._started = False
+        self._first_frame_at: float | None = None
         self._side_choice: bool | None = None
 
     @property
@@ -247,6 +249,7 @@ class MainScreen(Screen):
         if self.app.animation_level == "none":
             prompt.cursor_blink = False  # a blinking cursor makes frames differ
         self._mounted = True
+        self.call_after_refresh(self._first_frame_painted)
         if self.runtime:
             self.runtime_ready()
 
@@ -261,7 +264,16 @@ class MainScreen(Screen):
         self.refresh_title()
         # After the first frame, and a moment more: the frame reaches the terminal through
         # Textual's writer thread, which the panes' imports would otherwise hold up.
-        self.call_after_refresh(self.set_timer, PANES_DELAY_S, self._mount_panes)
+        # (When the runtime took longer than that to open, the first frame is long out.)
+        painted = self._first_frame_at
+        waited = time.monotonic() - painted if painted is not None else 0.0
+        # (A timer, not a callback: mounting the panes awaits their mounts, which this
+        # screen's own message loop must stay free to serve. Textual refuses a 0 s timer.)
+        delay = max(0.01, PANES_DELAY_S - waited)
+        self.call_after_refresh(self.set_timer, delay, self._mount_panes)
+
+    def _first_frame_painted(self) -> None:
+        self._first_frame_at = time.monotonic()
 
     @property
     def _alive(self) -> bool:

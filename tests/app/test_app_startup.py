@@ -51,8 +51,11 @@ async def test_prompt_paints_before_the_runtime_opens(
         assert app.runtime is not None
         user = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
         assert user[0]["content"] == "early question"
-        # The turn only: the transcript's work queue is a worker that runs until unmount.
-        await app.workers.wait_for_complete([w for w in app.workers if w.group == "turn"])
+        # The turn only: the transcript's work queue is a worker that runs until unmount
+        # (and an empty list would wait for every worker: the turn may be over already).
+        turn = [w for w in app.workers if w.group == "turn"]
+        if turn:
+            await app.workers.wait_for_complete(turn)
     await app.runtime.aclose()
 
 
