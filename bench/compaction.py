@@ -23,7 +23,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from figures import Figure, emit
-from window import build_transcript
+from window import build_transcript, median_ms
 
 from smith_tui.engine.compaction import (
     COMPACTION_NOTE_ID,
@@ -55,16 +54,6 @@ class InstantModel:
 
     async def chat_stream(self, request: Any, handlers: Any) -> Any:
         return SimpleNamespace(content="Summary: the user asked for fixes; tests pass now.")
-
-
-def median_ms(fn: Callable[[], object], repeats: int) -> float:
-    """The median wall time of ``fn()`` in milliseconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def conversation(count: int, ids: str = "") -> list[dict[str, Any]]:
