@@ -137,6 +137,13 @@ class StreamCapture:
         """Flush the decoder (a trailing partial UTF-8 sequence becomes U+FFFD)."""
         return self.feed(b"", final=True)
 
+    def section(self, name: str, budget: int) -> list[str]:
+        """The result's lines for this stream: ``name: (empty)``, or a header with its size
+        and the text cut to ``budget`` characters."""
+        if self.total_chars == 0:
+            return [f"{name}: (empty)"]
+        return [f"--- {name} ({self.total_bytes:,} bytes) ---", self.render(budget).rstrip("\n")]
+
     def render(self, budget: int) -> str:
         """The kept text cut to ``budget`` characters, with a note saying what was left out."""
         tail = "".join(self.tail)
@@ -409,12 +416,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     else:
         err_budget = min(err.total_chars, max(budget // 3, budget - out.total_chars))
         out_budget = max(budget - err_budget, 1)
-    for name, capture, share in (("stdout", out, out_budget), ("stderr", err, err_budget)):
-        if capture.total_chars == 0:
-            lines.append(f"{name}: (empty)")
-            continue
-        lines.append(f"--- {name} ({capture.total_bytes:,} bytes) ---")
-        lines.append(capture.render(share).rstrip("\n"))
+    lines += out.section("stdout", out_budget) + err.section("stderr", err_budget)
     return ToolOutput(
         content="\n".join(lines),
         metadata={
@@ -563,11 +565,7 @@ async def _run_elsewhere(
     if sandbox is not None and outcome == "completed" and exit_code != 0:
         if note := failure_note(final.text, sandbox, project_writable=project_writable):
             lines.append(note)
-    if output.total_chars == 0:
-        lines.append("output: (empty)")
-    else:
-        lines.append(f"--- output ({output.total_bytes:,} bytes) ---")
-        lines.append(output.render(budget).rstrip("\n"))
+    lines += output.section("output", budget)
     return ToolOutput(
         content="\n".join(lines),
         metadata={
