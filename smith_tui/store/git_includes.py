@@ -52,7 +52,7 @@ def _regular(path: Path) -> bool | None:
         return False
 
 
-def _git_dir_of(entry: Path) -> Path | None:
+def git_dir_of(entry: Path) -> Path | None:
     """The repository a ``.git`` entry names: the folder itself or a ``gitdir:`` file's target."""
     if entry.is_dir():
         return entry.resolve()
@@ -74,25 +74,36 @@ def _looks_bare(folder: Path) -> bool:
     )
 
 
+def work_tree_of(start: Path) -> Path | None:
+    """The nearest folder, ``start`` or a parent, that holds a ``.git`` (of any kind)."""
+    return next((d for d in (start, *start.parents) if os.path.lexists(d / ".git")), None)
+
+
 def repository_of(start: Path) -> Path | None:
     """The repository folder git's discovery would find from ``start``, or ``None``."""
     for folder in (start, *start.parents):
         if os.path.lexists(folder / ".git"):
-            return _git_dir_of(folder / ".git")
+            return git_dir_of(folder / ".git")
         if _looks_bare(folder):
             return folder.resolve()
     return None
 
 
-def config_files(git_dir: Path) -> list[Path]:
-    """The repository-level config files git reads for ``git_dir`` (those that exist)."""
-    common = git_dir
+def common_dir_of(git_dir: Path) -> Path:
+    """The repository's common folder: ``git_dir`` itself unless a linked worktree's
+    ``commondir`` names another."""
     if _regular(git_dir / "commondir"):
         try:
             text = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace")
-            common = (git_dir / text.strip()).resolve()
+            return (git_dir / text.strip()).resolve()
         except OSError:
             pass
+    return git_dir
+
+
+def config_files(git_dir: Path) -> list[Path]:
+    """The repository-level config files git reads for ``git_dir`` (those that exist)."""
+    common = common_dir_of(git_dir)
     candidates = [common / "config", git_dir / "config.worktree", common / "config.worktree"]
     unique = list(dict.fromkeys(candidates))
     return [path for path in unique if os.path.lexists(path)]

@@ -29,7 +29,12 @@ from urllib.parse import unquote, urlsplit
 
 from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.store.errors import StoreError
-from smith_tui.store.git_includes import config_includes, config_value, repository_of
+from smith_tui.store.git_includes import (
+    config_includes,
+    config_value,
+    repository_of,
+    work_tree_of,
+)
 
 _GIT_TIMEOUT_SECONDS = 10
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -144,7 +149,7 @@ def discover_project(cwd: str | Path) -> ProjectInfo:
     # core.worktree (or a .git file whose repository sets it) can name any folder as
     # the work tree, e.g. a parent of `cwd`: the root must be the folder holding the
     # `.git` found from `cwd`, as git's own discovery would give without that setting.
-    holder = next((d for d in (start, *start.parents) if os.path.lexists(d / ".git")), None)
+    holder = work_tree_of(start)
     if config_includes(start):
         # Any git command would follow the includes, which may name files outside the
         # project (or a FIFO that blocks): run none, read the config file itself.

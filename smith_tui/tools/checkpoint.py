@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from smith_tui.config.schema import CheckpointsConfig
+from smith_tui.store.git_includes import common_dir_of, git_dir_of
 from smith_tui.tools.git import base_argv, find_git, git_env
 from smith_tui.tools.spec import ToolError
 
@@ -139,24 +140,8 @@ def shadow_folder(data_dir: Path, work_tree: Path) -> Path:
 
 def _user_git_dir(work_tree: Path) -> Path | None:
     """The user's repository of ``work_tree`` (common dir of a linked worktree), read-only."""
-    dot = work_tree / ".git"
-    if dot.is_dir():
-        git_dir = dot
-    elif dot.is_file():
-        try:
-            text = dot.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            return None
-        if not text.startswith("gitdir:"):
-            return None
-        git_dir = (work_tree / text.removeprefix("gitdir:").strip()).resolve()
-    else:
-        return None
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return git_dir
-    return (git_dir / common).resolve()
+    git_dir = git_dir_of(work_tree / ".git")
+    return common_dir_of(git_dir) if git_dir is not None else None
 
 
 def _read(path: Path) -> str:

@@ -38,7 +38,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from smith_tui.config.secrets import scrubbed_environ
-from smith_tui.store.git_includes import config_includes
+from smith_tui.store.git_includes import config_includes, work_tree_of
 from smith_tui.tools.args import max_chars
 from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import project_root
@@ -715,11 +715,6 @@ async def _submodule_of(git: str, git_dir: Path, work_tree: Path, ctx: ToolConte
     return code == 0 and bool(value) and (git_dir / value).resolve() == work_tree
 
 
-def _work_tree_of(root: Path) -> Path | None:
-    """The nearest folder, ``root`` or a parent, that holds a ``.git``."""
-    return next((d for d in (root, *root.parents) if os.path.lexists(d / ".git")), None)
-
-
 def _resolved(base: Path, *texts: str) -> list[Path]:
     return [(base / text.strip()).resolve() for text in texts]
 
@@ -734,7 +729,7 @@ async def _locate(git: str, root: Path, ctx: ToolContext) -> _Repository:
     does: a ``.git`` file pointing at some other repository is refused.
     """
     await _refuse_config_includes(git, root)
-    work_tree = _work_tree_of(root)
+    work_tree = work_tree_of(root)
     code, out, err, _ = await _run(
         [*base_argv(git), "rev-parse", "--absolute-git-dir"], root, ctx, git_env()
     )
