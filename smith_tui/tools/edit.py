@@ -201,7 +201,7 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     out_bytes = doc.render().encode("utf-8")
     ctx.cancel.check()  # a cancel that came while reading leaves the file untouched
     try:
-        write_file(req.target.real, out_bytes, ctx)
+        write_file(req.target, out_bytes, ctx, tool="edit")
     except NotRegularFileError as exc:
         raise not_regular_error(where, exc.kind, "edit", writing=True) from None
     except OSError as exc:

@@ -6,6 +6,11 @@ project root for the code and git tools), the path policy of ``read`` /
 opening regular files only (never a FIFO, device or socket) and reading them in
 bounded chunks, hashing, line splitting that keeps line endings, and atomic
 writes that keep the file mode and never replace a special file.
+
+The policy is checked on the ``realpath`` of the path (for clear messages); the
+file itself is then opened, created or replaced through :mod:`.beneath`, from a
+descriptor of the root it was found in, so a folder swapped for a symlink in
+between cannot redirect the call outside that root or into ``.git``.
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from smith_tui.tools import beneath
 from smith_tui.tools.args import bad_arguments, setting_number, tool_settings
 from smith_tui.tools.spec import ToolContext, ToolError
 
@@ -72,7 +77,7 @@ def file_backend(ctx: ToolContext) -> FileBackend | None:
     return backend
 
 
-def write_file(path: Path, data: bytes, ctx: ToolContext) -> None:
+def write_file(target: ToolPath, data: bytes, ctx: ToolContext, *, tool: str) -> None:
     """Write ``data`` through the front end's file backend when it takes it, else
     :func:`atomic_write` (same errors)."""
     backend = file_backend(ctx)
@@ -81,9 +86,9 @@ def write_file(path: Path, data: bytes, ctx: ToolContext) -> None:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        if text is not None and backend.write_text(path, text):
+        if text is not None and backend.write_text(target.real, text):
             return
-    atomic_write(path, data)
+    atomic_write(target, data, tool=tool)
 
 
 # ---------------------------------------------------------------------------
@@ -177,23 +182,31 @@ def file_kind(mode: int) -> str:
     return next((kind for is_kind, kind in _FILE_KINDS if is_kind(mode)), "a special file")
 
 
-def open_regular_file(path: str | os.PathLike[str]) -> int:
-    """Open an already resolved ``path`` read-only and return the descriptor.
+def open_regular_file(
+    path: str | os.PathLike[str],
+    *,
+    dir_fd: int | None = None,
+    shown: str | os.PathLike[str] | None = None,
+) -> int:
+    """Open an already resolved ``path`` (relative to ``dir_fd`` when given) read-only
+    and return the descriptor.
 
     The type is checked with ``lstat`` before opening (opening a device or FIFO
     can block or have side effects) and again with ``fstat`` on the open
     descriptor, so a file swapped in between is caught too. Anything but a
-    regular file raises :class:`NotRegularFileError`; other failures raise the
-    usual :class:`OSError` subclasses.
+    regular file raises :class:`NotRegularFileError` (naming ``shown``, default
+    ``path``); a final symlink is never followed (``ELOOP``); other failures raise
+    the usual :class:`OSError` subclasses.
     """
-    before = os.lstat(path)
+    named = path if shown is None else shown
+    before = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
     if not stat.S_ISREG(before.st_mode):
-        raise NotRegularFileError(path, file_kind(before.st_mode))
-    fd = os.open(path, _OPEN_FLAGS)
+        raise NotRegularFileError(named, file_kind(before.st_mode))
+    fd = os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
     try:
         after = os.fstat(fd)
         if not stat.S_ISREG(after.st_mode):
-            raise NotRegularFileError(path, file_kind(after.st_mode))
+            raise NotRegularFileError(named, file_kind(after.st_mode))
     except BaseException:
         os.close(fd)
         raise
@@ -252,7 +265,7 @@ def extra_roots(ctx: ToolContext) -> list[Path]:
     roots: list[Path] = []
     for item in value:
         expanded = os.path.expanduser(item) if isinstance(item, str) else ""
-        if not os.path.isabs(expanded):
+        if not os.path.isabs(expanded) or "\x00" in expanded:
             raise ToolError(
                 f"config setting services.tool.extra_roots holds {item!r:.80}, which is not "
                 f"an absolute folder path; fix or remove it.",
@@ -304,12 +317,57 @@ def resolve_for_tool(raw: str, ctx: ToolContext, *, tool: str, writing: bool = F
         )
     given_roots = [*roots, Path(os.path.abspath(ctx.project_root or ctx.cwd))]
     if writing and _touches_git_dir([shown, real], given_roots):
-        raise ToolError(
-            f"{where} is inside a .git folder; {tool} never changes git's own files (its "
-            f"config and hooks can run commands). Use the git tool or bash for git operations.",
-            code="git_internal",
-        )
+        raise _git_internal(where, tool)
     return ToolPath(shown, real, root, where)
+
+
+def _git_internal(where: str, tool: str) -> ToolError:
+    return ToolError(
+        f"{where} is inside a .git folder; {tool} never changes git's own files (its "
+        f"config and hooks can run commands). Use the git tool or bash for git operations.",
+        code="git_internal",
+    )
+
+
+# ---------------------------------------------------------------------------
+# opening beneath the root
+
+_OPEN_RETRIES = 4
+"""How often an entry that turned into a symlink between lookup and open is looked up again."""
+
+
+def locate(target: ToolPath, *, tool: str, create: bool = False) -> beneath.Located:
+    """Find ``target`` beneath its root (see :func:`beneath.locate`); the caller closes it.
+
+    A way out of the root found on the way is a ``outside_project`` :class:`ToolError`;
+    other failures are the usual :class:`OSError` subclasses.
+    """
+    rel = target.real.relative_to(target.root).parts if target.real != target.root else ()
+    try:
+        return beneath.locate(target.root, rel, create=create)
+    except beneath.OutsideRootError as exc:
+        raise ToolError(
+            f"{target.where} leads out of {target.root} through a symbolic link that changed "
+            f"while it was looked up (now {exc.filename} -> {exc.target}); {tool} only works "
+            f"on files there, so nothing was read or written.",
+            code="outside_project",
+        ) from None
+
+
+def open_beneath(target: ToolPath, *, tool: str) -> int:
+    """Open ``target`` read-only beneath its root; a regular file only.
+
+    Like :func:`open_regular_file` (``O_NONBLOCK | O_NOCTTY``, the type checked
+    before and after opening) but relative to the descriptor of its folder.
+    """
+    for _ in range(_OPEN_RETRIES):
+        with locate(target, tool=tool) as loc:
+            try:
+                return open_regular_file(loc.name, dir_fd=loc.dir_fd, shown=loc.path)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP or isinstance(exc, NotRegularFileError):
+                    raise
+    raise OSError(errno.ELOOP, "it keeps changing into a symbolic link", str(target.real))
 
 
 def max_file_bytes(ctx: ToolContext, tool: str) -> int:
@@ -429,7 +487,7 @@ def read_text_file(
         data = data[: limit + 1]
     else:
         try:
-            fd = open_regular_file(target.real)
+            fd = open_beneath(target, tool=tool)
             try:
                 size = os.fstat(fd).st_size
                 if size > limit and not allow_cut:
@@ -524,9 +582,11 @@ def refuse_special_target(target: ToolPath, tool: str) -> bool:
     """Refuse to replace anything but a regular file at ``target``; return whether it exists.
 
     A directory gets ``is_directory``, a FIFO, device or socket ``not_regular_file``.
+    Looked up beneath the root (a missing folder on the way means "does not exist").
     """
     try:
-        mode = os.lstat(target.real).st_mode
+        with locate(target, tool=tool) as loc:
+            mode = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False).st_mode
     except (FileNotFoundError, NotADirectoryError):
         kind = _kind_behind_links(target)
         if kind is None:
@@ -560,35 +620,34 @@ def current_umask() -> int:
     return mask
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same dir, then rename).
+def atomic_write(target: ToolPath, data: bytes, *, tool: str, mode: int | None = None) -> None:
+    """Write ``data`` to ``target`` atomically: a temp file created in the same folder
+    (by descriptor, beneath the root), fsynced, then renamed over the name.
 
-    A symlink is followed so the link keeps pointing at the updated target.
-    ``mode`` defaults to the existing file's permissions, or 0o666 minus the
-    umask for a new file (a bare temp file would otherwise be 0o600). Anything
-    but a regular file at the target (FIFO, device, socket, directory) raises
-    :class:`NotRegularFileError` instead of being replaced.
+    Missing folders are made on the way. A symlink inside the root is followed so the
+    link keeps pointing at the updated target. ``mode`` defaults to the existing file's
+    permissions, or 0o666 minus the umask for a new file. Anything but a regular file
+    at the target (FIFO, device, socket, directory) raises :class:`NotRegularFileError`
+    instead of being replaced; a ``.git`` folder among the names walked (symlink targets
+    included) is a ``git_internal`` :class:`ToolError`, a way out of the root an
+    ``outside_project`` one.
     """
-    target = Path(os.path.realpath(path))
+    with locate(target, tool=tool, create=True) as loc:
+        if any(name.lower() == ".git" for name in loc.names()):
+            raise _git_internal(target.where, tool)
+        info = regular_or_absent(loc)
+        if mode is None:
+            mode = info.st_mode & 0o7777 if info is not None else 0o666 & ~current_umask()
+        beneath.replace_at(loc, [data], mode, lambda: regular_or_absent(loc))
+
+
+def regular_or_absent(loc: beneath.Located) -> os.stat_result | None:
+    """The ``lstat`` of ``loc``'s entry, ``None`` when absent; raises
+    :class:`NotRegularFileError` for anything but a regular file (a symlink included)."""
     try:
-        info = os.lstat(target)
+        info = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        info = None
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise NotRegularFileError(target, file_kind(info.st_mode))
-    if mode is None:
-        mode = info.st_mode & 0o7777 if info is not None else 0o666 & ~current_umask()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegularFileError(loc.path, file_kind(info.st_mode))
+    return info

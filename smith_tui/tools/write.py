@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 
 from pydantic import Field
 
@@ -12,7 +11,10 @@ from smith_tui.tools.args import Text
 from smith_tui.tools.diffs import display_path, text_diff
 from smith_tui.tools.files import (
     NotRegularFileError,
+    ToolPath,
     not_regular_error,
+    open_beneath,
+    read_capped,
     refuse_special_target,
     resolve_for_tool,
     sha256_hex,
@@ -38,23 +40,20 @@ class Args(ToolArgs):
 def _write(args: Args, ctx: ToolContext) -> ToolOutput:
     content = args.content
     target = resolve_for_tool(args.path, ctx, tool="write", writing=True)
-    path, where = target.real, target.where
+    where = target.where
     is_new = not refuse_special_target(target, "write")
-    # Walk up to the first existing ancestor: it must be a directory we can create in.
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
+    data = content.encode("utf-8")
+    previous = _previous_text(target) if not is_new else None
+    ctx.cancel.check()
+    try:
+        write_file(target, data, ctx, tool="write")
+    except NotADirectoryError as exc:
+        # a folder on the way is a file: the walk names it, relative to the root
+        ancestor = target.root / (exc.filename or "")
         raise ToolError(
             f"cannot create {where}: {ancestor} exists and is not a directory.",
             code="bad_path",
-        )
-    data = content.encode("utf-8")
-    previous = _previous_text(path) if not is_new else None
-    ctx.cancel.check()
-    try:
-        os.makedirs(path.parent, exist_ok=True)
-        write_file(path, data, ctx)
+        ) from None
     except NotRegularFileError as exc:
         raise not_regular_error(where, exc.kind, "write", writing=True) from None
     except PermissionError:
@@ -86,14 +85,18 @@ def _write(args: Args, ctx: ToolContext) -> ToolOutput:
     )
 
 
-def _previous_text(path: Path) -> str | None:
+def _previous_text(target: ToolPath) -> str | None:
     """The text being overwritten (for the diff shown to the user); ``None`` when it is
-    too large or not UTF-8 text."""
+    too large, not UTF-8 text or cannot be read (beneath the root, a regular file only)."""
     try:
-        if path.stat().st_size > PREVIOUS_TEXT_LIMIT:
-            return None
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        fd = open_beneath(target, tool="write")
+        try:
+            if os.fstat(fd).st_size > PREVIOUS_TEXT_LIMIT:
+                return None
+            return read_capped(fd, PREVIOUS_TEXT_LIMIT + 1).decode("utf-8")
+        finally:
+            os.close(fd)
+    except (OSError, UnicodeDecodeError, ToolError):
         return None
 
 
