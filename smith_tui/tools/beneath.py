@@ -332,7 +332,7 @@ def replace_at(
     loc: Located,
     chunks: Iterable[bytes],
     mode: int,
-    check: Callable[[], None] | None = None,
+    check: Callable[[], object] | None = None,
 ) -> None:
     """Write ``chunks`` to a new temp file in ``loc``'s folder, fsync, then rename it
     over ``loc.name`` (same folder descriptor, so the rename cannot land elsewhere).

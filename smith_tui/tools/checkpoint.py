@@ -20,7 +20,11 @@ How it stays cheap and safe:
   refuses the checkpoint with :class:`CheckpointTooBig` instead of copying a huge tree;
 * a restore first records the current state (so it can be undone), then writes only the
   files that differ and deletes only files the current snapshot holds: ignored files are
-  in neither tree, so they are never touched.
+  in neither tree, so they are never touched;
+* a restore deletes and writes each file relative to its folder's descriptor, found
+  beneath the work tree without following symlinks (blobs streamed from ``git cat-file``,
+  written to a temp file and renamed over the name), so a folder swapped for a symlink
+  while it runs cannot make it delete or write outside the project.
 
 The list of checkpoints is an append-only JSON-lines file in the shadow repository, so it
 outlives the process (``--continue``) without a database table.
@@ -32,16 +36,20 @@ import builtins  # the class's list() method shadows the builtin in its annotati
 import hashlib
 import json
 import os
+import stat
 import subprocess
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from smith_tui.config.schema import CheckpointsConfig
 from smith_tui.store.git_includes import common_dir_of, git_dir_of
+from smith_tui.tools import beneath
+from smith_tui.tools.files import current_umask, file_kind
 from smith_tui.tools.git import base_argv, find_git, git_env
 from smith_tui.tools.spec import ToolError
 
@@ -486,33 +494,177 @@ class Checkpoints:
         return None if item is None else self.restore(item)
 
     def _write_tree(self, tree: str, changes: Iterable[Change]) -> None:
+        """Delete and write the changed files, each relative to its folder's descriptor
+        found beneath the work tree without following any symlink (see
+        :mod:`~smith_tui.tools.beneath`): a folder swapped for a symlink meanwhile makes
+        that file fail instead of being deleted or written outside the project."""
         removed = [c.path for c in changes if c.status == "D"]
         written = [c.path for c in changes if c.status != "D"]
         for path in removed:
-            target = self.work_tree / path
-            try:
-                if target.is_symlink() or target.is_file():
-                    target.unlink()
-            except OSError as exc:
-                raise CheckpointError(f"checkpoint: cannot delete {path}: {exc}") from None
-            self._prune_empty(target.parent)
+            self._delete(path)
         if not written:
             return
-        index = self.shadow / "restore-index"
-        try:
-            self._run("read-tree", tree, index=index)
-            paths = b"\0".join(os.fsencode(p) for p in written) + b"\0"
-            self._run("checkout-index", "-f", "-z", "--stdin", index=index, stdin=paths)
-        finally:
-            index.unlink(missing_ok=True)
+        entries = self._entries(tree, set(written))
+        with _BlobReader(self) as blobs:
+            for path in written:
+                entry = entries.get(path)
+                if entry is None:
+                    raise CheckpointError(f"checkpoint: {path} is not in the tree {tree[:12]}")
+                self._put(path, *entry, blobs)
 
-    def _prune_empty(self, folder: Path) -> None:
-        while folder != self.work_tree and self.work_tree in folder.parents:
+    def _entries(self, tree: str, wanted: set[str]) -> dict[str, tuple[str, str]]:
+        """Mode and object id of each of ``wanted`` in ``tree``."""
+        out = self._run("ls-tree", "-r", "-z", "--full-tree", tree)
+        found: dict[str, tuple[str, str]] = {}
+        for record in out.split(b"\0"):
+            meta, _, raw = record.partition(b"\t")
+            path = os.fsdecode(raw)
+            if path in wanted:
+                mode, _kind, oid = meta.decode("ascii").split(" ")
+                found[path] = (mode, oid)
+        return found
+
+    def _locate(self, path: str, *, create: bool = False) -> beneath.Located:
+        """Where ``path`` (a tree path) is in the work tree; no symlink is followed."""
+        parts = beneath.split(path)
+        if not parts or any(part == ".." or part.lower() == ".git" for part in parts):
+            raise CheckpointError(f"checkpoint: refusing the path {path!r} (outside the files)")
+        return beneath.locate(
+            self.work_tree, parts, follow=False, follow_links=False, create=create
+        )
+
+    def _delete(self, path: str) -> None:
+        try:
+            with self._locate(path) as loc:
+                info = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                    os.unlink(loc.name, dir_fd=loc.dir_fd)
+        except (FileNotFoundError, NotADirectoryError, beneath.SymlinkOnTheWayError):
+            return  # not there (as a file of the work tree): nothing to delete
+        except OSError as exc:
+            raise CheckpointError(
+                f"checkpoint: cannot delete {path}: {exc.strerror or exc}"
+            ) from None
+        self._prune_empty(beneath.split(path)[:-1])
+
+    def _put(self, path: str, mode: str, oid: str, blobs: _BlobReader) -> None:
+        """Write one tree entry: a file (its mode's executable bit), a symlink, or the
+        folder of a submodule."""
+        try:
+            with self._locate(path, create=True) as loc:
+
+                def replaceable() -> None:
+                    try:
+                        info = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        return
+                    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                        raise CheckpointError(
+                            f"checkpoint: cannot restore {path}: it is "
+                            f"{file_kind(info.st_mode)} now, which a restore never replaces"
+                        )
+
+                if mode == "160000":  # a submodule: git keeps only its folder
+                    if _absent(loc):
+                        os.mkdir(loc.name, 0o777, dir_fd=loc.dir_fd)
+                    return
+                replaceable()
+                if mode == "120000":
+                    target = b"".join(blobs.read(oid))
+                    beneath.symlink_at(loc, os.fsdecode(target))
+                    return
+                perms = (0o777 if mode == "100755" else 0o666) & ~current_umask()
+                beneath.replace_at(loc, blobs.read(oid), perms, replaceable)
+        except beneath.SymlinkOnTheWayError as exc:
+            raise CheckpointError(
+                f"checkpoint: cannot restore {path}: {exc.filename} is a symbolic link now, "
+                "not a folder; nothing was written through it"
+            ) from None
+        except OSError as exc:
+            raise CheckpointError(
+                f"checkpoint: cannot write {path}: {exc.strerror or exc}"
+            ) from None
+
+    def _prune_empty(self, folders: builtins.list[str]) -> None:
+        """Remove the now empty folders of a deleted file, deepest first."""
+        while folders:
             try:
-                folder.rmdir()
+                with self._locate("/".join(folders)) as loc:
+                    os.rmdir(loc.name, dir_fd=loc.dir_fd)
             except OSError:
                 return
-            folder = folder.parent
+            folders = folders[:-1]
+
+
+def _absent(loc: beneath.Located) -> bool:
+    try:
+        os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return True
+    return False
+
+
+class _BlobReader:
+    """One ``git cat-file --batch`` of the shadow repository, read blob by blob in chunks
+    (a restore never holds a whole tree, or a whole big file, in memory)."""
+
+    _CHUNK = 1024 * 1024
+
+    def __init__(self, owner: Checkpoints) -> None:
+        if owner._git is None:
+            owner._git = find_git()
+        try:
+            self._proc = subprocess.Popen(
+                [*base_argv(owner._git, _SHADOW_CONFIG), "cat-file", "--batch"],
+                cwd=owner.work_tree,
+                env=owner._env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint: git cat-file could not run: {exc}") from None
+        self._timer = threading.Timer(_TIME_LIMIT, self._proc.kill)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def read(self, oid: str) -> Iterator[bytes]:
+        """The bytes of blob ``oid`` in chunks; the caller consumes all of them."""
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            stdin.write(oid.encode("ascii") + b"\n")
+            stdin.flush()
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint: git cat-file stopped: {exc}") from None
+        header = stdout.readline().split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise CheckpointError(f"checkpoint: the object {oid} is missing from the shadow")
+        left = int(header[2])
+        while left:
+            block = stdout.read(min(self._CHUNK, left))
+            if not block:
+                raise CheckpointError(f"checkpoint: git cat-file ended inside {oid}")
+            left -= len(block)
+            yield block
+        stdout.read(1)  # the newline after each object
+
+    def __enter__(self) -> _BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
 
 
 def _mb(size: int) -> str:
