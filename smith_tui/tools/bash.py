@@ -6,6 +6,12 @@ SIGTERM first, SIGKILL after a short grace. Output streams to
 ``ctx.on_output`` as it arrives; stdout and stderr are captured separately and
 only their heads and tails are kept once they outgrow the budget.
 
+Nothing outlives its command. Sandboxed, the command's PID namespace ends when
+the command does (see ``smith_tui.tools.sandbox``), and the tool checks it is
+gone before it returns. Unsandboxed, what is left of the process group is
+killed when the shell exits; a process that left the group (``setsid``) escapes
+that, and is only noticed when it still holds the output pipes.
+
 The shell's environment has no API-key variables (``smith_tui.config.secrets``).
 On Linux it runs in the bubblewrap sandbox of ``smith_tui.tools.sandbox`` as
 ``sandbox.mode`` says; a command the sandbox stopped says so in its result.
@@ -38,9 +44,11 @@ from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number
 from smith_tui.tools.commands import CommandExit, CommandRunner, RunningCommand, command_runner
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import (
+    NamespaceInit,
     bwrap_argv,
     failure_note,
     require_sandbox,
+    sandbox_environ,
     sandbox_settings,
     sandbox_state,
 )
@@ -54,6 +62,8 @@ TERM_GRACE_S = 0.3
 KILL_WAIT_S = 0.2
 # After the shell exits, background children may still hold the pipes open.
 PIPE_DRAIN_S = 0.5
+# After bwrap exits, how long the kernel gets to end the sandbox's namespace on its own.
+NAMESPACE_EXIT_S = 0.5
 READ_CHUNK = 65536
 # A front end's terminal (commands.CommandRunner): how often its output is polled, how
 # many bytes it keeps per character of budget, how long a killed command gets to exit.
@@ -250,11 +260,46 @@ def _close_fds(fds: list[int]) -> None:
     fds.clear()
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(sandboxed: bool) -> dict[str, str]:
     env = scrubbed_environ()
     # A non-interactive run: never block on a pager or a credential prompt.
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-    return env
+    # Unsandboxed, the sockets those variables name are reachable anyway (and git over
+    # ssh wants its agent): only a sandboxed command loses them.
+    return sandbox_environ(env) if sandboxed else env
+
+
+async def _read_info(fd: int) -> NamespaceInit | None:
+    """Read bwrap's ``--info-fd`` report to its end; the sandbox's pid 1, if it says."""
+    reader, transport = await _open_reader(fd)
+    try:
+        return NamespaceInit.from_info(await reader.read())
+    finally:
+        transport.close()
+
+
+async def _end_namespace(info: asyncio.Future[NamespaceInit | None] | None) -> None:
+    """Make sure the sandbox's namespace is gone: bwrap's death SIGKILLs its pid 1
+    (``--die-with-parent``) and the kernel the rest; kill pid 1 ourselves if it lingers."""
+    if info is None:
+        return
+    try:
+        init = await asyncio.wait_for(asyncio.shield(info), timeout=KILL_WAIT_S)
+    except (TimeoutError, OSError):
+        return
+    if init is None:
+        return
+    deadline = time.monotonic() + NAMESPACE_EXIT_S
+    killed = False
+    while init.alive():
+        now = time.monotonic()
+        if now > deadline:
+            if killed:
+                log.warning("the sandbox of a command (pid 1: %d) did not end", init.pid)
+                return
+            init.kill()
+            killed, deadline = True, now + NAMESPACE_EXIT_S
+        await asyncio.sleep(0.002)
 
 
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
@@ -268,22 +313,30 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     state = await asyncio.to_thread(sandbox_state, sandbox)
     require_sandbox(state)
     project_writable = permissions.project_writable(ctx)  # False in read-only mode
-    argv = ["bash", "-c", command]
-    if state.active and state.bwrap:
-        project = ctx.project_root or cwd
-        argv = bwrap_argv(
-            state.bwrap,
-            argv,
+    bwrap = state.bwrap if state.active else None
+
+    async def command_line(info_fd: int | None = None) -> list[str]:
+        shell = ["bash", "-c", command]
+        if bwrap is None:
+            return shell
+        # A walk of the project (its .git folders): off the event loop.
+        return await asyncio.to_thread(
+            bwrap_argv,
+            bwrap,
+            shell,
             cwd=cwd,
-            project=project,
+            project=ctx.project_root or cwd,
             settings=sandbox,
             project_writable=project_writable,
+            info_fd=info_fd,
         )
+
     if ctx.is_cancelled():
         raise ToolError("the call was cancelled before the command started.", code="cancelled")
     runner = command_runner(ctx)
     if runner is not None:
-        running = await _start_elsewhere(runner, argv, cwd, budget, ctx)
+        argv = await command_line()
+        running = await _start_elsewhere(runner, argv, cwd, budget, ctx, bwrap is not None)
         if running is not None:
             return await _run_elsewhere(
                 running,
@@ -300,19 +353,36 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     unowned = [out_r, err_r]  # read ends not yet handed to a transport
+    child_ends = [out_w, err_w]
+    info: asyncio.Future[NamespaceInit | None] | None = None
+    if bwrap is not None:
+        # bwrap reports the host pid of the sandbox's pid 1 here, to check it is gone.
+        info_r, info_w = os.pipe()
+        unowned.append(info_r)
+        child_ends.append(info_w)
+    try:
+        argv = await command_line(child_ends[2] if bwrap is not None else None)
+    except BaseException:
+        _close_fds(unowned)
+        _close_fds(child_ends)
+        raise
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
             cwd=str(cwd),
-            env=_child_env(),
+            env=_child_env(bwrap is not None),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
             start_new_session=True,
+            pass_fds=tuple(child_ends[2:]),
         )
     )
     try:
         proc = await asyncio.shield(spawn)
+        if bwrap is not None:
+            unowned.remove(info_r)  # from here the reader owns it
+            info = asyncio.ensure_future(_read_info(info_r))
     except asyncio.CancelledError:
         # The shell may already be running: let the spawn finish, then kill its group.
         with contextlib.suppress(Exception):
@@ -325,9 +395,18 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             f"could not start {Path(argv[0]).name}: {exc.strerror or exc}.", code="spawn_failed"
         ) from None
     finally:
-        _close_fds([out_w, err_w])
+        _close_fds(child_ends)
     # start_new_session makes the shell (or bwrap) its group (and session) leader
     pgid = proc.pid
+
+    async def end_everything() -> None:
+        """Nothing the command started outlives it: the sandbox's namespace ends, or
+        (unsandboxed) what is left of the process group is killed."""
+        if info is not None:
+            await _end_namespace(info)
+        elif _group_alive(pgid):
+            await kill_group(pgid)
+
     # One capture (and redactor) per stream: a key split across two reads of stdout is
     # still caught when a piece of stderr arrives in between.
     captures = {name: StreamCapture(budget, secrets) for name in ("stdout", "stderr")}
@@ -364,6 +443,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
         if waiter not in done:
             outcome = "cancelled" if cancel_waiter in done else "timeout"
             await kill_group(pgid)
+        await end_everything()
         # Let the readers drain; background children may keep the pipes open.
         drain = PIPE_DRAIN_S if outcome == "completed" else 0.2
         _, pending = await asyncio.wait(readers, timeout=drain)
@@ -373,6 +453,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     except asyncio.CancelledError:
         # The executor cancelled this task: never leave the group behind.
         await asyncio.shield(kill_group(pgid))
+        await asyncio.shield(end_everything())
         raise
     finally:
         cancel_waiter.cancel()
@@ -386,6 +467,12 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
         _close_fds(unowned)
         if proc.returncode is None:
             signal_group(pgid, signal.SIGKILL)
+        if info is not None:
+            if info.done() and not info.cancelled() and info.exception() is None:
+                if (init := info.result()) is not None:
+                    init.kill()
+            else:
+                info.cancel()
     elapsed = time.monotonic() - started
     exit_code = proc.returncode
 
@@ -440,14 +527,19 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
 
 
 async def _start_elsewhere(
-    runner: CommandRunner, argv: list[str], cwd: Path, budget: int, ctx: ToolContext
+    runner: CommandRunner,
+    argv: list[str],
+    cwd: Path,
+    budget: int,
+    ctx: ToolContext,
+    sandboxed: bool,
 ) -> RunningCommand | None:
     """Start ``argv`` with the front end's runner; ``None``: run it locally instead."""
     try:
         return await runner.start(
             argv,
             cwd=cwd,
-            env=_child_env(),
+            env=_child_env(sandboxed),
             output_byte_limit=budget * BYTES_PER_CHAR,
             call_id=ctx.services.get("call_id"),
             job_id=ctx.services.get("job_id"),
@@ -610,10 +702,14 @@ TOOL = ToolSpec(
         "stderr, labelled; long output keeps its start and end and says how much was cut, so "
         "redirect big outputs to a file and inspect it with read or grep. Default timeout "
         f"{DEFAULT_TIMEOUT_S:g} s (set `timeout_s` for longer jobs, up to the configured "
-        "maximum); on timeout or cancellation the whole process group is killed. To leave a "
-        "server running, start it in the background with its output redirected to a file. "
-        "Commands may run in a sandbox (the result says so when it stopped one): then only "
-        "the project folder and /tmp are writable and there is no network."
+        "maximum); on timeout or cancellation everything the command started is killed. "
+        "Nothing outlives its command: background jobs (`&`, nohup, setsid) are killed when "
+        "the command ends, so start a server and use it in the same command (e.g. "
+        "`srv > srv.log 2>&1 & sleep 1; curl …`). Commands may run in a sandbox (the result "
+        "says so when it stopped one): then only the project folder and /tmp are writable, "
+        "/tmp is private to the sandbox (write files the read tool should see in the "
+        "project), .git folders are read-only, there is no network and no other process "
+        "of this machine is visible."
     ),
     args=Args,
     handler=handler,

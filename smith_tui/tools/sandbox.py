@@ -1,27 +1,56 @@
 """The sandbox ``bash`` commands run in: bubblewrap (``bwrap``) on Linux.
 
 Inside the sandbox the whole filesystem is mounted read-only except the
-project folder, the temp folder(s) and the folders in ``sandbox.writable``;
-the project's ``.git`` stays read-only unless ``sandbox.git_writable``; the
-network is a private, empty namespace unless ``sandbox.network``.
+project folder, a private ``/tmp`` and the folders in ``sandbox.writable``;
+every ``.git`` under the project (folder or file, nested ones too) stays
+read-only unless ``sandbox.git_writable``; the network is a private, empty
+namespace unless ``sandbox.network``.
+
+What a command cannot reach:
+
+- the host's processes: it has its own PID namespace and its own read-only
+  ``/proc`` (so no ``/proc/<pid>/root``, ``environ`` or ``fd`` of Smith or of
+  anything else), and its own System V IPC namespace;
+- the host's unix sockets in the usual folders: ``/run`` (and ``/var/run``),
+  ``$XDG_RUNTIME_DIR`` and ``$TMUX_TMPDIR`` are empty tmpfs, ``/tmp`` is a
+  per-project scratch folder, ``/dev`` is a minimal one, the socket files the
+  environment names (``SSH_AUTH_SOCK``, ``TMUX``, …) are covered with
+  ``/dev/null``, and those variables are not in its environment. Abstract
+  unix sockets live in the network namespace: gone without network, reachable
+  with ``sandbox.network`` true;
+- a terminal: ``--new-session`` leaves it without a controlling terminal;
+- Smith's own files: its config and data folders are hidden;
+- privileges: ``--cap-drop ALL`` (running as root, bwrap would otherwise keep
+  every capability, enough to remount ``/`` read-write).
+
+Lifetime: bwrap's outer process exits as soon as the command (pid 2 in the
+namespace) exits, with its exit status; ``--die-with-parent`` then SIGKILLs the
+namespace's pid 1, and the kernel kills everything else in the namespace
+(``nohup``, ``setsid``, double forks alike). ``--die-with-parent`` also ties
+bwrap to Smith, so a killed Smith takes the namespace down. ``--new-session``
+puts the namespace in a session of its own, so a signal to bwrap's process
+group reaches only the outer bwrap, whose death ends the namespace as above;
+:class:`NamespaceInit` lets the caller check it is gone, and kill it when not.
 
 ``sandbox.mode`` decides whether it is used: ``auto`` when bwrap is present
-and works (probed once per bwrap binary, the answer cached), ``on`` always
-(a command fails when it cannot be), ``off`` never.
+and works (probed once per bwrap binary with every flag used here, the answer
+cached), ``on`` always (a command fails when it cannot be), ``off`` never.
 
-The command keeps the process group the bash tool gives it: bwrap is started
-as the group leader and no ``--new-session`` is asked for, so signalling the
-group reaches bwrap and everything the command started. That is safe because
-the group already has a session of its own with no controlling terminal (so
-there is no terminal to inject keystrokes into). ``--die-with-parent`` makes
-the command die with bwrap, and bwrap die with us.
+What still holds: a command can read every file the user can read (outside
+the hidden folders), and connect to a unix socket file in any folder it can
+see that is not hidden (e.g. ``~/.gnupg/S.gpg-agent``, ``/var/tmp``, the
+project). It can create a new ``.git`` in the project.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -32,6 +61,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from smith_tui.config.frozen import thaw
+from smith_tui.config.locations import config_dir, data_dir
 from smith_tui.config.schema import SandboxConfig
 from smith_tui.tools.spec import ToolError
 
@@ -40,6 +70,8 @@ INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
     "bubblewrap; Arch: pacman -S bubblewrap) or set sandbox.mode off"
 )
+MIN_VERSION = "0.3.1"
+"""The oldest bubblewrap that knows every flag used here (``--bind-try`` came last)."""
 
 _READ_ONLY = re.compile(r"read-only file system", re.IGNORECASE)
 _NO_NETWORK = re.compile(
@@ -47,6 +79,45 @@ _NO_NETWORK = re.compile(
     r"name or service not known|no address associated with hostname|"
     r"connection refused|failed to establish a new connection|getaddrinfo",
     re.IGNORECASE,
+)
+_UNKNOWN_OPTION = re.compile(r"unknown option\s*(\S*)|unrecognized option\s*(\S*)", re.IGNORECASE)
+
+SOCKET_VARIABLES = (
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "KITTY_LISTEN_ON",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "SWAYSOCK",
+    "I3SOCK",
+    "GPG_AGENT_INFO",
+    "PULSE_SERVER",
+)
+"""Variables naming a way out of the sandbox (a socket, a display, an agent): left out of
+a sandboxed command's environment, and the socket files they name are covered."""
+
+HIDDEN_FOLDERS = ("/run", "/var/run")
+"""Folders of host sockets (D-Bus, docker, systemd, …) replaced by an empty tmpfs."""
+
+# The first ``--``-flag of the command line is the one a too old bwrap does not know.
+_CORE_FLAGS = (
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--cap-drop",
+    "ALL",
 )
 
 
@@ -129,8 +200,9 @@ def probe_bwrap() -> Probe:
 def _run_probe(path: str | None) -> Probe:
     if path is None:
         return Probe(None, False, "bubblewrap (bwrap) is not installed (not found on PATH)")
-    argv = [path, "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    argv += ["--unshare-net", "true"]
+    # Every flag a command line uses, so a bwrap too old for one is found here.
+    argv = [path, *_CORE_FLAGS, *_filesystem(None), "--unshare-net", "--info-fd", "2"]
+    argv += ["--bind-try", "/nonexistent-smith-probe", "/nonexistent-smith-probe", "true"]
     try:
         done = subprocess.run(
             argv,
@@ -144,6 +216,14 @@ def _run_probe(path: str | None) -> Probe:
     if done.returncode != 0:
         detail = done.stderr.decode(errors="replace").strip().splitlines()
         why = detail[-1] if detail else f"exit code {done.returncode}"
+        if unknown := _UNKNOWN_OPTION.search(why):
+            flag = unknown.group(1) or unknown.group(2) or "a flag it needs"
+            return Probe(
+                path,
+                False,
+                f"bubblewrap {_version(path)} ({path}) is too old for the sandbox (it does not "
+                f"know {flag}); install bubblewrap {MIN_VERSION} or newer",
+            )
         return Probe(path, False, f"bubblewrap ({path}) does not work here: {why}")
     return Probe(path, True)
 
@@ -171,17 +251,167 @@ def sandbox_state(settings: SandboxConfig) -> SandboxState:
     return SandboxState(settings.mode, probe.ok, probe.reason, settings.network, probe.path)
 
 
-def temp_folders() -> list[Path]:
-    """The folders a sandboxed command may always write: ``/tmp`` and ``$TMPDIR``."""
-    folders = [Path("/tmp")]
-    tmpdir = os.environ.get("TMPDIR")
-    if tmpdir and os.path.isabs(tmpdir):
-        folders.append(Path(tmpdir))
-    return folders
-
-
 def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.path.expanduser(path))
+
+
+def _version(path: str) -> str:
+    """What ``bwrap --version`` says (``bubblewrap 0.8.0`` → ``0.8.0``), or ``(version unknown)``."""
+    try:
+        done = subprocess.run(
+            [path, "--version"], capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "(version unknown)"
+    words = done.stdout.decode(errors="replace").split()
+    return words[-1] if done.returncode == 0 and words else "(version unknown)"
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def hidden_folders() -> list[str]:
+    """The folders a sandboxed command sees as empty: socket folders and Smith's own files.
+
+    ``/run`` and ``/var/run`` (when it is a folder of its own), ``$XDG_RUNTIME_DIR``,
+    ``$TMUX_TMPDIR``, and Smith's config and data folders (other projects' transcripts,
+    a config file that may hold keys). ``/tmp`` is not listed: it is replaced by a
+    scratch folder.
+    """
+    found: list[str] = []
+    candidates: list[str | Path] = [*HIDDEN_FOLDERS, config_dir(), data_dir()]
+    for variable in ("XDG_RUNTIME_DIR", "TMUX_TMPDIR"):
+        value = os.environ.get(variable, "")
+        if os.path.isabs(value):
+            candidates.append(value)
+    for candidate in candidates:
+        if os.path.islink(candidate):  # /var/run -> /run: covered by its target
+            continue
+        folder = _real(candidate)
+        if folder != "/" and os.path.isdir(folder) and folder not in found:
+            found.append(folder)
+    return found
+
+
+_PATH_IN_VALUE = re.compile(r"/[^,;=\s]+")
+
+
+def socket_files(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The unix socket files the variables of :data:`SOCKET_VARIABLES` name (existing ones).
+
+    ``TMUX=/tmp/tmux-0/default,123,0``, ``DBUS_SESSION_BUS_ADDRESS=unix:path=/run/…``,
+    ``DOCKER_HOST=unix:///var/run/docker.sock``: every absolute path in the value is
+    checked; a relative ``WAYLAND_DISPLAY`` is looked up in ``$XDG_RUNTIME_DIR``.
+    """
+    source = os.environ if environ is None else environ
+    found: list[str] = []
+    for variable in SOCKET_VARIABLES:
+        value = source.get(variable, "")
+        paths = _PATH_IN_VALUE.findall(value)
+        runtime = source.get("XDG_RUNTIME_DIR", "")
+        if variable == "WAYLAND_DISPLAY" and value and not value.startswith("/") and runtime:
+            paths.append(os.path.join(runtime, value))
+        for path in paths:
+            try:
+                is_socket = stat.S_ISSOCK(os.lstat(path).st_mode)
+            except OSError:
+                continue
+            real = _real(path)
+            if is_socket and real not in found:
+                found.append(real)
+    return found
+
+
+def scratch_folder(project: Path) -> Path | None:
+    """The project's private ``/tmp``: a folder of Smith's data folder, kept across commands.
+
+    ``None`` when it cannot be made (the command then gets an empty tmpfs ``/tmp``).
+    """
+    root = _real(project)
+    name = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    folder = data_dir() / "sandbox-tmp" / f"{Path(root).name or 'root'}-{name}"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if folder.is_symlink() or not folder.is_dir():
+            return None
+    except OSError:
+        return None
+    return folder
+
+
+def sandbox_environ(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a sandboxed command: no :data:`SOCKET_VARIABLES`, ``TMPDIR=/tmp``."""
+    clean = {key: value for key, value in env.items() if key not in SOCKET_VARIABLES}
+    clean["TMPDIR"] = "/tmp"
+    return clean
+
+
+def _filesystem(scratch: Path | None) -> list[str]:
+    """The mounts every sandbox starts with: ``/`` read-only, a fresh ``/dev``, a fresh
+    read-only ``/proc`` (mounted after ``/``, else the host's would cover it), the
+    hidden folders and the private ``/tmp``."""
+    line = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc"]
+    for folder in hidden_folders():
+        line += ["--tmpfs", folder]
+    if scratch is None:
+        line += ["--tmpfs", "/tmp"]
+    else:
+        line += ["--bind", str(scratch), "/tmp"]
+    return line
+
+
+def git_paths(root: str | os.PathLike[str]) -> list[str]:
+    """Every ``.git`` (folder or file) under ``root``, ``root/.git`` first.
+
+    One walk of the project that never follows a symlink, never enters a ``.git``
+    and reads each folder once with ``scandir`` (no ``stat`` per file); a symlink
+    named ``.git`` is left out (the folder it points to is found where it lies, if
+    inside the project).
+    """
+    start = os.fspath(root)
+    found: list[str] = []
+    pending = [start]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.name == ".git":
+                        if entry.is_dir(follow_symlinks=False) or entry.is_file(
+                            follow_symlinks=False
+                        ):
+                            found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                except OSError:
+                    continue
+    top = os.path.join(start, ".git")
+    found.sort(key=lambda path: (path != top, path))
+    return found
+
+
+def _git_mounts(root: str) -> list[str]:
+    """Read-only binds of every ``.git`` under ``root``; a nested one's folders up to the
+    project are bound onto themselves first, which makes them mount points a command
+    cannot rename away (and put a fresh ``.git`` in their place)."""
+    gits = git_paths(root)
+    ancestors: set[str] = set()
+    for git in gits:
+        folder = os.path.dirname(git)
+        while folder != root and _inside(folder, root):
+            ancestors.add(folder)
+            folder = os.path.dirname(folder)
+    line: list[str] = []
+    for folder in sorted(ancestors, key=lambda path: (path.count("/"), path)):
+        line += ["--bind", folder, folder]
+    for git in gits:
+        line += ["--ro-bind", git, git]
+    return line
 
 
 def bwrap_argv(
@@ -192,32 +422,95 @@ def bwrap_argv(
     project: Path,
     settings: SandboxConfig,
     project_writable: bool = True,
+    info_fd: int | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` in the sandbox.
 
     ``project_writable=False`` makes the project folder read-only too (for a
-    read-only permission mode); the temp folders and ``sandbox.writable`` stay
-    writable. Later mounts cover earlier ones, so the project (and its
-    ``.git``) is mounted after every writable folder: a parent folder in
-    ``sandbox.writable``, or a project under ``/tmp``, cannot undo it.
+    read-only permission mode); the private ``/tmp`` and ``sandbox.writable``
+    stay writable. Later mounts cover earlier ones, so the project (and its
+    ``.git`` folders) is mounted after every writable folder: a parent folder in
+    ``sandbox.writable``, or a project under ``/tmp``, cannot undo it; the socket
+    files are covered last. ``info_fd`` asks bwrap to write the host pid of the
+    namespace's pid 1 there (see :class:`NamespaceInit`).
     """
-    line = [bwrap, "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
+    line = [bwrap, *_CORE_FLAGS]
+    if info_fd is not None:
+        line += ["--info-fd", str(info_fd)]
     if not settings.network:
         line.append("--unshare-net")
-    folders: list[str | Path] = [*temp_folders(), *settings.writable]
-    for folder in folders:
+    line += _filesystem(scratch_folder(project))
+    for folder in settings.writable:
         line += ["--bind-try", _real(folder), _real(folder)]
     root = _real(project)
-    git = os.path.join(root, ".git")
     if not project_writable:
         # Read-only even when it lies inside a writable folder (a project under /tmp).
         line += ["--ro-bind", root, root]
     else:
         line += ["--bind", root, root]
-        if not settings.git_writable and os.path.lexists(git):
-            line += ["--ro-bind", git, git]
+        if not settings.git_writable:
+            line += _git_mounts(root)
+    hidden = hidden_folders()
+    for socket in socket_files():
+        if not any(_inside(socket, folder) for folder in [*hidden, "/tmp"]):
+            line += ["--ro-bind", "/dev/null", socket]
     line += ["--chdir", _real(cwd), *argv]
     return line
+
+
+@dataclass(frozen=True)
+class NamespaceInit:
+    """The host pid of a sandbox's pid 1, from bwrap's ``--info-fd`` report.
+
+    Its death ends every process of the sandbox. ``started`` (the kernel's start
+    time of the process) and the check that it is pid 1 of a namespace of its own
+    keep a reused pid from being mistaken for it.
+    """
+
+    pid: int
+    started: str
+
+    @classmethod
+    def from_info(cls, info: bytes) -> NamespaceInit | None:
+        """Parse bwrap's report (``{"child-pid": 123, …}``); ``None`` when it has none."""
+        try:
+            pid = int(json.loads(info.decode(errors="replace"))["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        started = _start_time(pid)
+        return cls(pid, started) if started else None
+
+    def alive(self) -> bool:
+        """Whether the namespace's pid 1 still runs (not a zombie)."""
+        try:
+            stat_line = Path(f"/proc/{self.pid}/stat").read_text()
+            status = Path(f"/proc/{self.pid}/status").read_text()
+        except OSError:
+            return False
+        fields = stat_line[stat_line.rfind(")") + 2 :].split()
+        if len(fields) < 20 or fields[19] != self.started or fields[0] in ("Z", "X"):
+            return False
+        nspid = next(
+            (line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), []
+        )
+        return len(nspid) >= 2 and nspid[-1] == "1"
+
+    def kill(self) -> None:
+        """SIGKILL the namespace's pid 1 (so the kernel kills the rest) if it still runs."""
+        if self.alive():
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _start_time(pid: int) -> str:
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat_line[stat_line.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) >= 20 else ""
 
 
 def failure_note(output: str, settings: SandboxConfig, *, project_writable: bool = True) -> str:

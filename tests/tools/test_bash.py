@@ -30,6 +30,12 @@ def make_ctx(cwd: Path, config: dict[str, Any] | None = None, **extra: Any) -> T
     )
 
 
+UNSANDBOXED = {"sandbox": {"mode": "off"}}
+"""For tests that read the command's own pids (``$$``, ``$!``): those are host pids only
+outside the sandbox's PID namespace (tests/security/test_sandbox_escape.py covers the
+sandboxed runs)."""
+
+
 def bash_config(**settings: Any) -> dict[str, Any]:
     return {"services": {"tool": {"bash": settings}}}
 
@@ -106,7 +112,7 @@ async def test_empty_streams_are_labelled(tmp_path: Path) -> None:
 
 
 async def test_cancel_kills_whole_group_quickly(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path)
+    ctx = make_ctx(tmp_path, UNSANDBOXED)
     pid_file = tmp_path / "grandchild.pid"
     task = asyncio.create_task(
         handler({"command": f"sleep 100 & echo $! > {pid_file}; sleep 100"}, ctx)
@@ -129,7 +135,10 @@ async def test_cancel_kills_whole_group_quickly(tmp_path: Path) -> None:
 async def test_task_cancellation_also_kills_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "shell.pid"
     task = asyncio.create_task(
-        handler({"command": f"echo $$ > {pid_file}; sleep 100 & sleep 100"}, make_ctx(tmp_path))
+        handler(
+            {"command": f"echo $$ > {pid_file}; sleep 100 & sleep 100"},
+            make_ctx(tmp_path, UNSANDBOXED),
+        )
     )
     shell_pid = int(await wait_for_file(pid_file))
     task.cancel()
@@ -139,7 +148,7 @@ async def test_task_cancellation_also_kills_group(tmp_path: Path) -> None:
 
 
 async def test_sigterm_ignoring_process_is_killed(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path)
+    ctx = make_ctx(tmp_path, UNSANDBOXED)
     pid_file = tmp_path / "stubborn.pid"
     task = asyncio.create_task(
         handler(
@@ -254,8 +263,13 @@ async def test_background_process_holding_pipe_does_not_hang(tmp_path: Path) -> 
     pid_file = tmp_path / "bg.pid"
     started = time.monotonic()
     out = await handler(
-        {"command": f"sleep 5 & echo $! > {pid_file}; echo fg"},
-        make_ctx(tmp_path),
+        # Only a process that left the group (setsid) outlives an unsandboxed command.
+        # The pid file is written after setsid, so the shell ends only once it escaped.
+        {
+            "command": f"setsid bash -c 'echo $$ > {pid_file}; exec sleep 5' & "
+            f"until [ -s {pid_file} ]; do sleep 0.01; done; echo fg"
+        },
+        make_ctx(tmp_path, UNSANDBOXED),
     )
     assert time.monotonic() - started < 3
     assert out.metadata["exit_code"] == 0

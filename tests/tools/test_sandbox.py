@@ -21,7 +21,7 @@ import pytest
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
 from smith_tui.tools.bash import TOOL
-from smith_tui.tools.sandbox import failure_note, probe_bwrap, sandbox_settings
+from smith_tui.tools.sandbox import failure_note, probe_bwrap, sandbox_settings, scratch_folder
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.runtime import open_runtime
 from tests.tools.test_bash import is_running, live_members
@@ -30,6 +30,27 @@ PROBE = probe_bwrap()
 needs_bwrap = pytest.mark.skipif(
     not PROBE.ok, reason=f"the sandbox cannot run here: {PROBE.reason}"
 )
+
+
+def pids_with(marker: str) -> list[int]:
+    """Host pids of live processes whose command line contains ``marker`` (a command's
+    own ``$$``/``$!`` are pids of its PID namespace, not the host's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and is_running(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def sleep_marker() -> str:
+    """A ``sleep`` duration nobody else uses: ``sleep <it>`` is findable by :func:`pids_with`."""
+    return f"300.{uuid.uuid4().int % 10**9:09d}"
 
 
 def make_ctx(project: Path, sandbox: dict[str, Any] | None = None) -> ToolContext:
@@ -105,15 +126,20 @@ async def test_writes_inside_the_project_and_tmp_work_outside_fail_and_say_why(
     project: Path, outside: Path
 ) -> None:
     in_tmp = Path("/tmp") / f"smith-sandbox-{uuid.uuid4().hex}"
+    scratch = scratch_folder(project)
+    assert scratch is not None
     try:
         result = await run(
             make_ctx(project),
             f"echo in > inside.txt && echo t > {in_tmp} && echo out > {outside}/x.txt",
         )
         assert (project / "inside.txt").read_text() == "in\n"
-        assert in_tmp.read_text() == "t\n"
+        # /tmp is the project's scratch folder, never the host's /tmp.
+        assert (scratch / in_tmp.name).read_text() == "t\n"
+        assert not in_tmp.exists()
     finally:
         in_tmp.unlink(missing_ok=True)
+        (scratch / in_tmp.name).unlink(missing_ok=True)
     assert not (outside / "x.txt").exists()
     assert result.metadata["sandboxed"] is True
     assert result.metadata["exit_code"] != 0
@@ -214,18 +240,20 @@ async def test_network_is_off_unless_allowed(project: Path) -> None:
 async def test_cancel_kills_the_sandboxed_process_tree(project: Path) -> None:
     ctx = make_ctx(project)
     pids = project / "pids"
+    mark = sleep_marker()
     command = (
-        "(trap '' TERM; sleep 300) & a=$!; sleep 300 & b=$!; "
+        f"(trap '' TERM; sleep {mark}) & a=$!; sleep {mark} & b=$!; "
         f"echo $$ $a $b > {pids}.part && mv {pids}.part {pids}; wait"
     )
     task = asyncio.ensure_future(run(ctx, command))
     for _ in range(500):
-        if pids.exists():
+        if pids.exists() and len(pids_with(mark)) >= 3:
             break
         await asyncio.sleep(0.01)
     assert pids.exists(), "the sandboxed command did not start"
-    started = [int(pid) for pid in pids.read_text().split()]
-    assert all(is_running(pid) for pid in started)
+    # The shell and both sleeps, found by the marker on their command lines.
+    started = pids_with(mark)
+    assert len(started) >= 3 and all(is_running(pid) for pid in started)
     ctx.cancel.cancel("test")
     result = await asyncio.wait_for(task, timeout=10)
     assert result.metadata["outcome"] == "cancelled"
