@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from smith_tui.engine import events as ev
+from smith_tui.engine.roles import UnknownRoleError, resolve_role
 from smith_tui.tools.permissions import (
     Rule,
     Subject,
@@ -154,7 +155,7 @@ class PermissionGate:
         given meanwhile answers the ones queued behind it). Cancelling the turn ends
         the wait: the executor then reports the call cancelled.
         """
-        subject = subject_of(name, args, ctx)
+        subject = role_subject(subject_of(name, args, ctx))
         verdict = self.verdict(subject, ctx)
         if verdict.action == "allow":
             return None
@@ -174,7 +175,7 @@ class PermissionGate:
                 arguments=args.model_dump() if hasattr(args, "model_dump") else dict(args),
                 preview=await asyncio.to_thread(preview, name, args, ctx),
                 reason=verdict.reason,
-                grant=subject.grant(),
+                grant=subject.grant(exact=verdict.unsure),
             )
             reply = await _until_cancelled(self.ask(request), ctx)
         if reply is None:
@@ -187,6 +188,12 @@ class PermissionGate:
         return self._denied(subject, ctx, f"the user denied this call ({subject.describe()}).{why}")
 
     def _cannot_ask(self, subject: Subject, verdict: Verdict) -> str:
+        if verdict.unsure:
+            return (
+                f"{verdict.reason}, and nobody can be asked here. Write the command with "
+                "literal words (no expansions, a literal command name) so the rule can be "
+                "checked."
+            )
         return (
             f"{verdict.reason}, and nobody can be asked here. To allow it, add "
             f"{subject.grant()} to permissions.allow, or use {self.flag_hint} auto-edit "
@@ -206,6 +213,18 @@ class PermissionGate:
             )
         )
         return message
+
+
+def role_subject(subject: Subject) -> Subject:
+    """``subject`` with a dispatched role by its one name (``Niobe``, `` worker `` → ``worker``)
+    and its alias as another name rules may use; an unknown role stays as given."""
+    if subject.tool != "dispatch" or subject.value is None:
+        return subject
+    try:
+        spec = resolve_role(subject.value)
+    except UnknownRoleError:
+        return subject
+    return Subject(subject.tool, spec.name, subject.inside_project, (spec.alias,))
 
 
 async def _until_cancelled(
@@ -293,4 +312,5 @@ __all__ = [
     "PermissionRequest",
     "SessionGrants",
     "preview",
+    "role_subject",
 ]
