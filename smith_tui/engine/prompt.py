@@ -2,7 +2,8 @@
 
 The system prompt is built from blocks in a fixed order — the role profile
 (``data/prompts/<profile>.md``), ``## Project information``, ``## Project
-context`` (the index file), then any extra blocks — with empty blocks
+instructions`` (the ``AGENTS.md`` layers, :mod:`smith_tui.engine.instructions`),
+``## Project context`` (the index file), then any extra blocks — with empty blocks
 skipped and the rest joined by blank lines. It holds no clock value, so the
 same inputs always give byte-identical text and the provider can reuse its
 prompt cache across requests. The date travels instead in a transient
@@ -33,6 +34,7 @@ from datetime import datetime
 from importlib import resources
 from typing import Any, cast
 
+from smith_tui.engine.instructions import instructions_block
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.window import WindowResult, WindowSettings, tokens_for_chars
@@ -137,6 +139,7 @@ def build_system_prompt(
     blocks = [
         load_profile(role_spec.prompt_profile),
         project_information(scope),
+        instructions_block(scope.instructions) if scope is not None else "",
         project_context(index_content),
         *extra_blocks,
     ]

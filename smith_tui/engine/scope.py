@@ -1,4 +1,4 @@
-"""Per-turn scope: the working directory, its project and the project's index file.
+"""Per-turn scope: the working directory, its project, its index file and instruction files.
 
 :func:`compute_scope` runs once at the start of every turn. Project discovery
 is injected (the store's ``discover_project`` by default) and may fail: the
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from smith_tui.tools.files import NotRegularFileError, open_regular_file, read_capped
+from smith_tui.engine.bounded_text import read_bounded
+from smith_tui.engine.instructions import InstructionFile, find_instructions
 
 #: Largest part of the index file placed in the system prompt (about 16k tokens).
 MAX_INDEX_BYTES = 64 * 1024
@@ -28,7 +29,8 @@ class TurnScope:
 
     ``root`` is the git repository root (``None`` outside a repository);
     ``index_content`` is the text of ``<project root>/<index_file>`` when it
-    exists (possibly truncated, with a note saying so).
+    exists (possibly truncated, with a note saying so); ``instructions`` are the
+    ``AGENTS.md`` layers (:mod:`smith_tui.engine.instructions`) in prompt order.
     """
 
     cwd: Path
@@ -39,6 +41,7 @@ class TurnScope:
     index_file: str | None = None
     index_content: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    instructions: tuple[InstructionFile, ...] = field(default=())
 
     @property
     def project_root(self) -> Path:
@@ -52,6 +55,8 @@ def compute_scope(
     discover: Discover | None = None,
     *,
     max_index_bytes: int = MAX_INDEX_BYTES,
+    user_dir: Path | None = None,
+    instructions: bool = True,
 ) -> TurnScope:
     """Resolve the project of ``cwd`` and read its index file.
 
@@ -60,7 +65,8 @@ def compute_scope(
     (or ``None`` when there is no project). The index file is read relative to
     the repository root (the working directory outside one): a missing file
     gives ``None``, a file over ``max_index_bytes`` is cut with a note, and
-    bytes that are not UTF-8 are replaced.
+    bytes that are not UTF-8 are replaced. With ``instructions`` the ``AGENTS.md`` layers
+    are read too, the user's from ``user_dir`` (default: smith's config folder).
     """
     cwd_path = Path(cwd).expanduser().absolute()
     warnings: list[str] = []
@@ -84,70 +90,45 @@ def compute_scope(
         project_id = getattr(project, "project_id", None) or None
 
     content = None
+    base = root if root is not None else cwd_path
     if index_file:
-        base = root if root is not None else cwd_path
         content = _read_index(base, index_file, max_index_bytes, warnings)
+    files: tuple[InstructionFile, ...] = ()
+    if instructions:
+        if user_dir is None:
+            from smith_tui.config import config_dir
+
+            user_dir = config_dir()
+        skip = [base / index_file] if index_file and _is_safe_relative(index_file) else []
+        files = find_instructions(cwd_path, base, user_dir, warnings, skip=skip)
     return TurnScope(
-        cwd_path, root, origin, normalized, project_id, index_file or None, content, tuple(warnings)
+        cwd_path,
+        root,
+        origin,
+        normalized,
+        project_id,
+        index_file or None,
+        content,
+        tuple(warnings),
+        files,
     )
 
 
 def _read_index(base: Path, name: str, limit: int, warnings: list[str]) -> str | None:
-    """Read ``base / name`` safely; see :func:`compute_scope`.
-
-    The path is resolved (symlinks included) and must stay inside ``base``;
-    only a regular file is opened, without blocking, and at most ``limit + 1``
-    bytes are read.
-    """
+    """Read ``base / name`` safely; see :func:`compute_scope` and :func:`read_bounded`."""
     if not _is_safe_relative(name):
         warnings.append(
             f"index_file {name!r} must be a relative path inside the project; it was ignored"
         )
         return None
-    path = base / name
-    real = Path(os.path.realpath(path))
-    root = Path(os.path.realpath(base))
-    if real != root and root not in real.parents:
-        warnings.append(
-            f"index_file {name!r} resolves to {real}, outside the project {root}; it was ignored"
-        )
+    found = read_bounded(base / name, limit, warnings, label=name, inside=base, kind="index_file")
+    if found is None:
         return None
-    try:
-        fd = open_regular_file(real)
-        try:
-            size = os.fstat(fd).st_size
-            data = read_capped(fd, limit + 1)
-        finally:
-            os.close(fd)
-    except NotRegularFileError as exc:
-        warnings.append(f"index_file {path} is {exc.kind}, not a regular file; it was ignored")
-        return None
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        warnings.append(f"could not read {path}: {exc.strerror or exc}")
-        return None
-
-    truncated = len(data) > limit
-    if truncated:
-        data = data[:limit]
-        cut = data.rfind(b"\n")
-        if cut > limit // 2:
-            data = data[: cut + 1]  # end on a whole line
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A cut in the middle of a character is not an encoding problem of the file.
-        if truncated and exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
-            text = data[: exc.start].decode("utf-8", errors="replace")
-        else:
-            warnings.append(f"{name} is not valid UTF-8; undecodable bytes were replaced")
-            text = data.decode("utf-8", errors="replace")
-    if truncated:
-        shown = len(text.encode("utf-8"))
+    text = found.text
+    if found.cut:
         text = (
             text.rstrip("\n")
-            + f"\n\n[{name} truncated: showing the first {shown} of {max(size, shown)} bytes]"
+            + f"\n\n[{name} truncated: showing the first {found.shown} of {found.size} bytes]"
         )
     return text if text.strip() else None
 
