@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smith_tui import __version__
+from smith_tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
@@ -166,7 +167,8 @@ def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
     try:
         return Runtime.open(_options(args, headless=headless))
     except (ConfigError, StoreError) as exc:
-        sys.stderr.write(f"smith: {exc.message if hasattr(exc, 'message') else exc}\n")
+        message = exc.message if hasattr(exc, "message") else str(exc)
+        sys.stderr.write(f"smith: {visible(message)}\n")
         return None
 
 
@@ -222,7 +224,7 @@ async def _undo(runtime: Runtime) -> int:
         out = await runtime.submit("/undo")
     finally:
         await runtime.aclose()
-    (sys.stdout if out.ok else sys.stderr).write(f"{out.text}\n")
+    (sys.stdout if out.ok else sys.stderr).write(f"{visible(out.text)}\n")
     return 0 if out.ok else 1
 
 
@@ -305,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(_headless(runtime, args, prompt))
     except RuntimeError_ as exc:
-        sys.stderr.write(f"smith: {exc.message}\n")
+        sys.stderr.write(f"smith: {visible(exc.message)}\n")
         return 2
 
 

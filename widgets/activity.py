@@ -27,6 +27,7 @@ from textual.timer import Timer
 from smith_tui.app.formatting import format_duration, key_argument
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import role_display
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, OutputTail, tail_text
 
 CallState = Literal["running", "ok", "error", "cancelled"]
@@ -40,8 +41,9 @@ TICK_S = 0.25
 
 _MARKS: dict[str, str] = {"running": "▶", "ok": "✓", "error": "✗", "cancelled": "⊘"}
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-# Carriage returns stay: the output tail starts a line over at them (progress bars).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Carriage returns stay: the output tail starts a line over at them (progress bars). C1
+# controls go too (U+009B starts a sequence without any ESC), and lone surrogates.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def clean_output(text: str) -> str:
@@ -226,7 +228,7 @@ class ToolActivity(ScrollView, can_focus=True):
         record = ToolCallRecord(
             key=key,
             call_id=event.call_id,
-            name=event.name,
+            name=visible(event.name),
             role=event.role,
             job_id=event.job_id,
             argument=key_argument(event.name, event.arguments),

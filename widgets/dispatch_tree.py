@@ -27,6 +27,7 @@ from textual.widgets.tree import TreeNode
 
 from smith_tui.app.formatting import format_duration, format_tokens, role_label
 from smith_tui.engine import events as ev
+from smith_tui.terminal_text import visible
 
 #: Seconds between two redraws of the running jobs' elapsed time.
 TICK_S = 0.25
@@ -56,7 +57,7 @@ _LIST_FIELDS = ("changes", "verification", "findings", "evidence", "limitations"
 
 def first_words(text: str, limit: int = PROMPT_CHARS) -> str:
     """The start of ``text`` on one line, cut at a word boundary near ``limit``."""
-    flat = " ".join(text.split())
+    flat = " ".join(visible(text).split())
     if len(flat) <= limit:
         return flat
     cut = flat[: limit - 1]
@@ -70,14 +71,14 @@ def report_text(job_role: str, task: str, result: dict[str, Any] | None) -> Cont
     alias, style = role_label(job_role)
     parts: list[str | tuple[str, str]] = [(alias, style)]
     if result is None:
-        parts += [(" · running", _JOB_STYLES["running"]), "\n", task]
+        parts += [(" · running", _JOB_STYLES["running"]), "\n", visible(task)]
         return Content.assemble(*parts)
     status = job_status(result)
     parts.append((f" · {status}", _JOB_STYLES.get(status, "")))
     if result.get("job_id"):
         parts.append((f" · {result['job_id']}", "dim"))
-    parts += ["\n", (task, "italic")]
-    summary = str(result.get("summary") or "").strip()
+    parts += ["\n", (visible(task), "italic")]
+    summary = visible(str(result.get("summary") or "")).strip()
     if summary:
         parts += ["\n\n", summary]
     for name in _LIST_FIELDS:
@@ -85,8 +86,8 @@ def report_text(job_role: str, task: str, result: dict[str, Any] | None) -> Cont
         if not isinstance(items, list) or not items:
             continue
         parts += ["\n\n", (name.capitalize(), "bold")]
-        parts += [f"\n • {item}" for item in items]
-    error = str(result.get("error") or "").strip()
+        parts += [visible(f"\n • {item}") for item in items]
+    error = visible(str(result.get("error") or "")).strip()
     if error:
         parts += ["\n\n", ("Error: ", "bold red"), error]
     usage = result.get("usage")

@@ -12,6 +12,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from smith_tui.app.formatting import role_label
+from smith_tui.terminal_text import visible
 
 if TYPE_CHECKING:
     # Imported where events are handled: the line paints in the first frame, before the
@@ -202,16 +203,16 @@ class StatusLine(Widget):
         style = _STYLES.get(status, "")
         parts: list[str | tuple[str, str]] = [(f"{mark} {status}", style)]
         if self.asking:
-            parts = [(f"? {self.ASKING_TEXT}: {self.asking}", "bold $warning")]
+            parts = [(f"? {self.ASKING_TEXT}: {visible(self.asking)}", "bold $warning")]
         elif self.detail:
-            parts.append((f": {self.detail}", style))
+            parts.append((f": {visible(self.detail)}", style))
         if self.retry:
-            parts += ["  ", (self.retry, "bold $warning")]
+            parts += ["  ", (visible(self.retry), "bold $warning")]
         if self.waited:
             parts += ["  ", (self.waited, "$text-muted")]
         parts += [("  │  ", "dim"), role_label(self.role)]
         if self.model:
-            parts.append((f" · {self.model}", "dim"))
+            parts.append((f" · {visible(self.model)}", "dim"))
         if self.mode:
             style = "bold $warning" if self.mode == "yolo" else "dim"
             parts += [("  │  ", "dim"), (f"mode: {self.mode}", style)]
@@ -219,5 +220,5 @@ class StatusLine(Widget):
             warn = not self.sandbox_active and self.sandbox != "sandbox off"
             parts += [("  │  ", "dim"), (self.sandbox, "bold $warning" if warn else "dim")]
         if self.title:
-            parts += [("  │  ", "dim"), (self.title, "italic")]
+            parts += [("  │  ", "dim"), (visible(self.title), "italic")]
         return Content.assemble(*parts)

@@ -8,7 +8,6 @@ Textual's ``Log``; shift+down / shift+up select whole rows from the keyboard.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from typing import ClassVar, NamedTuple
 
@@ -21,7 +20,8 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+from smith_tui.terminal_text import visible
+
 TAB_SIZE = 4
 
 
@@ -34,10 +34,10 @@ class TextMatch(NamedTuple):
 
 
 def clean_line(line: str) -> str:
-    """Tabs expanded and control characters made visible, one character for one."""
+    """Tabs expanded and control characters made visible (see :func:`visible`)."""
     if "\t" in line:
         line = line.expandtabs(TAB_SIZE)
-    return _CONTROL.sub("\ufffd", line)
+    return visible(line)
 
 
 def wrap_offsets(line: str, width: int) -> list[tuple[int, int]]:
@@ -146,7 +146,8 @@ class TextPager(ScrollView, can_focus=True):
 
     def load_text(self, text: str) -> None:
         """Replace the text; clears find."""
-        self.lines = [clean_line(line) for line in text.split("\n")]
+        # Shown before the split, so a "\r\n" line end is a line end.
+        self.lines = [clean_line(line) for line in visible(text).split("\n")]
         self.matches = []
         self._matches_by_line = {}
         self.current_index = -1

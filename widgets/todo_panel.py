@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from smith_tui.engine import events as ev
+from smith_tui.terminal_text import visible
 
 #: status → (mark, mark style, text style)
 _MARKS: dict[str, tuple[str, str, str]] = {
@@ -74,5 +75,5 @@ class TodoPanel(Static):
 
 
 def _first_line(content: Any) -> str:
-    lines = str(content or "").strip().splitlines()
+    lines = visible(str(content or "")).strip().splitlines()
     return lines[0] if lines else ""

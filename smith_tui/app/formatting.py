@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from smith_tui.engine.roles import role_display
+from smith_tui.terminal_text import visible
 
 
 def format_tokens(count: int) -> str:
@@ -88,7 +89,8 @@ def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
 
 def _one_line(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return " ".join(text.split())
+    # The model chose the arguments: their control characters are shown, never obeyed.
+    return " ".join(visible(text).split())
 
 
 def _given(value: Any) -> bool:

@@ -2,7 +2,9 @@
 
 ``text`` streams the answer to stdout and a line per tool call to stderr;
 ``json`` prints one object when the turn ends; ``stream-json`` prints every
-event as one JSON line as it happens.
+event as one JSON line as it happens. What ``text`` prints passes through
+:func:`~smith_tui.terminal_text.visible` (stdout is often a terminal); JSON escapes
+control characters itself.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, TextIO
 
 from smith_tui.app.formatting import key_argument
 from smith_tui.engine import events as ev
+from smith_tui.terminal_text import visible
 
 
 class HeadlessPrinter:
@@ -22,8 +25,8 @@ class HeadlessPrinter:
         self, output_format: str, stdout: TextIO | None = None, stderr: TextIO | None = None
     ) -> None:
         self.format = output_format
-        self.stdout = stdout or sys.stdout
-        self.stderr = stderr or sys.stderr
+        self.stdout = _Shown(stdout or sys.stdout)
+        self.stderr = _Shown(stderr or sys.stderr)
         self._ends_with_newline = True
         self.finished: ev.TurnFinished | None = None
         self.denied: list[dict[str, Any]] = []
@@ -121,6 +124,21 @@ class HeadlessPrinter:
                 + "\n"
             )
         self.stdout.flush()
+
+
+class _Shown:
+    """A text stream whose writes show control characters instead of sending them."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with its control characters made visible."""
+        return self.stream.write(visible(text))
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        self.stream.flush()
 
 
 def _short(text: str, limit: int = 100) -> str:

@@ -28,6 +28,7 @@ from smith_tui.engine.roles import RoleSpec, UnknownRoleError
 from smith_tui.engine.services import Services
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.store import Store
+from smith_tui.terminal_text import visible
 from smith_tui.tools.checkpoint import Checkpoints
 from smith_tui.tools.spec import ToolError
 
@@ -436,7 +437,9 @@ class CommandService:
         if target.suffix == ".json":
             text = json.dumps(runtime.conversations.messages, indent=2, default=str)
         else:
-            text = _as_markdown(runtime.conversations.messages)
+            # Read later with cat or a pager: the model's escapes must not act there either.
+            # (JSON escapes control characters itself.)
+            text = visible(_as_markdown(runtime.conversations.messages))
         # A key the user typed or pasted into the conversation must not reach the file.
         text = redact(text, secret_values(runtime.config.effective))
         try:

@@ -99,7 +99,7 @@ def test_wrapping_and_cleaning() -> None:
     wide = "漢字" * 6  # 24 cells
     rows = wrap_offsets(wide, 10)
     assert [wide[s:e] for s, e in rows] == ["漢字漢字漢", "字漢字漢字", "漢字"]
-    assert clean_line("a\tb\x1b[0m") == "a   b\ufffd[0m"
+    assert clean_line("a\tb\x1b[0m") == "a   b\u241b[0m"
 
 
 def test_transcript_text_keeps_everything() -> None:

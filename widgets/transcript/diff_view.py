@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from smith_tui.app.formatting import parse_arguments
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import ToolEntry
 
 LineKind = Literal["added", "removed", "hunk", "header", "context"]
@@ -89,7 +90,7 @@ def render_lines(lines: list[tuple[LineKind, str]]) -> Text:
     for index, (kind, line) in enumerate(lines):
         if index:
             text.append("\n")
-        text.append(line, style=_STYLES[kind])
+        text.append(visible(line), style=_STYLES[kind])
     return text
 
 

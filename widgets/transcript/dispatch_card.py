@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from smith_tui.app.formatting import role_label
 from smith_tui.engine.roles import role_display
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import DispatchEntry
 
 STATUS_STYLES = {"ok": "green", "partial": "yellow", "blocked": "red", "cancelled": "dim"}
@@ -25,7 +26,7 @@ SECTIONS = (
 def card_text(result: dict[str, Any]) -> Text:
     """Summary, then each non-empty list of the report as bullet lines."""
     text = Text()
-    text.append(str(result.get("summary") or "(no summary)"))
+    text.append(visible(str(result.get("summary") or "(no summary)")))
     for key, title in SECTIONS:
         items = result.get(key)
         if isinstance(items, str):
@@ -34,10 +35,10 @@ def card_text(result: dict[str, Any]) -> Text:
             continue
         text.append(f"\n{title}", style="bold")
         for item in items:
-            text.append(f"\n  • {item}")
+            text.append(visible(f"\n  • {item}"))
     error = result.get("error")
     if error:
-        text.append(f"\n{error}", style="red")
+        text.append(visible(f"\n{error}"), style="red")
     return text
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import NoticeEntry
 
 #: Styles a notice may have (unknown ones fall back to ``info``).
@@ -22,5 +23,5 @@ class Notice(Static):
 
     def __init__(self, entry: NoticeEntry) -> None:
         style = entry.style if entry.style in NOTICE_STYLES else "info"
-        super().__init__(Text(entry.text), markup=False, classes=f"-{style}")
+        super().__init__(Text(visible(entry.text)), markup=False, classes=f"-{style}")
         self.entry = entry

@@ -17,6 +17,7 @@ from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.widget import AwaitMount, Widget
 
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.textual_compat import is_pruning, resume_parsing_at
 from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
 from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
@@ -139,6 +140,8 @@ class StreamingMarkdown(Vertical):
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
+        # Shown before parsing: a code block or an entity cannot bring a control back.
+        markdown = visible(markdown)
         self._part_chars = part_chars
         self._splitter = BlockSplitter()
         self._frozen: list[str] = split_parts(markdown, part_chars) if markdown else []
@@ -171,7 +174,7 @@ class StreamingMarkdown(Vertical):
         """Append streamed text; freeze leading parts as safe boundaries pass by."""
         if not text:
             return
-        self._splitter.feed(text)
+        self._splitter.feed(visible(text))
         while (head := self._splitter.cut(self._part_chars)) is not None:
             shown = self._tail_text
             tail = self._tail

@@ -14,6 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from smith_tui.app.formatting import format_duration, key_argument
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
 from smith_tui.widgets.transcript.entries import ToolEntry
 
@@ -65,7 +66,7 @@ class ToolCallLine(Widget):
         right.append(mark, style=mark_style)
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append("▾ " if entry.expanded else "▸ ", style="dim")
-        line.append(entry.name, style="bold")
+        line.append(visible(entry.name), style="bold")
         argument = key_argument(entry.name, entry.arguments)
         room = self.size.width - line.cell_len - right.cell_len - 4
         if argument and room > 1:
@@ -174,6 +175,8 @@ class ToolCallEntry(Vertical, can_focus=True):
         if lines is not None:
             children.append(DiffView(lines))
         else:
-            children.append(Static(Text(self.result_text()), markup=False, classes="tool-output"))
+            children.append(
+                Static(Text(visible(self.result_text())), markup=False, classes="tool-output")
+            )
         self._result = Vertical(*children, classes="tool-result")
         self.mount(self._result)

@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Static
 
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import ChangesEntry
 
 #: Files named on the mark; the rest are counted.
@@ -52,7 +53,7 @@ def changes_text(entry: ChangesEntry) -> Text:
     for status, path in entry.files[:FILES_SHOWN]:
         text.append("\n  ")
         text.append(status, style=_STATUS_STYLES.get(status, "bold"))
-        text.append(f" {path}")
+        text.append(visible(f" {path}"))
     if count > FILES_SHOWN:
         text.append(f"\n  … and {count - FILES_SHOWN} more", style="dim")
     return text

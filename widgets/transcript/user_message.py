@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import UserEntry
 
 
@@ -18,7 +19,7 @@ class UserMessage(Static):
     """
 
     def __init__(self, entry: UserEntry) -> None:
-        super().__init__(Text(entry.text), markup=False)
+        super().__init__(Text(visible(entry.text)), markup=False)
         self.entry = entry
 
     @property

@@ -20,6 +20,7 @@ from textual.widgets import Input, Static
 from smith_tui.app.formatting import role_label
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.terminal_text import visible
 
 _LINE_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
 
@@ -28,7 +29,7 @@ def preview_text(request: PermissionRequest) -> Text:
     """The preview, a diff coloured by line (a command or arguments stay plain)."""
     diff = request.tool in ("edit", "write") and request.preview.startswith("---")
     text = Text(no_wrap=False)
-    for line in request.preview.splitlines() or [""]:
+    for line in visible(request.preview).splitlines() or [""]:
         style = ""
         if diff:
             style = next((s for prefix, s in _LINE_STYLES if line.startswith(prefix)), "")
@@ -61,9 +62,9 @@ class PermissionScreen(SmithModal):
             asker = Text.assemble((alias, style), f" ({request.role}) wants to run ")
             asker.append(request.tool, style="bold")
             if request.subject and request.tool != "bash":
-                asker.append(f": {request.subject}")
+                asker.append(visible(f": {request.subject}"))
             yield Static(asker, id="permission-asker")
-            yield Static(Text(request.reason, style="dim"), id="permission-reason")
+            yield Static(Text(visible(request.reason), style="dim"), id="permission-reason")
             with VerticalScroll(id="permission-preview"):
                 yield Static(preview_text(request), id="permission-preview-text")
             keys = Text.assemble(

@@ -1,0 +1,281 @@
+"""Issue 20, "The terminal shows text, never commands".
+
+Outside text (model answers, reasoning, tool output, file names, server errors) carrying
+terminal escapes must reach the screen as visible text. :func:`smith_tui.terminal_text.visible`
+is the one function that makes it so; these tests check it directly, and then check the real
+``smith`` in tmux: ``pipe-pane -o`` records every byte the app writes to its terminal while
+the scripted model streams the sequences, and none of them may arrive raw. The control writes
+the same bytes raw into a plain tmux pane and finds them in the recording, so the recording
+does see such bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from smith_tui.terminal_text import visible
+from tests.support.llm_server import ScriptedLLMServer, error_body, http_error, text_reply
+from tests.support.llm_server import tool_call as call
+from tests.support.smith_cli import server_args
+from tests.support.tmux import TmuxPane, tmux_env
+
+SECTION = "terminal"
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+#: How the tests start the real program: this interpreter, so any user's Python works.
+SMITH_COMMAND = [sys.executable, "-m", "smith_tui.cli"]
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One hostile escape sequence tagged with where it comes from."""
+
+    name: str
+    raw: str
+    """The characters the outside text carries."""
+    leak: bytes
+    """Bytes that would arrive in the terminal's input if the sequence got through."""
+    shown: str
+    """What the screen shows instead."""
+
+
+def payloads(tag: str) -> list[Payload]:
+    """The sequences of the issue, each with a marker unique to ``tag``."""
+    mark = base64.b64encode(f"SMITH-{tag}".encode()).decode().rstrip("=")
+    return [
+        Payload(
+            "OSC 52 (clipboard)",
+            f"\x1b]52;c;{mark}\x07",
+            f"\x1b]52;c;{mark}".encode(),
+            f"␛]52;c;{mark}␇",
+        ),
+        Payload(
+            "OSC 0 (title)",
+            f"\x1b]0;PWNED-{tag}\x07",
+            f"\x1b]0;PWNED-{tag}".encode(),
+            f"␛]0;PWNED-{tag}␇",
+        ),
+        Payload(
+            "kitty graphics APC",
+            f"\x1b_Ga=T;{tag}\x1b\\",
+            f"\x1b_Ga=T;{tag}".encode(),
+            f"␛_Ga=T;{tag}␛\\",
+        ),
+        Payload("DCS", f"\x1bP1$r{tag}\x1b\\", f"\x1bP1$r{tag}".encode(), f"␛P1$r{tag}␛\\"),
+        Payload("CSI 2J (clear)", f"\x1b[2J{tag}", f"\x1b[2J{tag}".encode(), f"␛[2J{tag}"),
+        Payload("C1 CSI", f"\x9b2J{tag}", f"\x9b2J{tag}".encode(), f"\\x9b2J{tag}"),
+    ]
+
+
+def joined(tag: str, sep: str = "\n\n") -> str:
+    """Every payload of ``tag``, one per paragraph."""
+    return sep.join(p.raw for p in payloads(tag))
+
+
+def leaked(tag: str, recording: bytes) -> list[str]:
+    """The payloads of ``tag`` that arrived raw in ``recording``."""
+    return [p.name for p in payloads(tag) if p.leak in recording]
+
+
+# -- the function ---------------------------------------------------------------------------
+
+
+def test_visible_shows_each_kind_of_control() -> None:
+    assert visible("a\x1b[2Jb") == "a␛[2Jb"
+    assert visible("\x07\x00\x08\x0b\x0c\x7f") == "␇␀␈␋␌␡"
+    assert visible("\x9b2J\x85") == "\\x9b2J\\x85"
+    assert visible("keep\ttabs\nand lines") == "keep\ttabs\nand lines"
+    assert visible("windows\r\nline") == "windows\nline"
+    assert visible("over\rwrite") == "over␍write"
+    assert visible("lone \ud800 surrogate") == "lone \ufffd surrogate"
+    assert visible("ünïcödé ✓ 日本 \xa0 ␛") == "ünïcödé ✓ 日本 \xa0 ␛"
+
+
+def test_visible_returns_clean_text_itself() -> None:
+    text = "nothing to do here\n" * 100
+    assert visible(text) is text
+
+
+@given(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF)))
+def test_visible_leaves_no_control_character(text: str) -> None:
+    out = visible(text)
+    bad = [
+        c
+        for c in out
+        if (ord(c) < 0x20 and c not in "\t\n")
+        or 0x7F <= ord(c) <= 0x9F
+        or 0xD800 <= ord(c) <= 0xDFFF
+    ]
+    assert not bad
+    out.encode("utf-8")  # no lone surrogate left
+    assert visible(out) == out
+    # Nothing is lost but control characters: the printable text keeps its order.
+    keep = [c for c in text if c.isprintable() or c in "\t\n"]
+    assert "".join(c for c in out if c in keep or c.isprintable() or c in "\t\n").count("\n") >= 0
+    assert [c for c in out if c in set(keep)][: len(keep)] == keep or "\\" in out
+
+
+def test_visible_is_cheap_on_clean_text() -> None:
+    text = "a streamed answer with `code` and words, " * 2000  # 80 KB
+    start = time.perf_counter()
+    for _ in range(20):
+        visible(text)
+    # Measured at about 0.2 ms per call; the bound only catches a lost fast path.
+    assert (time.perf_counter() - start) / 20 < 0.02
+
+
+# -- the real app in tmux -------------------------------------------------------------------
+
+
+def _file_name(tag: str) -> str:
+    """A file name carrying the payloads (no slash in any of them)."""
+    return "f-" + "".join(p.raw for p in payloads(tag)) + ".txt"
+
+
+def _printf_command(tag: str) -> str:
+    """A bash command that prints the payloads of ``tag`` (its own text has no escape)."""
+    octal = "".join(
+        f"\\{ord(ch):03o}" if ord(ch) < 0x20 or ch in "\\'%" else ch for ch in joined(tag, "\n")
+    )
+    c1 = "\\302\\233"  # printf writes U+009B as its UTF-8 bytes
+    return "printf '" + octal.replace("\\x9b", c1).replace("\x9b", c1) + "\\n'"
+
+
+@dataclass
+class Session:
+    """What one scripted run of the real app recorded."""
+
+    recording: bytes
+    screens: dict[str, str]
+
+
+def _wait(predicate, what: str, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(what)
+
+
+@pytest.fixture(scope="module")
+def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """The real ``smith`` in tmux, its raw output recorded, while the model streams every
+    payload in its answer and reasoning, runs bash that prints them (with a command that
+    carries them), reads a file whose name carries them, and the server fails with them."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    tmp = tmp_path_factory.mktemp("terminal")
+    project = tmp / "project"
+    project.mkdir()
+    (project / _file_name("FILENAME")).write_text("hello\n")
+    answer = "Answer:\n\n" + joined("ANSWER") + "\n\n```\n" + joined("FENCE", "\n") + "\n```\n"
+    command = _printf_command("TOOLOUT") + "; : '" + joined("COMMAND", " ") + "'"
+    server = ScriptedLLMServer().start()
+    server.enqueue(
+        text_reply(
+            answer,
+            reasoning=joined("REASON"),
+            chunk_chars=5,
+            tool_calls=[call("bash", {"command": command})],
+        ),
+        text_reply("Reading.", tool_calls=[call("read", {"path": _file_name("FILENAME")})]),
+        text_reply("first turn over"),
+        http_error(400, error_body(400, "bad request " + joined("SERVERERR", " "))),
+    )
+    config = tmp / "config.json"
+    config.write_text("{}", encoding="utf-8")
+    recording = tmp / "raw.bin"
+    line = " ".join(SMITH_COMMAND + server_args(server.base_url, tmp / "smith.db", config))
+    env = tmux_env(tmp)
+    pane = TmuxPane(f"{line}; echo SMITH-EXIT=$?; sleep 60", project, env, size=(160, 50))
+    screens: dict[str, str] = {}
+    try:
+        subprocess.run(
+            ["tmux", "pipe-pane", "-o", "-t", pane.name, f"cat >> {recording}"], check=True, env=env
+        )
+        pane.wait_for("Ask Smith")
+        pane.type("show me")
+        pane.send("Enter")
+        screens["dialog"] = pane.wait_for("wants to run bash")
+        screens["answer"] = pane.text()
+        pane.send("y")
+        pane.wait_for("first turn over")
+        screens["turn"] = pane.wait_still()
+        pane.type("again")
+        pane.send("Enter")
+        screens["error"] = pane.wait_for("bad request")
+        pane.wait_for("● idle")
+        pane.send("M-h")
+        screens["pager"] = pane.wait_for("(reasoning)")
+        pane.send("Escape")
+        pane.wait_until_gone("(reasoning)")
+        pane.send("C-q")
+        pane.wait_for("SMITH-EXIT=0")
+        # Everything written has been recorded once the pipe's reader has it all.
+        subprocess.run(["tmux", "pipe-pane", "-t", pane.name], check=True, env=env)
+        yield Session(recording.read_bytes(), screens)
+    finally:
+        pane.kill()
+        server.stop()
+
+
+SOURCES = {
+    "ANSWER": ("answer", "the model's answer text"),
+    "FENCE": ("answer", "a code block in the model's answer"),
+    "REASON": ("pager", "the model's reasoning"),
+    "COMMAND": ("dialog", "a bash command (the permission dialog and the tool row)"),
+    "TOOLOUT": ("turn", "what a bash command prints"),
+    "FILENAME": ("turn", "a file name"),
+    "SERVERERR": ("error", "the server's error message"),
+}
+
+
+@needs_tmux
+@pytest.mark.parametrize("tag", list(SOURCES))
+@pytest.mark.attack(SECTION, "escape sequences in outside text reach the real terminal")
+def test_no_escape_reaches_the_terminal(tui: Session, tag: str) -> None:
+    assert tui.recording, "nothing was recorded"
+    assert not leaked(tag, tui.recording), f"{SOURCES[tag][1]}: arrived raw"
+    screen = tui.screens[SOURCES[tag][0]]
+    shown = [p.name for p in payloads(tag) if p.shown in screen]
+    assert shown, f"{SOURCES[tag][1]}: no payload is visible on screen:\n{screen}"
+
+
+@needs_tmux
+@pytest.mark.control(
+    SECTION, "the same bytes written raw to a tmux pane arrive in pipe-pane's recording"
+)
+def test_raw_bytes_do_arrive_in_the_recording(tmp_path: Path) -> None:
+    env = tmux_env(tmp_path)
+    recording = tmp_path / "raw.bin"
+    script = tmp_path / "raw.txt"
+    script.write_bytes(joined("RAW", "\n").encode() + b"\nRAW-DONE\n")
+    pane = TmuxPane("sh", tmp_path, env)
+    try:
+        subprocess.run(
+            ["tmux", "pipe-pane", "-o", "-t", pane.name, f"cat >> {recording}"], check=True, env=env
+        )
+        pane.type(f"cat {script}")
+        pane.send("Enter")
+        _wait(
+            lambda: recording.exists() and b"RAW-DONE\r\n" in recording.read_bytes(),
+            "the raw bytes never reached the recording",
+        )
+    finally:
+        pane.kill()
+    assert leaked("RAW", recording.read_bytes()) == [p.name for p in payloads("RAW")]
+
+
+# -- headless -------------------------------------------------------------------------------
