@@ -570,6 +570,7 @@ def _unwrap(walk: _Walk, base: str, command: Command) -> None:
     spec = WRAPPERS[base]
     rest = list(command.argv[1:])
     operands = spec.operands
+    options_done = False
     i = 0
     while i < len(rest):
         word = rest[i]
@@ -577,10 +578,11 @@ def _unwrap(walk: _Walk, base: str, command: Command) -> None:
         if value is None:
             walk.unsure.append(f"`{base}` is followed by {word.describe()}, not a literal word")
             return
-        if value == "--":
+        if value == "--" and not options_done:
+            options_done = True
             i += 1
-            break
-        if value.startswith("-") and len(value) > 1 and not operands:
+            continue
+        if value.startswith("-") and len(value) > 1 and not options_done:
             option, equals, attached = value.partition("=")
             if option in spec.line:
                 walk.obstacles.append(f"`{base} {option}` (it runs a command line)")
@@ -602,11 +604,14 @@ def _unwrap(walk: _Walk, base: str, command: Command) -> None:
             i += 1
             continue
         if operands:
+            options_done = True
             operands -= 1
             i += 1
             continue
         break
     inner = rest[i:]
+    if base == "xargs" and inner:
+        inner.append(Word("…", None, "arguments xargs reads from its input"))
     if not inner:
         return
     if len(command.via) >= 4 * MAX_DEPTH:
