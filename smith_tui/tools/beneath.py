@@ -32,6 +32,7 @@ import errno
 import os
 import platform
 import secrets
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,8 @@ _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
 _OPENAT2_NUMBERS = {"x86_64": 437, "aarch64": 437}
-_MKDIR_RETRIES = 8
+_RETRIES = 8
+"""Most times one walk looks a component up again (made or changed meanwhile)."""
 
 
 class OutsideRootError(OSError):
@@ -227,7 +229,7 @@ def _walk(
     todo = list(reversed(parts))  # a stack: the next component is last
     fds: list[int] = []  # fds[i] is the folder names[: i + 1]
     names: list[str] = []
-    hops = mkdirs = 0
+    hops = retries = 0
 
     def here() -> int:
         return fds[-1] if fds else root_fd
@@ -281,11 +283,11 @@ def _walk(
             try:
                 fd = os.open(part, _DIR_FLAGS, dir_fd=here())
             except FileNotFoundError:
-                if not create or mkdirs >= _MKDIR_RETRIES:
+                if not create or retries >= _RETRIES:
                     raise FileNotFoundError(
                         errno.ENOENT, os.strerror(errno.ENOENT), shown(part)
                     ) from None
-                mkdirs += 1
+                retries += 1
                 try:
                     os.mkdir(part, 0o777, dir_fd=here())
                 except FileExistsError:
@@ -296,6 +298,10 @@ def _walk(
                 if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                     raise OSError(exc.errno, exc.strerror, shown(part)) from None
                 target = _link_at(here(), part)
+                if target is None and retries < _RETRIES and _may_be_dir(here(), part):
+                    retries += 1  # a symlink a moment ago, not one now: look again
+                    todo.append(part)
+                    continue
                 if target is None:
                     raise NotADirectoryError(
                         errno.ENOTDIR, os.strerror(errno.ENOTDIR), shown(part)
@@ -309,6 +315,15 @@ def _walk(
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _may_be_dir(dir_fd: int, name: str) -> bool:
+    """``False`` only when ``name`` is there and neither a folder nor a symlink."""
+    try:
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return True
+    return stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
 
 
 def _under_root(target: str, root: Path) -> list[str] | None:

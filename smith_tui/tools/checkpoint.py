@@ -539,8 +539,13 @@ class Checkpoints:
                 info = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
                 if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
                     os.unlink(loc.name, dir_fd=loc.dir_fd)
-        except (FileNotFoundError, NotADirectoryError, beneath.SymlinkOnTheWayError):
-            return  # not there (as a file of the work tree): nothing to delete
+        except (
+            FileNotFoundError,
+            NotADirectoryError,
+            IsADirectoryError,
+            beneath.SymlinkOnTheWayError,
+        ):
+            return  # not there (as a file of the work tree) now: nothing to delete
         except OSError as exc:
             raise CheckpointError(
                 f"checkpoint: cannot delete {path}: {exc.strerror or exc}"

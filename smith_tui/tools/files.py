@@ -299,7 +299,7 @@ def resolve_for_tool(raw: str, ctx: ToolContext, *, tool: str, writing: bool = F
     """
     shown = resolve_path(raw, ctx)
     where = describe_path(raw, shown, ctx)
-    real = Path(os.path.realpath(shown))
+    real = _realpath(shown, where)
     project = project_root(ctx)
     roots = [project, *(root for root in extra_roots(ctx) if root != project)]
     root = next((root for root in roots if _inside(real, root)), None)
@@ -319,6 +319,24 @@ def resolve_for_tool(raw: str, ctx: ToolContext, *, tool: str, writing: bool = F
     if writing and _touches_git_dir([shown, real], given_roots):
         raise _git_internal(where, tool)
     return ToolPath(shown, real, root, where)
+
+
+_REALPATH_RETRIES = 20
+
+
+def _realpath(path: Path, where: str) -> Path:
+    """``realpath`` of ``path``; a path that keeps changing while it is resolved (a symlink
+    one moment, a folder the next: ``realpath`` then fails) is a ToolError."""
+    for _ in range(_REALPATH_RETRIES):
+        try:
+            return Path(os.path.realpath(path))
+        except OSError as exc:
+            error = exc
+    raise ToolError(
+        f"cannot resolve {where}: {error.strerror or error} (it kept changing while it was "
+        f"resolved); try again once nothing else is renaming files there.",
+        code="os_error",
+    )
 
 
 def _git_internal(where: str, tool: str) -> ToolError:
