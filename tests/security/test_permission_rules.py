@@ -220,6 +220,9 @@ EVASIONS = {
         "env -i PATH=/usr/bin:/bin nice -5 timeout 9 bash -c 'nohup rm victim'",
         "nice",
     ),
+    "behind time": ("time -p rm victim", None),
+    "negated": ("! rm victim", None),
+    "in find -exec": ("find . -name victim -exec rm victim ';'", "find"),
     "in a pipeline": ("true | rm victim", None),
     "after &&": ("true && rm victim", None),
     "after ||": ("false || rm victim", None),
@@ -277,6 +280,39 @@ def test_control_a_command_name_that_is_not_literal_runs_rm(tmp_path: Path) -> N
         assert not (tmp_path / "victim").exists(), command
 
 
+def test_more_forms_that_run_rm_are_denied_or_ask() -> None:
+    for command in (
+        "rm victim &",
+        "coproc rm victim",
+        "if true; then rm victim; fi",
+        "for f in a; do rm victim; done",
+        "case x in x) rm victim;; esac",
+        "cat <<EOF\n$(rm victim)\nEOF",
+        "cat <(rm victim)",
+        "x=$(rm victim)",
+        "a[$(rm victim)]=1",
+        "trap 'rm victim' EXIT",
+        "env -S 'rm victim'",
+        "sudo -s rm victim",
+        "command -p rm victim",
+        "nice -n5 rm victim",
+    ):
+        assert _decide(command, "yolo", deny=[DENY]).action == "deny", command
+    for command in ("bash <<EOF\nrm victim\nEOF", "echo rm victim | sh", "bash -s"):
+        verdict = _decide(command, "yolo", deny=[DENY])  # the heredoc's line is denied as text
+        assert verdict.action == "deny" or "reads its commands from its input" in verdict.reason
+        assert verdict.action != "allow", command
+
+
+def test_strings_nested_too_deep_are_not_sure() -> None:
+    command = "rm victim"
+    for _ in range(8):
+        command = f"bash -c {shlex.quote(command)}"
+    verdict = _decide(command, "yolo", deny=["bash(git push*)"])
+    assert verdict.action == "ask" and "too deep" in verdict.reason
+    assert _decide(command, "yolo", deny=[DENY]).action == "ask"
+
+
 def test_deny_rules_ask_when_not_sure_and_only_an_exact_grant_lifts_it() -> None:
     for command in (
         "rm_dir=$x; ls $[x]",
@@ -298,6 +334,7 @@ def test_deny_rules_ask_when_not_sure_and_only_an_exact_grant_lifts_it() -> None
     assert _decide("ls $HOME", "yolo", deny=[DENY]).action == "allow"
     assert _decide("git push $remote", "yolo", deny=["bash(git push * --force*)"]).action == "ask"
     assert _decide("git status $x", "yolo", deny=["bash(git push*)"]).action == "allow"
+    assert _decide("for f in a; do rm $f; done", "yolo", deny=[DENY]).action == "ask"
 
 
 # -- session grants never widen --------------------------------------------------------------
@@ -307,7 +344,7 @@ WIDE_GRANTS = {
     "env A=1 ls": "env A=1 rm -rf victim",
     "sudo ls": "sudo rm -rf victim",
     "git -C sub status": "git -C sub -c core.pager=sh log",
-    "python -c 'print(1)'": "python -c '__import__(\"os\").remove(\"victim\")'",
+    "python -c 'print(1)'": 'python -c \'__import__("os").remove("victim")\'',
     "node -e 1": 'node -e \'require("fs").rmSync("victim")\'',
     "bash -c ls": "bash -c 'rm victim'",
 }
