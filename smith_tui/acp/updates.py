@@ -6,7 +6,6 @@ decides when to send them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from acp import (
 from acp.schema import PlanEntryStatus, ToolCallLocation, ToolKind
 
 from smith_tui.app.formatting import key_argument
+from smith_tui.llm.nesting import load_json
 
 KINDS: dict[str, ToolKind] = {
     "read": "read",
@@ -64,8 +64,8 @@ def parse_arguments(arguments: str | Mapping[str, Any] | None) -> dict[str, Any]
     if isinstance(arguments, Mapping):
         return dict(arguments)
     try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+        value = load_json(arguments or "{}")
+    except ValueError:  # not JSON, or nested too deeply to decode safely
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from smith_tui.engine.roles import role_display
+from smith_tui.llm.nesting import load_json
 from smith_tui.terminal_text import visible
 
 
@@ -76,8 +77,8 @@ def _as_object(arguments: str | dict[str, Any] | None) -> dict[str, Any] | None:
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = json.loads(arguments) if arguments else None
-    except (TypeError, ValueError):
+        value = load_json(arguments) if arguments else None
+    except (TypeError, ValueError):  # not JSON, or nested too deeply to decode safely
         return None
     return value if isinstance(value, dict) else None
 

@@ -58,6 +58,7 @@ from smith_tui.llm import (
     WireToolCall,
     build_tool_result_message,
 )
+from smith_tui.llm.nesting import load_json
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.memory import save_scratchpad
 from smith_tui.tools.registry import ToolRegistry
@@ -679,7 +680,8 @@ def _transcript_calls(
 ) -> tuple[list[WireToolCall], dict[str, str]]:
     """The calls as the transcript keeps them, and the raw arguments of the broken ones.
 
-    Arguments that are not a JSON object (cut-off or malformed JSON from the model) are
+    Arguments that are not a JSON object (cut-off or malformed JSON from the model, or
+    nested too deeply to decode safely: :func:`~smith_tui.llm.nesting.load_json`) are
     kept as ``"{}"``: strict providers refuse a request whose history holds them. The tool
     still ran with the raw text and answered with the parse error, and the raw text stays
     in the message metadata.
@@ -689,7 +691,7 @@ def _transcript_calls(
     for call in calls:
         arguments = call["function"]["arguments"]
         try:
-            valid = isinstance(json.loads(arguments or "{}"), dict)
+            valid = isinstance(load_json(arguments or "{}"), dict)
         except (TypeError, ValueError):
             valid = False
         if valid:
@@ -704,7 +706,7 @@ def _repeat_key(call: ToolCall) -> str:
     """Identify a call by name and arguments (JSON arguments compared by value)."""
     arguments = call.arguments
     try:
-        arguments = json.dumps(json.loads(arguments), sort_keys=True)
+        arguments = json.dumps(load_json(arguments), sort_keys=True)
     except (TypeError, ValueError):
         pass
     return json.dumps([call.name, arguments])

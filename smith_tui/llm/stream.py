@@ -23,6 +23,14 @@ docs/LLM.md; in short:
 After each :meth:`StreamAssembler.feed` the new pieces wait in ``out`` as
 ``(kind, value)`` pairs with kind ``text``, ``reasoning``, ``tool`` or
 ``usage``; the caller dispatches and clears them.
+
+Memory stays bounded however long the reply (:data:`MAX_MESSAGE_CHARS`): the text,
+the reasoning (plain and in ``reasoning_details``) and the tool-call arguments of
+one reply keep at most that many characters each. What comes after is neither
+kept nor passed on; the text and the reasoning end with a marker saying how much
+was dropped (:meth:`StreamAssembler.flush`), and cut arguments stay cut (invalid
+JSON the tool executor refuses). The raw wire text is kept up to the same size.
+A chunk nested too deeply to decode is a protocol error like any invalid JSON.
 """
 
 from __future__ import annotations
@@ -37,7 +45,24 @@ from smith_tui.llm.tool import ToolCallState
 from smith_tui.llm.types import ChatMessage, ChatResponse, Usage
 from smith_tui.llm.usage import normalize_usage
 
+MAX_MESSAGE_CHARS = 2_000_000
+"""Characters one reply keeps of its text, of its reasoning and of its tool-call
+arguments (each). About half a million tokens: far beyond any real answer, small
+enough that a server streaming hundreds of megabytes costs a few megabytes here."""
+
 _raw_decode = json.JSONDecoder().raw_decode
+_DECODE_ERRORS = (ValueError, TypeError, RecursionError)
+"""What decoding a hostile chunk may raise (RecursionError: nesting too deep)."""
+
+
+def dropped_marker(what: str, dropped: int, limit: int) -> str:
+    """The line that ends a text or reasoning cut at ``limit`` characters."""
+    return (
+        f"\n\n[smith: the {what} of this reply went on for {dropped:,} more characters; "
+        f"they were dropped, one message keeps at most {limit:,}]"
+    )
+
+
 _TEXT_KEYS = {"reasoning.text": "text", "reasoning.summary": "summary"}
 _CONCAT_KEYS = ("text", "summary", "data")
 
@@ -66,7 +91,9 @@ def _content_text(content: Any) -> str:
 class StreamAssembler:
     """Accumulates one streamed (or whole) completion."""
 
-    def __init__(self, *, keep_raw: bool = True) -> None:
+    def __init__(self, *, keep_raw: bool = True, max_chars: int = MAX_MESSAGE_CHARS) -> None:
+        self.max_chars = max_chars
+        """Characters kept of the text, of the reasoning and of the arguments (each)."""
         self.out: list[tuple[str, Any]] = []
         self.done = False
         self.finished = False
@@ -82,6 +109,15 @@ class StreamAssembler:
         self._detail_pos: dict[tuple[Any, Any], int] = {}
         self._tools = ToolCallState()
         self._think = ThinkSplitter()
+        self._text_left = max_chars
+        self._reasoning_left = max_chars
+        self._args_left = max_chars
+        self._raw_left = max_chars
+        self._details_left = max_chars
+        self._detail_parts: dict[tuple[int, str], list[str]] = {}
+        self.dropped = {"text": 0, "reasoning": 0, "arguments": 0}
+        """Characters not kept because the reply passed :attr:`max_chars`."""
+        self._marked = False
 
     # ------------------------------------------------------------------ input
 
@@ -90,7 +126,7 @@ class StreamAssembler:
         if event == "error":
             try:
                 payload: Any = json.loads(data)
-            except ValueError:
+            except _DECODE_ERRORS:
                 payload = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
             raise error_from_payload(payload, event="error")
         if isinstance(data, bytes):
@@ -101,11 +137,12 @@ class StreamAssembler:
             chunk, end = _raw_decode(data)
             if end != len(data) and data[end:].strip():
                 raise ValueError("extra data after the JSON object")
-        except (ValueError, TypeError) as exc:
+        except _DECODE_ERRORS as exc:
             self._not_json(data, exc)
             return
-        if self.raw is not None:
+        if self.raw is not None and self._raw_left > 0:
             # keep the wire text, not the dict: 10^5 live dicts make the cyclic GC crawl
+            self._raw_left -= len(data)
             self.raw.append(data)
         self._process(chunk)
 
@@ -115,7 +152,7 @@ class StreamAssembler:
             try:
                 self.feed(json.loads(text))
                 return
-            except ValueError:
+            except _DECODE_ERRORS:
                 pass
         else:
             text = data
@@ -129,7 +166,7 @@ class StreamAssembler:
             try:
                 self.feed(json.loads(stripped))
                 return
-            except ValueError:
+            except _DECODE_ERRORS:
                 pass
         raise _invalid_json(text, exc) from None
 
@@ -200,8 +237,12 @@ class StreamAssembler:
                     if len(delta) == 1 and self._think.passthrough:
                         content = delta.get("content")
                         if content and type(content) is str:  # the common token delta
-                            self._text.append(content)
-                            self.out.append(("text", content))
+                            if len(content) <= self._text_left:
+                                self._text_left -= len(content)
+                                self._text.append(content)
+                                self.out.append(("text", content))
+                            else:
+                                self._add_text(content)
                             continue
                     self._delta(delta)
         except (AttributeError, TypeError) as exc:
@@ -251,33 +292,71 @@ class StreamAssembler:
                 content = _content_text(content)
             think = self._think
             if think.passthrough:
-                self._text.append(content)
-                out.append(("text", content))
+                self._add_text(content)
             else:
                 reasoning, text = think.feed(content)
                 if reasoning:
-                    self._reasoning.append(reasoning)
-                    out.append(("reasoning", reasoning))
+                    self._add_reasoning(reasoning)
                 if text:
-                    self._text.append(text)
-                    out.append(("text", text))
+                    self._add_text(text)
         field = delta.get("reasoning_content") or delta.get("reasoning")
         plain = False
         if isinstance(field, str) and field:
             plain = True
-            self._reasoning.append(field)
-            out.append(("reasoning", field))
+            self._add_reasoning(field)
         details = delta.get("reasoning_details")
         if details:
             self._merge_details(details, collect_text=not plain)
         calls = delta.get("tool_calls")
         if calls:
+            if isinstance(calls, list):
+                calls = self._bounded_calls(calls)
             for piece in self._tools.merge(calls):
                 out.append(("tool", piece))
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
-            self._text.append(refusal)
-            out.append(("text", refusal))
+            self._add_text(refusal)
+
+    def _add_text(self, piece: str) -> None:
+        """Keep and pass on ``piece``, or the part of it within :attr:`max_chars`."""
+        left = self._text_left
+        if len(piece) > left:
+            self.dropped["text"] += len(piece) - left
+            piece = piece[:left]
+        if piece:
+            self._text_left = left - len(piece)
+            self._text.append(piece)
+            self.out.append(("text", piece))
+
+    def _add_reasoning(self, piece: str) -> None:
+        """Like :meth:`_add_text`, for reasoning."""
+        left = self._reasoning_left
+        if len(piece) > left:
+            self.dropped["reasoning"] += len(piece) - left
+            piece = piece[:left]
+        if piece:
+            self._reasoning_left = left - len(piece)
+            self._reasoning.append(piece)
+            self.out.append(("reasoning", piece))
+
+    def _bounded_calls(self, calls: list[Any]) -> list[Any]:
+        """``calls`` with argument fragments past the reply's budget cut away."""
+        kept = []
+        for call in calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping):
+                kept.append(call)
+                continue
+            fragment = function.get("arguments")
+            if isinstance(fragment, str) and fragment:
+                left = self._args_left
+                if len(fragment) > left:
+                    self.dropped["arguments"] += len(fragment) - left
+                    call = {**call, "function": {**function, "arguments": fragment[:left]}}
+                    fragment = fragment[:left]
+                self._args_left = left - len(fragment)
+            kept.append(call)
+        return kept
 
     def _merge_details(self, details: Any, *, collect_text: bool) -> None:
         if not isinstance(details, list):
@@ -290,19 +369,21 @@ class StreamAssembler:
                 text_key = _TEXT_KEYS.get(kind) if isinstance(kind, str) else None
                 text = detail.get(text_key) if text_key else None
                 if isinstance(text, str) and text:
-                    self._reasoning.append(text)
-                    self.out.append(("reasoning", text))
+                    self._add_reasoning(text)
             key = (kind, detail.get("index"))
             pos = self._detail_pos.get(key)
             if pos is None:
-                self._detail_pos[key] = len(self._details)
-                self._details.append(dict(detail))
-                continue
+                pos = self._detail_pos[key] = len(self._details)
+                self._details.append({})
             merged = self._details[pos]
             for name, value in detail.items():
                 if name in _CONCAT_KEYS and isinstance(value, str):
-                    previous = merged.get(name)
-                    merged[name] = (previous if isinstance(previous, str) else "") + value
+                    # pieces joined in finish(): adding each to the string so far is quadratic
+                    parts = self._detail_parts.setdefault((pos, name), [])
+                    merged[name] = ""
+                    value = value[: self._details_left]
+                    self._details_left -= len(value)
+                    parts.append(value)
                 elif value not in (None, "") or name not in merged:
                     merged[name] = value
 
@@ -319,14 +400,21 @@ class StreamAssembler:
     # ------------------------------------------------------------------ output
 
     def flush(self) -> None:
-        """Release text held back by the ``<think>`` splitter into ``out``."""
+        """Release text held back by the ``<think>`` splitter into ``out``; then, once,
+        end a text or reasoning cut at :attr:`max_chars` with its dropped-marker."""
         reasoning, text = self._think.flush()
         if reasoning:
-            self._reasoning.append(reasoning)
-            self.out.append(("reasoning", reasoning))
+            self._add_reasoning(reasoning)
         if text:
-            self._text.append(text)
-            self.out.append(("text", text))
+            self._add_text(text)
+        if self._marked:
+            return
+        self._marked = True
+        for kind, parts in (("text", self._text), ("reasoning", self._reasoning)):
+            if self.dropped[kind]:
+                marker = dropped_marker(kind, self.dropped[kind], self.max_chars)
+                parts.append(marker)
+                self.out.append((kind, marker))
 
     @property
     def text(self) -> str:
@@ -337,6 +425,9 @@ class StreamAssembler:
         """Build the final response (call :meth:`flush` first when streaming)."""
         self.flush()
         self.out.clear()
+        for (pos, name), parts in self._detail_parts.items():
+            self._details[pos][name] = "".join(parts)
+        self._detail_parts.clear()
         message = ChatMessage(
             role="assistant", content="".join(self._text), tool_calls=self._tools.finish()
         )

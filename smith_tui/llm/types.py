@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Required, TypedDict
 
 from smith_tui.llm.errors import PROTOCOL, LLMError, schema_error
+from smith_tui.llm.nesting import load_json
 
 #: The roles a Chat-Completions message may have.
 Role = Literal["system", "developer", "user", "assistant", "tool"]
@@ -114,7 +114,7 @@ class ToolCall:
         if not text:
             return {}
         try:
-            value = json.loads(text)
+            value = load_json(text)
         except ValueError as exc:
             raise LLMError(
                 PROTOCOL,

@@ -6,6 +6,10 @@ every tool: :data:`Text` (a string that is not blank), :data:`Int` and
 :data:`Number` (JSON numbers or numeric strings, never ``true``/``false``)
 and :data:`Flag` (``true``/``false``, also as a string). What they refuse is
 reported in the single style of :meth:`ToolSpec.parse_arguments`.
+
+:func:`check_argument_values` is the check every call passes before its tool sees
+it (the executor runs it): no string anywhere in the arguments holds a NUL, and
+nothing nests deeper than :data:`~smith_tui.llm.nesting.MAX_JSON_DEPTH`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator
 from pydantic_core import PydanticCustomError
 
+from smith_tui.llm.nesting import MAX_JSON_DEPTH
 from smith_tui.tools.spec import ToolContext, ToolError
 
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
@@ -127,3 +132,51 @@ def max_chars(ctx: ToolContext, default: int = DEFAULT_MAX_CHARS) -> int:
 def bad_arguments(tool: str, message: str) -> ToolError:
     """A domain check on an argument failed: ``"<tool>: <message>"``, code ``invalid_arguments``."""
     return ToolError(f"{tool}: {message}", code="invalid_arguments")
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    """``edits[2].text`` for the path ``("edits", 2, "text")``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def check_argument_values(arguments: Mapping[str, Any]) -> None:
+    """Refuse arguments a tool must never see, naming the argument.
+
+    A NUL character in any string (a value or a key, at any depth) cannot be part of
+    a path, a command line or an environment and makes the system calls behind the
+    tools fail, so no tool gets one. Nesting deeper than ``MAX_JSON_DEPTH`` is refused
+    too (decoded JSON is bounded already; this covers arguments given as objects).
+    The walk is iterative, so no input can exhaust the stack.
+    """
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), arguments)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > MAX_JSON_DEPTH:
+            raise ToolError(
+                f"argument `{_where(path[:3])}` is nested deeper than {MAX_JSON_DEPTH} "
+                "levels; send flat arguments matching the tool's schema",
+                code="invalid_arguments",
+            )
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise ToolError(
+                    f"argument `{_where(path)}` contains a NUL character (\\0), which no "
+                    "path, command or text given to a tool may hold; send it without the NUL",
+                    code="invalid_arguments",
+                )
+        elif isinstance(value, Mapping):
+            items = []
+            for key, item in value.items():
+                if isinstance(key, str) and "\x00" in key:
+                    where = f"a key under `{_where(path)}`" if path else "an argument name"
+                    raise ToolError(
+                        f"{where} contains a NUL character (\\0); send it without the NUL",
+                        code="invalid_arguments",
+                    )
+                items.append(((*path, str(key)), item))
+            stack.extend(reversed(items))  # the first argument is checked first
+        elif isinstance(value, list | tuple):
+            stack.extend(reversed([((*path, i), item) for i, item in enumerate(value)]))

@@ -15,11 +15,20 @@ from typing import Any
 
 from smith_tui.cancel import Cancelled
 from smith_tui.config.secrets import StreamRedactor, redact, redact_data, secret_values
+from smith_tui.llm.nesting import NestingTooDeep, load_json
+from smith_tui.llm.stream import MAX_MESSAGE_CHARS
+from smith_tui.tools.args import check_argument_values
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolResult
 
 
-def _decode_arguments(raw: Any) -> dict[str, Any]:
+def decode_arguments(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as a dict: JSON text decoded (at most
+    :data:`~smith_tui.llm.nesting.MAX_JSON_DEPTH` deep), empty text as ``{}``.
+
+    Raises :class:`ToolError` (code ``invalid_arguments``) with a message the model
+    can act on when they are not a JSON object.
+    """
     if isinstance(raw, dict):
         return raw
     if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -30,8 +39,19 @@ def _decode_arguments(raw: Any) -> dict[str, Any]:
             code="invalid_arguments",
         )
     try:
-        value = json.loads(raw)
+        value = load_json(raw)
+    except NestingTooDeep as exc:
+        raise ToolError(
+            f"tool arguments are {exc}; send a flat JSON object matching the tool's schema",
+            code="invalid_arguments",
+        ) from None
     except json.JSONDecodeError as exc:
+        if len(raw) >= MAX_MESSAGE_CHARS:
+            raise ToolError(
+                f"tool arguments were cut at {MAX_MESSAGE_CHARS:,} characters, the most one "
+                "reply may carry; send less at once (write a big file in parts)",
+                code="invalid_arguments",
+            ) from None
         raise ToolError(
             f"tool arguments are not valid JSON ({exc.msg} at line {exc.lineno} column "
             f"{exc.colno}); send a JSON object matching the tool's schema",
@@ -78,7 +98,9 @@ async def execute_tool_call(
 ) -> ToolResult:
     """Decode, resolve, validate, check cancellation, run, check again and normalise.
 
-    The arguments are validated once, here, against the tool's ``Args`` model
+    No tool sees a NUL character in any string argument or arguments nested deeper
+    than :data:`~smith_tui.llm.nesting.MAX_JSON_DEPTH` (:func:`check_argument_values`):
+    those calls are answered with an error naming the argument. The arguments are validated once, here, against the tool's ``Args`` model
     (:meth:`ToolSpec.parse_arguments`); the handler gets the validated instance.
     Never raises for tool-level problems: bad JSON, bad arguments, unknown or
     denied tools, calls the ``permissions`` service refuses (it may ask the user
@@ -122,11 +144,17 @@ async def _execute(
         )
 
     try:
-        decoded = _decode_arguments(arguments)
+        decoded = decode_arguments(arguments)
         spec = registry.resolve(name, ctx.role)
+        check_argument_values(decoded)  # no NUL, no deep nesting, for every tool
         args = spec.parse_arguments(decoded)
     except ToolError as exc:
         return error(exc.message, exc.code)
+    except RecursionError:  # a validator decoding a string argument's own JSON, unbounded
+        return error(
+            "an argument holds JSON nested too deeply to read; send flat arguments",
+            "invalid_arguments",
+        )
 
     if ctx.is_cancelled():
         return _cancelled_result(call_id, name, started, "none")

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from smith_tui.llm.nesting import NestingTooDeep, load_json
 from smith_tui.store import Store
 from smith_tui.tools.memory import require_conversation, require_store, store_errors
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
@@ -70,7 +71,11 @@ def _items(value: Any) -> Any:
     if isinstance(value, str):
         # Some models send the array JSON-encoded as a string.
         try:
-            return json.loads(value)
+            return load_json(value)
+        except NestingTooDeep as exc:
+            raise ValueError(
+                f"must be an array of {{content, status}} objects, got a string of JSON {exc}"
+            ) from None
         except ValueError:
             raise ValueError(
                 "must be an array of {content, status} objects, got a string that is not JSON"
