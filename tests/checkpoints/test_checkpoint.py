@@ -281,3 +281,26 @@ def test_a_folder_that_is_not_a_git_repository_works_too(tmp_path: Path) -> None
     _turn(cps, lambda: (plain / "a.txt").write_text("b\n"))
     cps.undo()
     assert (plain / "a.txt").read_text() == "a\n"
+
+
+def test_a_folder_turned_into_a_symlink_out_is_never_written_or_deleted_through(
+    repo: Path, cps: Checkpoints, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "app.py").write_text("outside, must stay\n")
+    (outside / "util.py").write_text("outside too\n")
+    before = tree_of(repo)
+
+    def turn() -> None:
+        # the turn swaps the src folder for a symlink to a folder outside the project
+        (repo / "src").rename(tmp_path / "src-moved")
+        (repo / "src").symlink_to(outside)
+
+    _turn(cps, turn)
+    cps.undo()
+
+    assert (outside / "app.py").read_text() == "outside, must stay\n"
+    assert sorted(os.listdir(outside)) == ["app.py", "util.py"]
+    assert not (repo / "src").is_symlink()
+    assert tree_of(repo) == before
