@@ -737,7 +737,11 @@ def _top_commands(walk: _Walk, node: Any) -> list[Command]:
 @lru_cache(maxsize=512)
 def read_command(text: str) -> Reading:
     """What the bash command line ``text`` would run (see the module docstring)."""
-    return _read(text, 0, ())
+    try:
+        return _read(text, 0, ())
+    except RecursionError:  # thousands of nested parentheses: not sure is the answer
+        why = "the command nests too deep to read"
+        return Reading((), (), why, (why,))
 
 
 __all__ = [

@@ -311,6 +311,9 @@ def test_strings_nested_too_deep_are_not_sure() -> None:
     verdict = _decide(command, "yolo", deny=["bash(git push*)"])
     assert verdict.action == "ask" and "too deep" in verdict.reason
     assert _decide(command, "yolo", deny=[DENY]).action == "ask"
+    deep = "(" * 5000 + "rm victim" + ")" * 5000
+    assert _decide(deep, "yolo", deny=["bash(git push*)"]).action == "ask"
+    assert _decide(deep, allow=["bash(rm*)"]).action == "ask"
 
 
 def test_deny_rules_ask_when_not_sure_and_only_an_exact_grant_lifts_it() -> None:
