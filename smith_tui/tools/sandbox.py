@@ -450,9 +450,13 @@ def bwrap_argv(
         line += ["--bind", root, root]
         if not settings.git_writable:
             line += _git_mounts(root)
-    hidden = hidden_folders()
+    hidden = [*hidden_folders(), "/tmp"]
+    shown = [root, *(_real(folder) for folder in settings.writable)]
     for socket in socket_files():
-        if not any(_inside(socket, folder) for folder in [*hidden, "/tmp"]):
+        # One in a hidden folder is gone already, unless a later mount shows it again.
+        if any(_inside(socket, folder) for folder in shown) or not any(
+            _inside(socket, folder) for folder in hidden
+        ):
             line += ["--ro-bind", "/dev/null", socket]
     line += ["--chdir", _real(cwd), *argv]
     return line
