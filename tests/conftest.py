@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.llm_script import STREAMS_DIR
 from tests.support.llm_server import ScriptedLLMServer
+from tests.support.pilot import steady_snapshot
 
 
 @pytest.fixture
@@ -30,3 +31,10 @@ def streams_dir() -> Path:
             "set SMITH_STREAMS_DIR to the folder holding the .sse recordings"
         )
     return STREAMS_DIR
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """pytest-textual-snapshot's ``snap_compare``, taking every snapshot of a steady screen:
+    no blinking cursor, nothing still changing (see ``tests.support.pilot.steady_snapshot``)."""
+    return steady_snapshot(snap_compare)

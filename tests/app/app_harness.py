@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from textual.pilot import Pilot
 from smith_tui.app.app import SmithApp
 from smith_tui.engine.runtime import Runtime
 from tests.support.pilot import screen_text, wait_until
+from tests.support.pilot import wait_for_still_screen as wait_for_still_screen  # (re-exported)
 from tests.support.runtime import open_runtime
 
 SIZE = (120, 36)
@@ -79,24 +79,6 @@ async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> s
     """Wait until ``text`` is on screen; return the screen text."""
     await wait_until(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", within)
     return screen_text(pilot.app)
-
-
-async def wait_for_still_screen(
-    pilot: Pilot[Any], quiet: float = 0.2, within: float = 10.0
-) -> None:
-    """Let the app run until its screenshot (text and colours) stops changing for ``quiet``
-    seconds: a snapshot taken then does not depend on how busy the machine is."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    last = pilot.app.export_screenshot()
-    still_since = loop.time()
-    while loop.time() - still_since < quiet:
-        if loop.time() > deadline:
-            raise AssertionError(f"the screen kept changing for {within} s")
-        await pilot.pause(0.05)
-        shot = pilot.app.export_screenshot()
-        if shot != last:
-            last, still_since = shot, loop.time()
 
 
 @contextlib.asynccontextmanager

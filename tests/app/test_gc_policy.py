@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,11 +197,26 @@ def test_the_policy_does_nothing_before_start(policy: tuple[GcPolicy, Clock]) ->
 async def test_the_app_runs_the_policy_while_it_runs(tmp_path: Path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     runtime = app_runtime(tmp_path)
+    # When the app started on the runtime, and whether the policy was running by then. (Not
+    # "inactive once the panes are up": on a busy machine they can take longer than the
+    # policy's delay.)
+    started: list[tuple[float, bool]] = []
+    start = app_module.SmithApp._start
+
+    def recording_start(self: app_module.SmithApp) -> None:
+        start(self)
+        started.append((time.monotonic(), self.gc_policy.active))
+
+    monkeypatch.setattr(app_module.SmithApp, "_start", recording_start)
     try:
         app = make_app(runtime)
         async with running(app) as pilot:
-            assert not app.gc_policy.active  # start-up settles first
             await wait_until(pilot, lambda: app.gc_policy.active, what="the policy started")
+            [(opened_at, active_then)] = started
+            assert not active_then  # start-up settles first ...
+            # ... for GC_POLICY_DELAY_S (the policy's clock is time.monotonic; Textual's timers
+            # may fire half a millisecond early)
+            assert app.gc_policy.last_thorough - opened_at >= app_module.GC_POLICY_DELAY_S - 0.01
             assert gc.get_freeze_count() > 0
             before = app.gc_policy.last_input
             await pilot.press("a")

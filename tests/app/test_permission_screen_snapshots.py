@@ -40,8 +40,6 @@ EDIT = PermissionRequest(
 
 async def _still(pilot: Pilot[Any]) -> None:
     await pilot.pause()
-    for widget in pilot.app.screen.query("Input"):
-        widget.cursor_blink = False  # type: ignore[attr-defined]
     await wait_for_still_screen(pilot)
 
 

@@ -43,12 +43,6 @@ def runtime(tmp_path: Path) -> Iterator[Runtime]:
         asyncio.run(opened.aclose())
 
 
-def _steady(pilot: Pilot[Any]) -> None:
-    """No blinking cursors in a screenshot."""
-    for widget in pilot.app.screen.query("Input, TextArea"):
-        widget.cursor_blink = False  # type: ignore[attr-defined]
-
-
 def _then(*steps: Callable[[Pilot[Any]], Any]) -> Callable[[Pilot[Any]], Any]:
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.pause()
@@ -57,8 +51,7 @@ def _then(*steps: Callable[[Pilot[Any]], Any]) -> Callable[[Pilot[Any]], Any]:
             if asyncio.iscoroutine(result):
                 await result
             await pilot.pause()
-        _steady(pilot)
-        await wait_for_still_screen(pilot)
+        await wait_for_still_screen(pilot)  # (the cursors do not blink: tests/conftest.py)
 
     return run_before
 

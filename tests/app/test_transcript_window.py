@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -317,13 +318,40 @@ async def test_a_prompt_sent_while_a_load_waits_in_the_queue_is_kept() -> None:
         assert transcript.children[-1] is users[-1]
 
 
+async def settled_view(pilot: Any, transcript: Transcript, within: float = 40.0) -> None:
+    """Wait until the view has settled: the scroll asked for is applied, the older pages it
+    asked for are mounted and nothing is waiting to be parked or rebuilt."""
+    scrolled: list[bool] = []
+    transcript.call_after_refresh(lambda: scrolled.append(True))  # after a deferred scroll
+    await wait_until(pilot, lambda: scrolled, "the scroll applied", within)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    last: tuple[float, int] | None = None
+    while True:
+        await transcript.settle()
+        await pilot.pause(0.01)  # a refresh: what waits for one runs
+        busy = transcript._park_timer is not None or transcript._loading_older
+        now = (transcript.scroll_y, len(transcript.children))
+        if not busy and now == last:
+            return
+        last = None if busy else now
+        if loop.time() > deadline:
+            raise AssertionError(f"the view kept changing for {within} s")
+        if busy:
+            await pilot.pause(0.02)  # (the parking timer's delay)
+
+
 async def test_paging_up_a_long_history_builds_each_entry_about_once_and_few_widgets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PageUp through a stored conversation: pages come from the store before the view
     reaches the top, each entry is built about once on the way (not once to measure it and
     again when the view gets there), and what the view left behind is parked in a few runs,
-    so the transcript holds a handful of widgets however far the user pages."""
+    so the transcript holds a handful of widgets however far the user pages.
+
+    Each PageUp comes once the view has settled after the last one (a reader's pace): with
+    a fixed pause instead, how far 40 PageUps got depended on how busy the machine was
+    (PageUps that outran the loading stopped at the top)."""
     builds: Counter[int] = Counter()
     build = transcript_module.build_widget
 
@@ -340,14 +368,14 @@ async def test_paging_up_a_long_history_builds_each_entry_about_once_and_few_wid
             await transcript.settle()
             await pilot.pause(0.2)
             builds.clear()
-            for _ in range(40):
+            pages = 20
+            for _ in range(pages):
                 transcript.page(-1)
-                await pilot.pause(0.1)
-            await transcript.settle()
-            await pilot.pause(0.3)
+                await settled_view(pilot, transcript)
             assert calls, "older pages came from the store"
             oldest = first_position(transcript)
-            assert oldest < 900 - 2 * 40, "the view went up about a screen per PageUp"
+            # (the bar of 40 PageUps at a fixed pace, in half as many settled ones)
+            assert oldest < 900 - 4 * pages, "the view went up about a screen per PageUp"
             built = list(builds.values())
             assert len(built) > 80
             assert sum(built) <= 1.3 * len(built), sorted(built)[-10:]

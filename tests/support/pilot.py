@@ -1,15 +1,18 @@
-"""Driving a Textual app under Pilot: the text on screen, and waiting for a condition."""
+"""Driving a Textual app under Pilot: the text on screen, waiting for a condition, and
+taking a snapshot that does not depend on the clock."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import io
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
 
 
 def screen_text(app: App[Any]) -> str:
@@ -35,3 +38,68 @@ async def wait_until(
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for {what or predicate}")
         await pilot.pause(0.02)
+
+
+async def wait_for_still_screen(
+    pilot: Pilot[Any], quiet: float = 0.2, within: float = 10.0
+) -> None:
+    """Let the app run until its screenshot (text and colours) stops changing for ``quiet``
+    seconds and several looks in a row: a snapshot taken then does not depend on how busy
+    the machine is (a starved event loop can let ``quiet`` pass in one look)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    last = pilot.app.export_screenshot()
+    still_since, looks = loop.time(), 0
+    while loop.time() - still_since < quiet or looks < 3:
+        if loop.time() > deadline:
+            raise AssertionError(f"the screen kept changing for {within} s")
+        await pilot.pause(0.05)
+        shot = pilot.app.export_screenshot()
+        if shot != last:
+            last, still_since, looks = shot, loop.time(), 0
+        else:
+            looks += 1
+
+
+def stop_cursor_blink(app: App[Any]) -> None:
+    """Make every text cursor on the screens of ``app`` steady (shown where it has the focus,
+    as a blink's "on" phase): a blinking one is caught on or off depending on the clock."""
+    for screen in app.screen_stack:
+        for widget in screen.query(Input).results():
+            widget.cursor_blink = False
+        for area in screen.query(TextArea).results():
+            area.cursor_blink = False
+
+
+RunBefore = Callable[[Pilot[Any]], Awaitable[None] | None]
+
+
+def steady_snapshot(
+    compare: Callable[..., bool],
+) -> Callable[..., bool]:
+    """Wrap pytest-textual-snapshot's ``snap_compare`` so that every snapshot is taken of a
+    steady screen: after the test's ``run_before`` and key presses, text cursors stop
+    blinking and the screen is left to settle (:func:`wait_for_still_screen`)."""
+
+    def steady_compare(
+        app: Any,
+        press: Iterable[str] = (),
+        terminal_size: tuple[int, int] = (80, 24),
+        run_before: RunBefore | None = None,
+    ) -> bool:
+        keys = list(press)
+
+        async def steady(pilot: Pilot[Any]) -> None:
+            if run_before is not None:
+                result = run_before(pilot)
+                if inspect.isawaitable(result):
+                    await result
+            if keys:
+                await pilot.pause()
+                await pilot.press(*keys)
+            stop_cursor_blink(pilot.app)
+            await wait_for_still_screen(pilot)
+
+        return compare(app, terminal_size=terminal_size, run_before=steady)
+
+    return steady_compare

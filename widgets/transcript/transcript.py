@@ -20,6 +20,7 @@ callback); the work that must wait for widgets runs in order on one queue.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,6 +168,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self._loading_older = False
         self._park_timer: Timer | None = None
         self._unsettled_parks = 0
+        self._unreached: weakref.WeakSet[Widget] = weakref.WeakSet()
+        """Entries mounted at the top that the parking window has not reached yet: built to
+        be read next, they stay built until then (a page can be taller than the window)."""
 
     # -- lifecycle ----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -467,6 +471,7 @@ class Transcript(VerticalScroll, can_focus=True):
     async def _mount_above(self, entries: list[Entry]) -> None:
         """Mount ``entries`` at the top, keeping the view on what it showed."""
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
+        self._unreached.update(widgets)
         height_before = self.virtual_size.height
         first = self.children[0] if self.children else None
         if first is not None:
@@ -526,6 +531,8 @@ class Transcript(VerticalScroll, can_focus=True):
         may not be as tall as its placeholder (the width changed since it was parked).
         """
         anchor = None if self.following else ViewAnchor.take(self)
+        if self.following:
+            self._unreached.clear()  # back at the bottom: nothing is about to be read above
         height = self.scrollable_content_region.height
         top = round(self.scroll_y)
         margin = height // 2
@@ -564,6 +571,11 @@ class Transcript(VerticalScroll, can_focus=True):
                     run.append((child, child.items))
                 continue
             parkable = not near and child is not streaming and hasattr(child, "entry")
+            if child in self._unreached:
+                if y + h > window[0]:
+                    self._unreached.discard(child)  # reached: parked as usual from now on
+                else:
+                    parkable = False
             if parkable and focused is not None:
                 parkable = not (focused is child or child in focused.ancestors)
             if parkable:
