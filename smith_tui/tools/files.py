@@ -175,6 +175,7 @@ _FILE_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISSOCK, "a socket"),
     (stat.S_ISLNK, "a symbolic link that could not be resolved"),
 )
+_SYMLINK_KIND = _FILE_KINDS[-1][1]
 
 
 def file_kind(mode: int) -> str:
@@ -350,7 +351,7 @@ def _git_internal(where: str, tool: str) -> ToolError:
 # ---------------------------------------------------------------------------
 # opening beneath the root
 
-_OPEN_RETRIES = 4
+_OPEN_RETRIES = 8
 """How often an entry that turned into a symlink between lookup and open is looked up again."""
 
 
@@ -382,10 +383,16 @@ def open_beneath(target: ToolPath, *, tool: str) -> int:
         with locate(target, tool=tool) as loc:
             try:
                 return open_regular_file(loc.name, dir_fd=loc.dir_fd, shown=loc.path)
-            except OSError as exc:
-                if exc.errno != errno.ELOOP or isinstance(exc, NotRegularFileError):
+            except NotRegularFileError as exc:
+                if exc.kind != _SYMLINK_KIND:
                     raise
-    raise OSError(errno.ELOOP, "it keeps changing into a symbolic link", str(target.real))
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+            # the entry turned into a symlink after it was looked up: look it up again
+    raise OSError(
+        errno.ELOOP, "it kept changing into a symbolic link while it was opened", str(target.real)
+    )
 
 
 def max_file_bytes(ctx: ToolContext, tool: str) -> int:

@@ -103,10 +103,16 @@ def build(tmp_path: Path, link: str, *, outside_content: bytes = SECRET) -> tupl
 
 
 def start_swapper(root: Path, outside: Path) -> subprocess.Popen[str]:
-    """Start the swapper and wait until it runs."""
-    ready = root.parent / "swapper-ready"
+    """Start the swapper of ``d`` and ``x`` and wait until it runs."""
+    return start_swapper_of(root / "d", root / "x", outside, root.parent)
+
+
+def start_swapper_of(a: Path, b: Path, outside: Path, scratch: Path) -> subprocess.Popen[str]:
+    """Start a swapper exchanging ``a`` and ``b`` (re-making a lost one as a symlink to
+    ``outside``) and wait until it runs; its ready mark goes into ``scratch``."""
+    ready = scratch / f"swapper-ready-{a.name}"
     proc = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(root / "d"), str(root / "x"), str(ready), str(outside)],
+        [sys.executable, "-c", SWAPPER, str(a), str(b), str(ready), str(outside)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -202,6 +208,27 @@ async def test_read_never_returns_a_file_outside(race: Race, resolver: str) -> N
         assert out.metadata["sha256"] == hashlib.sha256(INSIDE).hexdigest()
     assert all("SECRET" not in err.message for err in errors)
     assert outside_state(race.outside) == before
+    assert_race_was_live(outputs, errors, swaps)
+
+
+@pytest.mark.attack(SECTION, "read a file outside by swapping the file itself for a symlink")
+async def test_read_never_follows_a_final_symlink_out(
+    tmp_path: Path, link: str, resolver: str
+) -> None:
+    root, outside = build(tmp_path, link)
+    sub = root / "sub"
+    sub.mkdir()
+    (sub / "f.txt").write_bytes(INSIDE)
+    (sub / "x").symlink_to(
+        str(outside / "file.txt") if link == "absolute" else "../../outside/file.txt"
+    )
+    proc = start_swapper_of(sub / "f.txt", sub / "x", outside / "file.txt", tmp_path)
+    try:
+        outputs, errors = await run_calls(read, make_ctx(root), [{"path": "sub/f.txt"}] * CALLS)
+    finally:
+        swaps = Race(root, outside, proc).stop()
+    assert all(b"SECRET" not in out.content.encode() for out in outputs)
+    assert all("SECRET" not in err.message for err in errors)
     assert_race_was_live(outputs, errors, swaps)
 
 
