@@ -211,7 +211,7 @@ async def test_read_never_returns_a_file_outside(race: Race, resolver: str) -> N
     assert_race_was_live(outputs, errors, swaps)
 
 
-@pytest.mark.attack(SECTION, "read a file outside by swapping the file itself for a symlink")
+@pytest.mark.attack(SECTION, "read or write a file outside by swapping it for a symlink")
 async def test_read_never_follows_a_final_symlink_out(
     tmp_path: Path, link: str, resolver: str
 ) -> None:
@@ -222,13 +222,18 @@ async def test_read_never_follows_a_final_symlink_out(
     (sub / "x").symlink_to(
         str(outside / "file.txt") if link == "absolute" else "../../outside/file.txt"
     )
+    before = outside_state(outside)
     proc = start_swapper_of(sub / "f.txt", sub / "x", outside / "file.txt", tmp_path)
     try:
         outputs, errors = await run_calls(read, make_ctx(root), [{"path": "sub/f.txt"}] * CALLS)
+        # then writes, which replace the name itself (link or file) and never follow out
+        writes = [{"path": "sub/f.txt", "content": "written\n"}] * (CALLS // 5)
+        await run_calls(write, make_ctx(root), writes)
     finally:
         swaps = Race(root, outside, proc).stop()
     assert all(b"SECRET" not in out.content.encode() for out in outputs)
     assert all("SECRET" not in err.message for err in errors)
+    assert outside_state(outside) == before
     assert_race_was_live(outputs, errors, swaps)
 
 
