@@ -6,6 +6,8 @@ the title, APC and DCS strings talk to the terminal, ``ESC[2J`` clears the scree
 byte such as U+009B starts a sequence without any ESC. :func:`visible` turns every such
 character into a visible stand-in before the text is drawn, printed or exported. Smith's
 own escapes (the Kitty-graphics rain, OSC 52 for ``/copy``) never pass through it.
+:func:`without_controls` is the last line of defence for text no front end showed: it
+drops them (a terminal gives them no width, so the layout stays as computed).
 
 It lives at the package root, beside :mod:`smith_tui.cancel`, because every front end
 needs it: the widgets and the headless printer in the app, and ``/export`` in the engine.
@@ -48,3 +50,20 @@ def visible(text: str) -> str:
     if _UNSAFE.search(text) is None:
         return text
     return _REPLACE.sub(_shown, text)
+
+
+def has_controls(text: str) -> bool:
+    """Whether ``text`` has a character :func:`visible` would change."""
+    return _UNSAFE.search(text) is not None
+
+
+def _dropped(match: re.Match[str]) -> str:
+    return "\ufffd" if match.group() >= "\ud800" else ""
+
+
+def without_controls(text: str) -> str:
+    """``text`` without the control characters :func:`visible` would show (tab and newline
+    stay; a lone surrogate becomes U+FFFD, which is as wide)."""
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_dropped, text)

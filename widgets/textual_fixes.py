@@ -1,4 +1,4 @@
-"""Fixes for Textual behaviour that hurts long sessions, applied once on import.
+"""Fixes for Textual behaviour, applied once on import: two for long sessions, one for safety.
 
 Textual 8.2 caches ``StylesCache.get_inner_outer`` with ``functools.lru_cache`` on the
 *instance* method, so the cache key holds the ``StylesCache`` itself: up to 1,024 caches of
@@ -17,16 +17,26 @@ layout caches. Every re-rendered block of a streaming answer adds such a widget.
 those caches when the widget leaves the DOM lets reference counting free the bulk of it at
 once and keeps the collector's pauses short.
 
-The Textual internals both fixes use are reached through :mod:`textual_compat`.
+The last line of defence of issue 20 ("the terminal shows text, never commands"): every line
+a widget draws passes through ``Strip.render``, and a control character still in its text
+(one a front end forgot to show with :func:`~smith_tui.terminal_text.visible`) is dropped
+there, so outside text never writes an escape sequence to the terminal. Only the text of
+the segments is looked at; the styles Textual renders around it are its own escapes.
+
+The Textual internals the first two fixes use are reached through :mod:`textual_compat`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from rich.console import Console
+from rich.segment import Segment
 from textual.color import Color
+from textual.strip import Strip
 from textual.style import Style
 
+from smith_tui.terminal_text import has_controls, without_controls
 from smith_tui.widgets.textual_compat import (
     StylesCache,
     after_widget_exit,
@@ -52,6 +62,20 @@ def _get_inner_outer(
     return _inner_outer(base_background, background)
 
 
+_STRIP_RENDER = Strip.render
+
+
+def _render_text_only(self: Strip, console: Console) -> str:
+    """``Strip.render`` of the strip with the control characters of its text dropped."""
+    strip = self
+    if has_controls(self.text):
+        strip = Strip(
+            [Segment(without_controls(text), style, control) for text, style, control in self],
+            self.cell_length,
+        )
+    return _STRIP_RENDER(strip, console)
+
+
 def apply() -> None:
     """Install the fixes (idempotent)."""
     global _applied
@@ -60,4 +84,5 @@ def apply() -> None:
     replace_inner_outer(_get_inner_outer)
     # After Textual's clean-up of a removed widget, drop its rendered lines and layouts.
     after_widget_exit(drop_render_caches)
+    Strip.render = _render_text_only  # type: ignore[method-assign]
     _applied = True

@@ -12,6 +12,7 @@ does see such bytes.
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 import sys
@@ -23,11 +24,21 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style as RichStyle
+from textual.app import App
+from textual.strip import Strip
 
-from smith_tui.terminal_text import visible
+from smith_tui.app.screens.transcript_text import transcript_text
+from smith_tui.engine.commands import _as_markdown
+from smith_tui.terminal_text import has_controls, visible
+from smith_tui.widgets.text_pager import TextPager
+from smith_tui.widgets.textual_fixes import _STRIP_RENDER
 from tests.support.llm_server import ScriptedLLMServer, error_body, http_error, text_reply
 from tests.support.llm_server import tool_call as call
-from tests.support.smith_cli import server_args
+from tests.support.runtime import open_runtime
+from tests.support.smith_cli import server_args, smith_env
 from tests.support.tmux import TmuxPane, tmux_env
 
 SECTION = "terminal"
@@ -172,8 +183,8 @@ def _wait(predicate, what: str, within: float = 30.0) -> None:
 @pytest.fixture(scope="module")
 def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     """The real ``smith`` in tmux, its raw output recorded, while the model streams every
-    payload in its answer and reasoning, runs bash that prints them (with a command that
-    carries them), reads a file whose name carries them, and the server fails with them."""
+    payload in its answer and reasoning, then runs bash that prints them (with a command that
+    carries them) and reads a file whose name carries them, and the server fails with them."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
     tmp = tmp_path_factory.mktemp("terminal")
@@ -184,14 +195,10 @@ def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     command = _printf_command("TOOLOUT") + "; : '" + joined("COMMAND", " ") + "'"
     server = ScriptedLLMServer().start()
     server.enqueue(
-        text_reply(
-            answer,
-            reasoning=joined("REASON"),
-            chunk_chars=5,
-            tool_calls=[call("bash", {"command": command})],
-        ),
+        text_reply(answer, reasoning=joined("REASON"), chunk_chars=5),
+        text_reply("Running.", tool_calls=[call("bash", {"command": command})]),
         text_reply("Reading.", tool_calls=[call("read", {"path": _file_name("FILENAME")})]),
-        text_reply("first turn over"),
+        text_reply("second turn over"),
         http_error(400, error_body(400, "bad request " + joined("SERVERERR", " "))),
     )
     config = tmp / "config.json"
@@ -208,23 +215,34 @@ def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         pane.wait_for("Ask Smith")
         pane.type("show me")
         pane.send("Enter")
+        pane.wait_for(payloads("ANSWER")[-1].shown)
+        screens["answer"] = pane.wait_for(payloads("FENCE")[-1].shown)
+        pane.wait_for("● idle")
+        pane.type("run it")
+        pane.send("Enter")
         screens["dialog"] = pane.wait_for("wants to run bash")
-        screens["answer"] = pane.text()
         pane.send("y")
-        pane.wait_for("first turn over")
-        screens["turn"] = pane.wait_still()
+        screens["turn"] = pane.wait_for("second turn over")
+        pane.wait_for("● idle")
         pane.type("again")
         pane.send("Enter")
-        screens["error"] = pane.wait_for("bad request")
-        pane.wait_for("● idle")
+        screens["error"] = pane.wait_for("✗ error")
+        # The pager shows what the transcript folds away: reasoning and tool results.
         pane.send("M-h")
-        screens["pager"] = pane.wait_for("(reasoning)")
+        pane.wait_for("(reasoning)")
+        for tag in ("REASON", "TOOLOUT"):
+            pane.send("/")
+            pane.send("C-u")
+            pane.type(f"PWNED-{tag}")
+            screens[f"pager {tag}"] = pane.wait_for(payloads(tag)[1].shown)
+        pane.send("Escape")
         pane.send("Escape")
         pane.wait_until_gone("(reasoning)")
         pane.send("C-q")
         pane.wait_for("SMITH-EXIT=0")
-        # Everything written has been recorded once the pipe's reader has it all.
+        # Stop the pipe, then wait for its reader to have written all it got.
         subprocess.run(["tmux", "pipe-pane", "-t", pane.name], check=True, env=env)
+        _wait(lambda: b"SMITH-EXIT=0" in recording.read_bytes(), "the recording missed the end")
         yield Session(recording.read_bytes(), screens)
     finally:
         pane.kill()
@@ -234,9 +252,9 @@ def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
 SOURCES = {
     "ANSWER": ("answer", "the model's answer text"),
     "FENCE": ("answer", "a code block in the model's answer"),
-    "REASON": ("pager", "the model's reasoning"),
+    "REASON": ("pager REASON", "the model's reasoning"),
     "COMMAND": ("dialog", "a bash command (the permission dialog and the tool row)"),
-    "TOOLOUT": ("turn", "what a bash command prints"),
+    "TOOLOUT": ("pager TOOLOUT", "what a bash command prints"),
     "FILENAME": ("turn", "a file name"),
     "SERVERERR": ("error", "the server's error message"),
 }
@@ -279,3 +297,121 @@ def test_raw_bytes_do_arrive_in_the_recording(tmp_path: Path) -> None:
 
 
 # -- headless -------------------------------------------------------------------------------
+
+
+def _headless(tmp_path: Path, server: ScriptedLLMServer, *extra: str) -> tuple[bytes, bytes]:
+    """Run ``smith -p`` (this interpreter, the real entry point) and return stdout, stderr."""
+    config = tmp_path / "config.json"
+    config.write_text("{}", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    done = subprocess.run(
+        [
+            *SMITH_COMMAND,
+            "-p",
+            "go",
+            *extra,
+            *server_args(server.base_url, tmp_path / "db", config),
+        ],
+        cwd=project,
+        env=smith_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    return done.stdout, done.stderr
+
+
+def _headless_script(server: ScriptedLLMServer) -> None:
+    command = "true '" + joined("HCOMMAND", " ") + "'"
+    server.enqueue(
+        text_reply(joined("HANSWER"), tool_calls=[call("bash", {"command": command})]),
+        http_error(400, error_body(400, "bad request " + joined("HERROR", " "))),
+    )
+
+
+@pytest.mark.attack(SECTION, "escape sequences in smith -p text output (answer, tool line, error)")
+def test_headless_text_output_shows_escapes(tmp_path: Path, llm_server: ScriptedLLMServer) -> None:
+    _headless_script(llm_server)
+    stdout, stderr = _headless(tmp_path, llm_server)
+    assert b"\x1b" not in stdout + stderr and b"\xc2\x9b" not in stdout + stderr
+    assert not leaked("HANSWER", stdout)
+    assert not leaked("HCOMMAND", stderr) and not leaked("HERROR", stderr)
+    out, err = stdout.decode(), stderr.decode()
+    assert all(p.shown in out for p in payloads("HANSWER")), out
+    assert "→ bash true '␛]52;c;" in err, err
+    assert f"bad request {payloads('HERROR')[0].shown}" in err, err
+
+
+@pytest.mark.control(SECTION, "the same run's stream-json output carries the raw sequences")
+def test_headless_stream_json_carries_the_raw_text(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # The payloads reach smith intact (only the text printer shows them); JSON escapes them.
+    _headless_script(llm_server)
+    stdout, _ = _headless(tmp_path, llm_server, "--output-format", "stream-json")
+    assert b"\x1b" not in stdout
+    deltas = [json.loads(line) for line in stdout.decode().splitlines() if '"text_delta"' in line]
+    text = "".join(event.get("text", "") for event in deltas)
+    assert all(p.raw in text for p in payloads("HANSWER")), text
+
+
+@pytest.mark.attack(SECTION, "escape sequences in a Markdown /export, read later with cat")
+async def test_the_markdown_export_shows_escapes(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.enqueue(text_reply(joined("EXPORT")))
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    try:
+        await runtime.run_turn("hello")
+        markdown, as_json = tmp_path / "out.md", tmp_path / "out.json"
+        assert (await runtime.submit(f"/export {markdown}")).ok
+        assert (await runtime.submit(f"/export {as_json}")).ok
+        messages = runtime.conversations.messages
+    finally:
+        await runtime.aclose()
+    data = markdown.read_bytes()
+    assert not leaked("EXPORT", data) and b"\x1b" not in data
+    assert all(p.shown in data.decode() for p in payloads("EXPORT"))
+    # JSON keeps the text exactly, escaped: no raw byte in the file, the payload when read.
+    assert b"\x1b" not in as_json.read_bytes()
+    assert joined("EXPORT") in json.loads(as_json.read_text())[-1]["content"]
+    # Without the defence the Markdown carries the raw sequences (what `cat` would obey).
+    assert leaked("EXPORT", _as_markdown(messages).encode()) == [p.name for p in payloads("EXPORT")]
+
+
+@pytest.mark.attack(SECTION, "escape sequences in the transcript pager's text")
+async def test_the_pager_shows_escapes() -> None:
+    messages = [
+        {"role": "assistant", "content": joined("PAGER"), "reasoning": joined("PREASON")},
+        {"role": "tool", "name": "bash", "tool_call_id": "c1", "content": "x\r\ny\rz\x9b"},
+    ]
+    app = App[None]()
+    async with app.run_test() as pilot:
+        pager = TextPager(transcript_text(messages))
+        await app.mount(pager)
+        await pilot.pause()
+        assert not has_controls(pager.text)
+        for tag in ("PAGER", "PREASON"):
+            assert all(p.shown in pager.text for p in payloads(tag)), pager.text
+        assert "x\ny␍z\\x9b" in pager.text
+        drawn = "".join(strip.render(Console()) for strip in map(pager.render_line, range(20)))
+        assert "␛]0;PWNED-PREASON␇" in drawn and not leaked("PREASON", drawn.encode())
+
+
+@pytest.mark.attack(SECTION, "a widget that forgets to show outside text still draws no escape")
+def test_the_last_line_drops_what_a_widget_forgot() -> None:
+    strip = Strip([Segment("plain "), Segment(joined("FORGOT", " "), RichStyle(bold=True))])
+    drawn = strip.render(Console()).encode()
+    assert not leaked("FORGOT", drawn) and "\x1b]" not in drawn.decode()
+    assert b"]0;PWNED-FORGOT" in drawn  # the text stays, without its controls
+    assert strip.render(Console()) == drawn.decode()
+    clean = Strip([Segment("ordinary text", RichStyle(bold=True))])
+    assert clean.render(Console()) == _STRIP_RENDER(clean, Console())
+
+
+@pytest.mark.control(SECTION, "Textual's own Strip.render writes a segment's escapes raw")
+def test_textual_alone_writes_escapes_raw() -> None:
+    strip = Strip([Segment("plain "), Segment(joined("FORGOT", " "), RichStyle(bold=True))])
+    drawn = _STRIP_RENDER(strip, Console()).encode()
+    assert leaked("FORGOT", drawn) == [p.name for p in payloads("FORGOT")]

@@ -71,7 +71,7 @@ class PermissionScreen(SmithModal):
                 ("y", "bold"),
                 " allow once   ",
                 ("a", "bold"),
-                f" allow {request.grant} for this session   ",
+                f" allow {visible(request.grant)} for this session   ",
                 ("n", "bold"),
                 " deny with a reason   ",
                 ("esc", "bold"),
