@@ -58,6 +58,7 @@ BENCHES = (
     Bench("checkpoint", (), ("--files", "2000", "--runs", "5")),
     Bench("store", (), ("--messages", "100000", "--queries", "90")),
     Bench("tui", ("all",), ("stream", "--chars", "20000")),
+    Bench("sandbox", ("--runs", "5", "--commands", "20"), ("--runs", "3", "--commands", "10")),
 )
 
 

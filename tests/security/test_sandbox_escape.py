@@ -497,11 +497,18 @@ def _smith_run(
 ) -> tuple[list[str], dict[str, str]]:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"llm_config": {"retry_backoff_ms": [10]}, "sandbox": sandbox}))
-    argv = [sys.executable, "-m", "smith_tui.cli", "-p", "start a server"]
+    # The interpreter may be a plain python given the venv's packages by site.addsitedir
+    # (as the suite runs as a plain user): the child does the same (.pth files included).
+    sites = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    start = (
+        "import runpy, site, sys\n"
+        f"for folder in {sites!r}: site.addsitedir(folder)\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "runpy.run_module('smith_tui.cli', run_name='__main__', alter_sys=True)"
+    )
+    argv = [sys.executable, "-c", start, "-p", "start a server"]
     argv += server_args(server.base_url, tmp_path / "smith.db", config)
-    # The interpreter may be a plain python given the venv's packages by sys.path.
-    path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-    return argv, smith_env(tmp_path, PYTHONPATH=path)
+    return argv, smith_env(tmp_path)
 
 
 def _left_server(mark: str) -> str:

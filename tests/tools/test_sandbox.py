@@ -343,3 +343,54 @@ def test_a_bad_sandbox_table_is_a_clear_tool_error() -> None:
     with pytest.raises(ToolError) as caught:
         sandbox_settings({"sandbox": {"mode": "sometimes"}})
     assert "sandbox.mode" in caught.value.message
+
+
+@pytest.fixture
+def old_bwrap_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``PATH`` whose bwrap is too old for a flag the sandbox uses."""
+    bin_dir = tmp_path / "bin-old-bwrap"
+    bin_dir.mkdir()
+    fake = bin_dir / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = --version ]; then echo "bubblewrap 0.1.8"; exit 0; fi\n'
+        "echo 'bwrap: Unknown option --cap-drop' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    (bin_dir / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+async def test_a_too_old_bwrap_is_reported_like_a_missing_one(
+    project: Path, old_bwrap_path: Path
+) -> None:
+    probe = probe_bwrap()
+    assert not probe.ok
+    assert "bubblewrap 0.1.8" in probe.reason and "--cap-drop" in probe.reason
+    assert "install bubblewrap 0.3.1 or newer" in probe.reason
+    assert probe_bwrap() is probe  # probed once per binary
+    result = await run(make_ctx(project), "echo ran > ran.txt")
+    assert result.metadata["sandboxed"] is False
+    with pytest.raises(ToolError) as caught:
+        await run(make_ctx(project, {"mode": "on"}), "echo again > again.txt")
+    assert "0.1.8" in caught.value.message and "apt-get install bubblewrap" in caught.value.message
+
+
+def test_git_paths_finds_nested_folders_and_files_without_following_links(tmp_path: Path) -> None:
+    from smith_tui.tools.sandbox import git_paths
+
+    root = tmp_path / "p"
+    (root / ".git" / "modules" / "inner" / ".git").mkdir(parents=True)  # never entered
+    (root / "vendor" / "lib" / ".git").mkdir(parents=True)
+    (root / "mods" / "m").mkdir(parents=True)
+    (root / "mods" / "m" / ".git").write_text("gitdir: ../../.git/modules/m\n")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".git").mkdir(parents=True)
+    (root / "link").symlink_to(elsewhere)  # not followed
+    (root / "vendor" / ".git-not").mkdir()
+    assert git_paths(root) == [
+        str(root / ".git"),
+        str(root / "mods" / "m" / ".git"),
+        str(root / "vendor" / "lib" / ".git"),
+    ]
