@@ -38,3 +38,13 @@ def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
     """pytest-textual-snapshot's ``snap_compare``, taking every snapshot of a steady screen:
     no blinking cursor, nothing still changing (see ``tests.support.pilot.steady_snapshot``)."""
     return steady_snapshot(snap_compare)
+
+
+@pytest.fixture(autouse=True)
+def _no_file_roles() -> Iterator[None]:
+    """Sub-agents from agent files live in the process's role catalog: none leaks into the
+    next test."""
+    from smith_tui.engine.roles import set_file_roles
+
+    yield
+    set_file_roles(())

@@ -45,6 +45,10 @@ DEFAULT_TRANSPORT_TIMEOUTS: dict[str, float] = {
 }
 """Seconds; used by the LLM client for any ``llm_config`` timeout left absent (docs/DESIGN.md §3.4)."""
 
+DEFAULT_ROUTING_AUTO = False
+"""``routing.auto``: a complex request to Smith gets a hint to use the orchestrator; it is
+never handed over by itself unless the user turns this on."""
+
 DEFAULT_TOOL_STEP_BUDGET = 200
 """Tool calls a top-level turn may make when ``tool_step_budget`` is absent: generous, but an
 endless tool loop still ends."""

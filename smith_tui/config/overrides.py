@@ -21,6 +21,7 @@ from smith_tui.config.schema import (
     BudgetConfig,
     ContextManagement,
     LLMConfig,
+    RoutingConfig,
     SandboxConfig,
     SmithConfig,
 )
@@ -56,6 +57,7 @@ OVERRIDABLE_PATHS: frozenset[str] = frozenset(
         *(f"budget.{name}" for name in BudgetConfig.model_fields),
         *(f"sandbox.{name}" for name in SandboxConfig.model_fields),
         *(f"permissions.{name}" for name in PermissionsConfig.model_fields),
+        *(f"routing.{name}" for name in RoutingConfig.model_fields),
     )
 )
 """The exact overridable paths; ``models.<key>`` paths are allowed in addition."""

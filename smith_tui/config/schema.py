@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from smith_tui.config.defaults import (
     DEFAULT_ACTIVE_ROLE,
     DEFAULT_API_KEY_ENV,
+    DEFAULT_ROUTING_AUTO,
     DEFAULT_TOOL_STEP_BUDGET,
     DEFAULT_TRANSPORT_TIMEOUTS,
     TransportTimeouts,
@@ -222,6 +223,18 @@ class CheckpointsConfig(Section):
     )
 
 
+class RoutingConfig(Section):
+    """Who handles a message the user sends to the direct role (Smith)."""
+
+    auto: bool = Field(
+        DEFAULT_ROUTING_AUTO,
+        description=(
+            "Switch to the orchestrator (Tank) for a request that looks like many steps over "
+            "several parts of the code, instead of only hinting /role orchestrator."
+        ),
+    )
+
+
 _MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*")
 
 
@@ -342,6 +355,9 @@ class SmithConfig(Section):
     permissions: PermissionsConfig = Field(
         default_factory=PermissionsConfig, description="Which tool calls ask first."
     )
+    routing: RoutingConfig = Field(
+        default_factory=RoutingConfig, description="Who handles a message (hint or switch)."
+    )
     mcp_servers: dict[McpServerName, McpServerConfig] = Field(
         default_factory=dict,
         description=(
@@ -359,6 +375,7 @@ class SmithConfig(Section):
         "sandbox",
         "checkpoints",
         "mcp_servers",
+        "routing",
         mode="before",
     )
     @classmethod

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smith_tui.cancel import CancelToken
-from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.engine.roles import UnknownRoleError, child_role_names, resolve_role
 from smith_tui.tools.spec import ToolError
 
 CHILD_ROLES = ("worker", "explorer")
+"""The built-in child roles (sub-agents from agent files come on top: ``child_role_names``)."""
 TRANSCRIPT_KEYS = ("transcript", "messages", "history", "conversation")
 CONTEXT_FIELDS = ("user_request_summary", "role_instructions")
 
@@ -50,7 +51,7 @@ def _bad(message: str, code: str = "invalid_arguments") -> ToolError:
 
 
 def _target_role(args: dict[str, Any], parent_role: str, check: Callable[[str, str], bool]) -> str:
-    allowed = [role for role in CHILD_ROLES if check(parent_role, role)]
+    allowed = [role for role in child_role_names() if check(parent_role, role)]
     if not allowed:
         raise _bad(
             f"the {parent_role} role cannot dispatch sub-agents; do the work yourself "

@@ -19,6 +19,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from smith_tui.engine.roles import report_shape
+
 STATUSES = ("ok", "partial", "blocked")
 
 Kind = Literal["status", "text", "list", "flag", "object"]
@@ -141,8 +143,12 @@ def validate_report(report: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 def normalize_report(args: dict[str, Any], role: str) -> dict[str, Any]:
-    """Coerce then validate: the single entry point for the tool and for results."""
-    return validate_report(coerce_report(args, role), role)
+    """Coerce then validate: the single entry point for the tool and for results.
+
+    A sub-agent from an agent file reports as the built-in child it is shaped like.
+    """
+    shape = report_shape(role)
+    return validate_report(coerce_report(args, shape), shape)
 
 
 def _property(name: str, spec: Field) -> dict[str, Any]:

@@ -129,7 +129,8 @@ class ChildRunner:
             scope=context.scope,
             config=context.config_snapshot,
             config_model=context.config_model,
-            requested_model=job.model,
+            # A dispatch's model, else the one a user's agent file chose.
+            requested_model=job.model or role_spec.model,
             job_id=job.job_id,
             usage_scope=(context.conversation_id, context.turn_id),
             record={"job_id": job.job_id, "session": child_session_id(job)},

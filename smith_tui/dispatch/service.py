@@ -7,15 +7,24 @@ scratchpad write of ``dispatch/<job_id>`` (docs/DESIGN.md §5.7).
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    create_model,
+)
 
 from smith_tui.dispatch.job import CHILD_ROLES, DispatchJob, build_job
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
-from smith_tui.engine.roles import UnknownRoleError, resolve_role
+from smith_tui.engine.roles import UnknownRoleError, child_role_names, report_shape, resolve_role
 from smith_tui.tools.args import Flag, Text
 from smith_tui.tools.spec import (
     MutationState,
@@ -38,6 +47,9 @@ RunChild = Callable[[DispatchJob, ToolContext], Awaitable[ChildOutcome]]
 SaveNote = Callable[[str, str, str], None]
 
 
+_TARGET_HELP = "worker (Niobe) changes code; explorer (Link) reads and researches."
+
+
 def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
@@ -47,7 +59,8 @@ def _known_role(value: str) -> str:
     try:
         resolve_role(value)
     except UnknownRoleError:
-        raise ValueError(f"must be one of {', '.join(CHILD_ROLES)}, got {value!r:.60}") from None
+        choices = ", ".join(child_role_names())
+        raise ValueError(f"must be one of {choices}, got {value!r:.60}") from None
     return value
 
 
@@ -77,7 +90,7 @@ class DispatchArgs(ToolArgs):
         str,
         AfterValidator(_known_role),
         WithJsonSchema({"type": "string", "enum": list(CHILD_ROLES)}),
-    ] = Field(description="worker (Niobe) changes code; explorer (Link) reads and researches.")
+    ] = Field(description=_TARGET_HELP)
     task: Text = Field(
         description="What the child must do, self-contained: it cannot see this chat."
     )
@@ -95,6 +108,27 @@ class DispatchArgs(ToolArgs):
 
 DISPATCH_INPUT_SCHEMA: dict[str, Any] = compact_schema(DispatchArgs)
 """The JSON schema of the ``dispatch`` tool, as the model sees it."""
+
+
+@functools.lru_cache(maxsize=8)
+def args_for(targets: tuple[str, ...]) -> type[DispatchArgs]:
+    """``DispatchArgs`` whose schema offers ``targets`` (the built-in children, then the
+    sub-agents from agent files) as the values of ``target_role``."""
+    if targets == CHILD_ROLES:
+        return DispatchArgs
+    target = Annotated[
+        str,
+        AfterValidator(_known_role),
+        WithJsonSchema({"type": "string", "enum": list(targets)}),
+    ]
+    help_text = _TARGET_HELP + " The others are sub-agents from agent files (system prompt)."
+    model: type[DispatchArgs] = create_model(
+        "DispatchArgs",
+        __base__=DispatchArgs,
+        __doc__=DispatchArgs.__doc__,
+        target_role=(target, Field(description=help_text)),
+    )
+    return model
 
 
 def recall_key_for(job_id: str) -> str:
@@ -138,11 +172,12 @@ class DispatchService:
                 metadata["persist_error"] = f"{type(exc).__name__}: {exc}"
             else:
                 metadata["recall_key"] = key
-        mutation: MutationState = "attempted" if job.target_role == "worker" else "none"
+        changes = report_shape(job.target_role) == "worker"
+        mutation: MutationState = "attempted" if changes else "none"
         return ToolOutput(content=content, metadata=metadata, mutation_state=mutation)
 
-    def tool(self) -> ToolSpec[DispatchArgs]:
-        """Return the ``dispatch`` tool spec."""
+    def tool(self, targets: Sequence[str] = CHILD_ROLES) -> ToolSpec[DispatchArgs]:
+        """Return the ``dispatch`` tool spec offering ``targets`` as ``target_role``."""
         return ToolSpec(
             name="dispatch",
             description=(
@@ -154,7 +189,7 @@ class DispatchService:
                 "parallel. Each full result is also saved to the scratchpad under "
                 "dispatch/<job_id>; read it back with recall."
             ),
-            args=DispatchArgs,
+            args=args_for(tuple(targets)),
             handler=self.handle,
             parallel=True,
             mutating=True,

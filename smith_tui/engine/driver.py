@@ -31,6 +31,7 @@ from smith_tui.engine.prompt import build_system_prompt, project_notes
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
+from smith_tui.engine.user_setup import handoff_reply, setup_blocks
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,9 @@ class TurnPlan:
     """The top-level turn's :class:`~smith_tui.engine.permissions.PermissionGate`
     (``None``: no permission checks); its dispatched children share it."""
     started_at: float = field(default_factory=time.time)
+    handoff: Mapping[str, Any] | None = None
+    """``@name``: the arguments of the dispatch the turn makes instead of asking its model
+    (engine/routing.py); nothing of the prompt is attached then, the sub-agent reads."""
 
 
 @dataclass
@@ -157,12 +161,14 @@ class TurnDriver:
         editor's terminals over ACP), or ``None``: a local subprocess."""
         self.resources: ResourceSource | None = None
         """Where ``@server:uri`` attachments are read (the MCP servers), or ``None``."""
+        self.user_setup: Any = None
+        """The user's skills and sub-agents (``engine.user_setup.SetupCatalog``), or ``None``."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
         hooks = hooks or TurnHooks()
         attached = Attached(plan.prompt)
-        if plan.job_id is None:
+        if plan.job_id is None and plan.handoff is None:
             attached = await self._attach(plan)
         self.emit(
             ev.TurnStarted(
@@ -216,7 +222,8 @@ class TurnDriver:
             metadata = attached.metadata(plan.prompt)
             if metadata:
                 user["metadata"] = metadata
-            return await TurnLoop(setup, self.deps(), plan.history, user).run()
+            reply = handoff_reply(plan.handoff) if plan.handoff else None
+            return await TurnLoop(setup, self.deps(), plan.history, user, reply).run()
         except ModelSelectionError as exc:
             return self._failed(plan, AgentError("config", "no_model", str(exc)))
         except AgentFailure as exc:
@@ -304,7 +311,9 @@ class TurnDriver:
             role=plan.role.name,
             model=selection.model,
             system_prompt=build_system_prompt(
-                plan.role, plan.scope, extra_blocks=[self._notes_block(plan)]
+                plan.role,
+                plan.scope,
+                extra_blocks=[*setup_blocks(plan.role, self.user_setup), self._notes_block(plan)],
             ),
             config=plan.config,
             cancel=plan.cancel,
@@ -326,6 +335,7 @@ class TurnDriver:
                     "permissions": self.permissions,
                     "files": self.files,
                     "commands": self.commands,
+                    "skills": self.user_setup,
                 }
             ),
         )

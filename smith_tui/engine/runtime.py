@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 from smith_tui.cancel import CancelToken
 from smith_tui.config import EffectiveConfig, server_configured
 from smith_tui.config.loader import LoadOptions, load_effective_config
+from smith_tui.config.locations import APP_DIR_NAME
 from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
 from smith_tui.dispatch.runner import ChildRunner
 from smith_tui.dispatch.service import DispatchService
 from smith_tui.engine import events as ev
+from smith_tui.engine import routing
 from smith_tui.engine.bus import EventBus
 from smith_tui.engine.commands import CommandService
 from smith_tui.engine.compaction import CompactionContext, CompactionRecord, Compactor
@@ -39,15 +41,17 @@ from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.prompt import RequestBudget, build_system_prompt
 from smith_tui.engine.retry import RetryPolicy
-from smith_tui.engine.roles import RoleSpec, UnknownRoleError, resolve_role
+from smith_tui.engine.roles import RoleSpec, UnknownRoleError, child_role_names, resolve_role
 from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
 from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.engine.window import WindowSettings
 from smith_tui.store import Store, discover_project
+from smith_tui.tools.skill import TOOL as SKILL_TOOL
 
 if TYPE_CHECKING:
     from smith_tui.llm import LLMClient
@@ -184,6 +188,9 @@ class Runtime:
         registry.register(REPORT_TOOL)
         registry.register(self.dispatch.tool())
         self.scope = compute_scope(self.options.cwd, self._index_file(), discover_project)
+        self.setup = SetupCatalog(self._user_config_dir)
+        """The skills and sub-agents from files (discovered off the event loop, on demand)."""
+        self.driver.user_setup = self.setup
         self._mcp: McpManager | None = None
 
     # -- construction ---------------------------------------------------------------------
@@ -599,6 +606,8 @@ class Runtime:
             raise RuntimeError_(str(exc)) from None
         # git discovery and the index file read stay off the event loop
         scope = await asyncio.to_thread(self.compute_scope)
+        await self.refresh_setup(scope)
+        handoff, role_spec = self._route(prompt, role_spec, explicit=role is not None)
         self.start_mcp()
         if self._mcp is not None:
             await self._mcp.wait_started()  # a server still starting offers its tools to this turn
@@ -618,6 +627,7 @@ class Runtime:
             pinned_model=self.pinned_model,
             started_at=active.started_at,
             permissions=self.permission_gate(ctx.conversation_id, ctx.config_snapshot),
+            handoff=handoff,
         )
 
         def selected(selection: ModelSelection) -> None:
@@ -633,6 +643,66 @@ class Runtime:
             closed=closed,
         )
         return await self.driver.drive(plan, hooks)
+
+    def _user_config_dir(self) -> Path | None:
+        """``$XDG_CONFIG_HOME/smith`` (else ``$HOME/.config/smith``) as this runtime's
+        environment says, for the user's skills and agents; ``None`` without either."""
+        value = self.env.get("XDG_CONFIG_HOME", "")
+        if value and os.path.isabs(value):
+            return Path(value) / APP_DIR_NAME
+        home = self.env.get("HOME", "")
+        return Path(home) / ".config" / APP_DIR_NAME if os.path.isabs(home) else None
+
+    async def refresh_setup(self, scope: TurnScope | None = None) -> None:
+        """Discover the skills and sub-agents again if a file changed (off the event loop),
+        offer the ``skill`` tool while there are skills and the file roles to ``dispatch``,
+        and show each problem found once (file and line)."""
+        root = (scope or self.scope).project_root or self.options.cwd
+        problems = await asyncio.to_thread(self.setup.refresh, Path(root))
+        registry = self.services.tool
+        if self.setup.skills:
+            registry.register(SKILL_TOOL)
+        else:
+            registry.unregister(SKILL_TOOL.name)
+        registry.register(self.dispatch.tool(child_role_names()))
+        for problem in problems:
+            self.emit(
+                ev.CommandOutput(
+                    command="setup", text=problem.text(), ok=False, role=self.active_role
+                )
+            )
+
+    def _route(
+        self, prompt: str, role_spec: RoleSpec, *, explicit: bool
+    ) -> tuple[dict[str, Any] | None, RoleSpec]:
+        """Who handles ``prompt``: ``@name`` hands it to that sub-agent (the dispatch's
+        arguments); a complex request to Smith gets a hint, or the orchestrator with
+        ``routing.auto``. ``explicit``: the caller chose the role, nothing is rerouted."""
+        if explicit:
+            return None, role_spec
+        found = routing.handoff(prompt)
+        if found is not None:
+            name = found.role.name
+            if not found.task:
+                raise RuntimeError_(f"say what {name} should do after @{name}")
+            if not self.services.role.check_dispatch(role_spec.name, name):
+                raise RuntimeError_(f"the {role_spec.name} role may not dispatch to {name}")
+            return {
+                "target_role": name,
+                "task": found.task,
+                "context": {
+                    "user_request_summary": found.task,
+                    "role_instructions": f"The user handed this to you directly with @{name}.",
+                },
+            }, role_spec
+        if role_spec.name == "direct" and routing.looks_complex(prompt):
+            if self.config.model.routing.auto:
+                spec = self.set_active_role("orchestrator")
+                text = f"routed to the orchestrator ({spec.alias}): routing.auto is on"
+                self.emit(ev.CommandOutput(command="/role", text=text, data={"role": spec.name}))
+                return None, spec
+            self.emit(ev.CommandOutput(command="route", text="hint: " + routing.HINT))
+        return None, role_spec
 
     async def compact(self, focus: str | None = None) -> CompactionRecord:
         """``/compact``: summarise the older part of the active conversation now.

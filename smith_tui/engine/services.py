@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from smith_tui.engine import matrix, roles
+from smith_tui.engine import roles
 from smith_tui.engine.model_select import ModelSelection, select_model
 from smith_tui.engine.persistence import Persistence
 from smith_tui.llm import ModelDescriptor
@@ -23,9 +23,10 @@ SERVICE_NAMES = ("role", "model", "tool", "persistence", "command")
 
 
 class RoleService:
-    """The policy matrix's dispatch edges (which role may dispatch to which)."""
+    """The dispatch edges (which role may dispatch to which): the policy matrix's, and
+    every dispatching role's to the sub-agents from agent files."""
 
-    check_dispatch = staticmethod(matrix.check_dispatch)
+    check_dispatch = staticmethod(roles.check_dispatch)
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.options = options
@@ -119,7 +120,7 @@ def default_factories(
     def tool_factory(options: Mapping[str, Any]) -> ToolRegistry:
         from smith_tui.tools.builtin import builtin_tools
 
-        return ToolRegistry(matrix.check_tool, builtin_tools())
+        return ToolRegistry(roles.check_tool, builtin_tools())
 
     return {
         "role": RoleService,

@@ -199,6 +199,17 @@ class TurnResult:
     loop_detected: str | None = None
 
 
+def _handoff_text(results: Sequence[ToolResult]) -> str:
+    """The text a hand-off turn ends with: the sub-agent's summary (or the error)."""
+    first = results[0] if results else None
+    if first is None:
+        return ""
+    dispatch = first.metadata.get("dispatch") if first.metadata else None
+    if isinstance(dispatch, dict) and dispatch.get("summary"):
+        return str(dispatch["summary"])
+    return first.error or first.content
+
+
 def _summary(result: ToolResult) -> str:
     first = (result.error or result.content or "").strip().splitlines()
     line = first[0] if first else ""
@@ -277,8 +288,12 @@ class TurnLoop:
         deps: TurnDeps,
         history: Sequence[TranscriptMessage],
         user_message: TranscriptMessage | None,
+        handoff: ChatResponse | None = None,
     ) -> None:
         self.setup = setup
+        self.handoff = handoff
+        """A reply made by the runtime, not the model (``@name``: a dispatch to that
+        sub-agent): its calls run as the first round, and the turn ends after them."""
         self.deps = deps
         self.transcript: list[TranscriptMessage] = list(history)
         self.user_message = user_message
@@ -328,11 +343,15 @@ class TurnLoop:
                 error = AgentError("budget_exhausted", "budget_exhausted", spent)
                 return self._end("budget_exhausted", self.last_text, error)
             self.round_no += 1
-            self._emit(ev.StatusChanged, status="thinking")
-            try:
-                response = await self._request()
-            except (AgentFailure, asyncio.CancelledError) as exc:
-                return self._request_failed(exc, "".join(self.shown))
+            handoff, self.handoff = self.handoff, None
+            if handoff is not None:
+                response = handoff
+            else:
+                self._emit(ev.StatusChanged, status="thinking")
+                try:
+                    response = await self._request()
+                except (AgentFailure, asyncio.CancelledError) as exc:
+                    return self._request_failed(exc, "".join(self.shown))
             calls = self._record_reply(response)
             if not calls:
                 return self._end("completed", response.content or "")
@@ -341,6 +360,8 @@ class TurnLoop:
             result = self._decide(outcome)
             if result is not None:
                 return result
+            if handoff is not None:
+                return self._end("completed", _handoff_text(outcome.results))
 
     # -- one round ------------------------------------------------------------------------
     async def _request(self) -> ChatResponse:

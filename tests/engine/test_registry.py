@@ -13,8 +13,13 @@ from tests.support.runtime import open_runtime
 
 
 @pytest.mark.parametrize("role", ["direct", "orchestrator", "worker", "explorer"])
-def test_each_role_is_offered_its_matrix_row(tmp_path: Path, llm_server, role: str) -> None:
+async def test_each_role_is_offered_its_matrix_row(tmp_path: Path, llm_server, role: str) -> None:
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    # `skill` is registered only while there are skills: add one.
+    skill = runtime.options.cwd / ".smith" / "skills" / "demo"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: A demo skill\n---\nDo it.\n")
+    await runtime.refresh_setup()
     offered = {spec["function"]["name"] for spec in runtime.services.tool.llm_specs(role)}
     assert offered == set(allowed_tools(role))
     assert {s.name for s in runtime.services.tool.list()} == set(TOOL_MATRIX)
