@@ -16,17 +16,29 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from smith_tui.config import ConfigError, EffectiveConfig, OverrideError, data_dir, get_value
+from smith_tui.config import (
+    ConfigError,
+    EffectiveConfig,
+    OverrideError,
+    config_dir,
+    data_dir,
+    get_value,
+)
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
+from smith_tui.engine import setup_commands as setup
+from smith_tui.engine.command_files import CommandFile, CommandFiles, default_folders
 from smith_tui.engine.compaction import CompactionError, CompactionRecord
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
+from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.services import Services
+from smith_tui.engine.setup_listing import agents_listing, skills_listing
 from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
 from smith_tui.tools.checkpoint import Checkpoints
@@ -68,6 +80,10 @@ class CommandHost(Protocol):
     @property
     def project_id(self) -> str: ...
 
+    scope: TurnScope
+
+    def compute_scope(self) -> TurnScope: ...
+
     # -- settings
     @property
     def config(self) -> EffectiveConfig: ...
@@ -93,6 +109,11 @@ class CommandHost(Protocol):
     def emit(self, event: ev.Event) -> None: ...
     async def compact(self, focus: str | None = None) -> CompactionRecord: ...
 
+    # -- the skills and sub-agents from files (/skills, /agents)
+    setup: SetupCatalog
+
+    async def refresh_setup(self) -> None: ...
+
 
 COMMANDS: dict[str, str] = {
     "/help": "list commands and keys",
@@ -116,6 +137,10 @@ COMMANDS: dict[str, str] = {
     "/undo": "restore the files to before the last turn that changed them",
     "/rewind": "/rewind [ID [--conversation]] — list checkpoints or restore one",
     "/mcp": "/mcp [restart NAME] — MCP servers, their state and tools",
+    "/skills": "the skills (SKILL.md folders) and where each came from",
+    "/agents": "the roles, built-in and from agent files, and the tools each may use",
+    "/memory": "/memory [open N|user] — the instruction files in the prompt; edit one",
+    "/init": "study the repository and write its AGENTS.md (asks before writing)",
     "/quit": "quit smith",
 }
 
@@ -132,15 +157,58 @@ class CommandService:
         self._handlers: dict[str, Callable[[list[str]], Awaitable[tuple[str, dict[str, Any]]]]] = {
             name: getattr(self, "_cmd_" + name[1:]) for name in COMMANDS
         }
+        self.files = CommandFiles(self._command_folders, reserved=COMMANDS)
+        """The command files of the user and the project (read on first use)."""
+
+    def _command_folders(self) -> list[Any]:
+        return default_folders(self.runtime.scope.project_root, config_dir(), Path.home())
+
+    def file_commands(self, *, fresh: bool = False) -> dict[str, CommandFile]:
+        """The command files' commands by name; each problem found is shown once as a
+        notice (``fresh``: look at the folders again now)."""
+        found = self.files.discover() if fresh else self.files.current()
+        for problem in found.problems:
+            self.runtime.emit(
+                ev.CommandOutput(
+                    command=setup.SETUP_NOTICE,
+                    text=f"command file {problem.text()}",
+                    ok=False,
+                    role=self.runtime.active_role,
+                )
+            )
+        return found.commands
+
+    async def prepare_turn(self, line: str) -> setup.PreparedTurn | None:
+        """The turn ``line`` runs when it names ``/init`` or a command file, else ``None``."""
+        name, _, arguments = line.strip().partition(" ")
+        name = name.lower()
+        if name == "/init":
+            return setup.PreparedTurn(setup.INIT_PROMPT, command=name)
+        if name in self._handlers or name.startswith("/" + PROMPT_PREFIX):
+            return None
+        commands = await asyncio.to_thread(self.file_commands, fresh=True)
+        command = self.files.find(name, commands)
+        if command is None:
+            return None
+        models: list[str] | None = None
+        if command.model:
+            try:
+                models = [str(m.id) for m in await self.runtime.services.model.catalog()]
+            except Exception:
+                models = None  # the turn's own request will say what is wrong
+        return setup.file_turn(command, arguments, models)
 
     def names(self) -> list[str]:
-        """All command names, with the prompts of the ready MCP servers."""
-        return list(COMMANDS) + list(self._server_prompts())
+        """All command names, with the command files' and the prompts of the ready MCP servers."""
+        return list(COMMANDS) + list(self.file_commands()) + list(self._server_prompts())
 
     def about(self, name: str) -> str:
         """What command ``name`` (``/``-prefixed) does: its help, or a server prompt's."""
         if name in COMMANDS:
             return COMMANDS[name]
+        command = self.files.find(name, self.file_commands())
+        if command is not None:
+            return setup.command_about(command)
         found = self._server_prompts().get(name)
         if found is None:
             return ""
@@ -187,7 +255,7 @@ class CommandService:
         name, args = words[0].lower(), words[1:]
         handler = self._handlers.get(name)
         if handler is None:
-            close = difflib.get_close_matches(name, COMMANDS, n=3, cutoff=0.5)
+            close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else "; /help lists commands"
             return self._out(name, f"unknown command {name}{hint}", ok=False)
         try:
@@ -213,6 +281,10 @@ class CommandService:
         keys = self.runtime.config.model.services.ui.keys
         lines = ["Commands:"] + [f"  {name:<9} {text}" for name, text in COMMANDS.items()]
         lines += [f"  {self.about(name)}" for name in self._server_prompts()]
+        files = self.file_commands(fresh=True)
+        if files:
+            lines.append("Your commands (command files; a user's shadows a project's):")
+            lines += [f"  {setup.command_about(command)}" for command in files.values()]
         lines += [
             "Keys:",
             f"  {keys.cancel:<9} cancel the running turn",
@@ -519,6 +591,29 @@ class CommandService:
             ]
             lines += [f"    resource @{server.name}:{r.uri}" for r in server.resources]
         return "\n".join(lines), {"servers": [_mcp_data(s) for s in servers]}
+
+    async def _cmd_memory(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        usage = "usage: /memory (list the files) | /memory open N|user|repository"
+        scope = await asyncio.to_thread(self.runtime.compute_scope)
+        if not args:
+            files = [str(path) for _, path, _, _ in setup.loaded_files(scope)]
+            return setup.memory_text(scope, config_dir()), {"files": files}
+        if args[0] != "open" or len(args) != 2:
+            raise CommandError(usage)
+        target = setup.memory_target(scope, config_dir(), args[1].lower())
+        if target is None:
+            raise CommandError(f"no file {args[1]} in the list; {usage}")
+        return f"opening {target} in your editor", {"action": "edit", "path": str(target)}
+
+    async def _cmd_init(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        # Runs as a turn (Runtime.submit through prepare_turn); here only when called directly.
+        return "/init runs as a turn: type it at the prompt", {}
+
+    async def _cmd_skills(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        return await skills_listing(self.runtime)
+
+    async def _cmd_agents(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        return await agents_listing(self.runtime)
 
     async def _cmd_quit(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         return "bye", {"action": "quit"}

@@ -111,6 +111,8 @@ class TurnPlan:
     permissions: Any = None
     """The top-level turn's :class:`~smith_tui.engine.permissions.PermissionGate`
     (``None``: no permission checks); its dispatched children share it."""
+    tools: frozenset[str] | None = None
+    """The only tools this turn is offered (``None``: all the role has); never widens."""
     started_at: float = field(default_factory=time.time)
     handoff: Mapping[str, Any] | None = None
     """``@name``: the arguments of the dispatch the turn makes instead of asking its model
@@ -323,6 +325,7 @@ class TurnDriver:
             max_output_tokens=selection.max_output_tokens,
             job_id=plan.job_id,
             usage_scope=plan.usage_scope,
+            tools=plan.tools,
             project_id=plan.scope.project_id,
             project_root=plan.scope.project_root,
             pricing=selection.pricing,

@@ -584,10 +584,16 @@ class Runtime:
 
     async def submit(self, line: str) -> Any:
         """Route one raw input line: ``/`` commands to the command service (an MCP server's
-        prompt, ``/mcp__<server>__<prompt>``, becomes the turn's prompt), else a turn."""
+        prompt, ``/mcp__<server>__<prompt>``, a command file and ``/init`` become the turn's
+        prompt), else a turn."""
         text = line.strip()
         if text.startswith("/"):
             command = self.services.command
+            prepared = await command.prepare_turn(text)  # /init, a command file
+            if prepared is not None:
+                return await self.run_turn(
+                    prepared.prompt, model=prepared.model, tools=prepared.tools
+                )
             prompt = await command.server_prompt(text)  # /mcp__<server>__<prompt>
             if isinstance(prompt, str):
                 return await self.run_turn(prompt)
@@ -597,9 +603,15 @@ class Runtime:
         return await self.run_turn(text)
 
     async def run_turn(
-        self, prompt: str, *, model: str | None = None, role: str | None = None
+        self,
+        prompt: str,
+        *,
+        model: str | None = None,
+        role: str | None = None,
+        tools: frozenset[str] | None = None,
     ) -> TurnResult:
-        """Run one top-level turn for ``prompt`` through the turn driver; return how it ended."""
+        """Run one top-level turn for ``prompt`` through the turn driver; return how it ended
+        (``tools``: offer only these, e.g. a command file's ``allowed-tools``)."""
         try:
             role_spec = resolve_role(role or self.active_role)
         except UnknownRoleError as exc:
@@ -628,6 +640,7 @@ class Runtime:
             started_at=active.started_at,
             permissions=self.permission_gate(ctx.conversation_id, ctx.config_snapshot),
             handoff=handoff,
+            tools=tools,
         )
 
         def selected(selection: ModelSelection) -> None:

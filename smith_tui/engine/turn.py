@@ -164,6 +164,8 @@ class TurnSetup:
     """The model's catalog prices (dollars per token), used when the provider reports no cost."""
     spend: SpendMeter | None = None
     """The top-level turn's spend against the ``budget`` limits (its children share it)."""
+    tools: frozenset[str] | None = None
+    """The only tools offered (``None``: all the role may use); a call to another is refused."""
 
 
 class ChatStreamer(Protocol):
@@ -298,7 +300,11 @@ class TurnLoop:
         self.transcript: list[TranscriptMessage] = list(history)
         self.user_message = user_message
         self.usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-        self.tools = deps.registry.llm_specs(setup.role)
+        self.tools = [
+            spec
+            for spec in deps.registry.llm_specs(setup.role)
+            if setup.tools is None or spec["function"]["name"] in setup.tools
+        ]
         self.budget = RequestBudget.of(
             setup.system_prompt,
             self.tools,
@@ -877,6 +883,9 @@ class _CallRunner:
 
     async def _run_one(self, call: ToolCall) -> ToolResult:
         setup, emit = self.setup, self.deps.emit
+        if setup.tools is not None and call.name not in setup.tools:
+            reason = f"{call.name} is not offered in this turn (the command's allowed-tools)"
+            return _not_run(call, reason, "tool_not_offered")
         role, job = setup.role, setup.job_id
         emit(
             ev.ToolCallStarted(
