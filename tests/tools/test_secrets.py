@@ -136,7 +136,7 @@ async def test_every_child_environment_lacks_the_key_variables(
     monkeypatch.setenv("LINKUP_API_KEY", "lk-smith-default-abcdefgh")
     # A name is remembered once a configuration names it (here: a tool call's config).
     assert secret_values({"llm_config": {"api_key_env": custom}})
-    for env in (git_env(), rg_env(), bash._child_env()):
+    for env in (git_env(), rg_env(), bash._child_env(False), bash._child_env(True)):
         assert not {custom, "LLM_API_KEY", "LINKUP_API_KEY"} & env.keys()
     assert "PATH" in git_env()
     # run_capture without an env (any helper program) starts from the scrubbed one too.
