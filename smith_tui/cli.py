@@ -198,7 +198,16 @@ async def _headless(runtime: Runtime, args: argparse.Namespace, prompt: str) -> 
         loop.add_signal_handler(sig, runtime.cancel_turn, "interrupted")
     try:
         _pick_conversation(runtime, args)
-        result = await runtime.run_turn(prompt)
+        # A command file or /init runs as its turn; any other text (a "/" one too) is the prompt.
+        prepared = None
+        if prompt.lstrip().startswith("/"):
+            prepared = await runtime.services.command.prepare_turn(prompt)
+        if prepared is not None:
+            result = await runtime.run_turn(
+                prepared.prompt, model=prepared.model, tools=prepared.tools
+            )
+        else:
+            result = await runtime.run_turn(prompt)
         printer.finish(
             {
                 "result": result.text,

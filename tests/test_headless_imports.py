@@ -81,6 +81,11 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "smith_tui.widgets.matrix_rain",  # hidden while idle, mounted with the panes
     "smith_tui.widgets.rain",
     "smith_tui.widgets.todo_panel",  # likewise
+    # The user's setup files, read in a thread a moment after the runtime is open:
+    "yaml",  # front matter of command, skill and agent files
+    "smith_tui.config.front_matter",
+    "smith_tui.engine.command_files",
+    "smith_tui.engine.instructions",
     # Imported when first opened:
     "smith_tui.app.screens",
     "smith_tui.app.first_run",

@@ -42,6 +42,10 @@ SCREENS: dict[str, tuple[str, str]] = {
 #: Seconds after the runtime is open before garbage collection is managed (start-up settles).
 GC_POLICY_DELAY_S = 1.0
 
+#: Seconds after the runtime is open before the command files are looked for (off the first
+#: frames; a broken one is a notice in the transcript then).
+SETUP_DISCOVERY_DELAY_S = 0.5
+
 #: Seconds ``quit`` waits for a cancelled turn to wind down (and persist) before exiting.
 QUIT_GRACE_S = 3.0
 
@@ -191,6 +195,18 @@ class SmithApp(App[int]):
             self.submit_line(line)
         if runtime.config.model.services.ui.gc_policy:
             self.set_timer(GC_POLICY_DELAY_S, self._manage_gc)
+        self.set_timer(SETUP_DISCOVERY_DELAY_S, self._discover_commands)
+
+    def _discover_commands(self) -> None:
+        """Read the command files in a thread; their problems arrive as notices."""
+        command = self.opened_runtime.services.command
+        if hasattr(command, "file_commands"):
+            self.run_worker(
+                lambda: command.file_commands(fresh=True),
+                thread=True,
+                group="setup",
+                exit_on_error=False,
+            )
 
     def _manage_gc(self) -> None:
         self.gc_policy.start()
@@ -236,6 +252,8 @@ class SmithApp(App[int]):
         events = []
         for event in message.events:
             if isinstance(event, ev.CommandOutput) and event.ok:
+                if event.data.get("action") == "edit":
+                    self.edit_file(str(event.data.get("path") or ""))
                 if event.data.get("action") == "copy":
                     self.copy_text(str(event.data.get("text") or ""), event.text)
             action = _app_action(event)
@@ -266,6 +284,30 @@ class SmithApp(App[int]):
             f"OSC 52 copies on: open the transcript ({pager}) and select the text there.",
             timeout=6,
         )
+
+    def edit_file(self, path: str) -> None:
+        """Open ``path`` in the user's editor (``$VISUAL``, ``$EDITOR``, else ``vi``), the
+        screen suspended until it exits (``/memory open``)."""
+        import os
+        import shlex
+        import subprocess
+
+        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+        try:
+            with self.suspend():
+                subprocess.run([*editor, path], check=False)
+        except Exception as exc:  # no terminal to hand over (a test, a web terminal)
+            self.notify(f"Could not open {path} in {editor[0]}: {exc}", severity="error")
+        self.refresh()
+
+    def action_start_command(self, name: str) -> None:
+        """Put ``name`` and a space in the prompt, for its arguments (the palette's command
+        files)."""
+        from smith_tui.widgets.prompt_input import PromptInput
+
+        prompt = self.main_screen.query_one(PromptInput)
+        prompt.focus()
+        prompt.insert(f"{name} ")
 
     def _command_action(self, action: str) -> None:
         if action == "quit":

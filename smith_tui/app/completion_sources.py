@@ -35,7 +35,7 @@ def _resources(runtime: Runtime) -> list[str]:
 
 def _describe(runtime: Runtime, kind: str, name: str) -> str:
     """:func:`describe`, with the MCP servers' prompts (commands) and resources."""
-    if kind == "command" and name.startswith("mcp__"):
+    if kind == "command" and (name.startswith("mcp__") or _from_file(name)):
         service = getattr(getattr(runtime, "services", None), "command", None)
         text = service.about("/" + name) if service is not None else ""
         return text.removeprefix("/" + name).strip()  # its arguments are still to type
@@ -47,7 +47,16 @@ def _describe(runtime: Runtime, kind: str, name: str) -> str:
                 about = resource.description or resource.title or resource.name
                 return f"[MCP server {server}] {about}".strip()
         return ""
+    if kind == "agent":
+        return _about_agent(name)
     return describe(kind, name)
+
+
+def _from_file(name: str) -> bool:
+    """Whether command ``name`` is not a built-in one (a command file's)."""
+    from smith_tui.engine.commands import COMMANDS
+
+    return "/" + name not in COMMANDS
 
 
 def _config_paths(runtime: Runtime) -> list[str]:
@@ -91,6 +100,27 @@ def _first_sentence(text: str) -> str:
     """``text`` up to its first full stop (not the one of an "e.g." or "i.e.")."""
     found = re.search(r"(?<!e\.g)(?<!i\.e)\.(\s|$)", text)
     return text[: found.start()] if found else text
+
+
+def _agents() -> list[str]:
+    """The sub-agents ``@name`` may hand a prompt to (built-in, then from agent files)."""
+    from smith_tui.engine.roles import child_role_names
+
+    return child_role_names()
+
+
+def _about_agent(name: str) -> str:
+    from smith_tui.engine.roles import UnknownRoleError, resolve_role
+
+    try:
+        spec = resolve_role(name)
+    except UnknownRoleError:
+        return ""
+    if spec.from_file:
+        return f"sub-agent ({spec.shape}-shaped): {spec.description}"
+    return f"{spec.alias}: " + (
+        "changes code and checks it" if name == "worker" else "reads and researches"
+    )
 
 
 def _roles() -> list[str]:
@@ -138,4 +168,5 @@ def runtime_sources(runtime: Runtime) -> CompletionSources:
         project_files=files.files,
         resources=lambda: _resources(runtime),
         describe=lambda kind, name: _describe(runtime, kind, name),
+        agents=_agents,
     )

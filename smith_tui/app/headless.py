@@ -93,7 +93,7 @@ class HeadlessPrinter:
         elif isinstance(event, ev.ScopeWarning):
             self._newline()
             self.stderr.write(f"smith: warning: {event.message}\n")
-        elif isinstance(event, ev.CommandOutput) and event.command == "attach":
+        elif isinstance(event, ev.CommandOutput) and event.command in ("attach", "setup"):
             self._newline()
             self.stderr.write(f"smith: {event.text}\n")
 

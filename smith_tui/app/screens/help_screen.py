@@ -71,6 +71,7 @@ GETTING_AROUND: tuple[tuple[str, str], ...] = (
     ("esc / ctrl+c", "interrupt the running turn"),
     ("enter while busy", "queue the prompt; it is sent when the turn ends (↑ takes it back)"),
     ("/copy [N]", "copy the last answer, or its Nth code block"),
+    ("@name at the start", "hand the prompt to that sub-agent (/agents lists them)"),
     ("ctrl+c", "when idle: copy the selected text"),
 )
 
@@ -92,8 +93,9 @@ def _table(title: str, rows: list[tuple[str, str]], first: str) -> Table:
     return table
 
 
-def help_renderable(keys: Any) -> Group:
-    """Everything the help screen shows, as one Rich renderable."""
+def help_renderable(keys: Any, user_commands: list[tuple[str, str]] | None = None) -> Group:
+    """Everything the help screen shows, as one Rich renderable (``user_commands``: the
+    command files' ``(name, what)``, shown after the built-in commands when there are any)."""
     parts: list[Any] = [
         _table("Getting around", list(GETTING_AROUND), "key"),
         Text(""),
@@ -101,6 +103,8 @@ def help_renderable(keys: Any) -> Group:
         Text(""),
         _table("Commands", list(COMMANDS.items()), "command"),
     ]
+    if user_commands:
+        parts += [Text(""), _table("Your commands (command files)", user_commands, "command")]
     for title, screen in SCREEN_KEYS:
         parts += [Text(""), _table(f"In {title}", screen_keys(screen), "key")]
     parts += [
@@ -123,10 +127,23 @@ class HelpScreen(SmithModal):
         super().__init__()
         self.runtime = runtime
 
+    def _user_commands(self) -> list[tuple[str, str]]:
+        from smith_tui.engine.setup_commands import command_about
+
+        service = getattr(getattr(self.runtime, "services", None), "command", None)
+        if service is None or not hasattr(service, "file_commands"):
+            return []
+        rows = [command_about(c).split(" — ", 1) for c in service.file_commands().values()]
+        return [(head, text) for head, text in rows]
+
     def compose(self) -> ComposeResult:
         """One scrollable page."""
         with Vertical(id="help-dialog") as dialog:
             dialog.border_title = "Help"
             with VerticalScroll(id="help-scroll"):
-                yield Static(help_renderable(self.runtime.config.model.services.ui.keys))
+                yield Static(
+                    help_renderable(
+                        self.runtime.config.model.services.ui.keys, self._user_commands()
+                    )
+                )
         yield Footer()

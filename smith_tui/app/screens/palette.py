@@ -47,6 +47,13 @@ def palette_entries() -> list[PaletteEntry]:
     return entries
 
 
+def command_entries(about: list[tuple[str, str]]) -> list[PaletteEntry]:
+    """One entry per command file: put ``/name `` in the prompt, for its arguments."""
+    return [
+        PaletteEntry(f"Command: {name}", text, f"start_command({name!r})") for name, text in about
+    ]
+
+
 def model_entries(model_ids: list[str]) -> list[PaletteEntry]:
     """One entry per model of the server's catalog: pin it to the conversation."""
     return [
@@ -75,7 +82,15 @@ class SmithCommands(Provider):
                 model_ids = list(await source())
             except Exception:  # no server, or it did not answer: the commands still show
                 model_ids = []
-        return palette_entries() + model_entries(model_ids)
+        return palette_entries() + command_entries(self._file_commands()) + model_entries(model_ids)
+
+    def _file_commands(self) -> list[tuple[str, str]]:
+        """``(name, description)`` of the command files (none before the runtime is open)."""
+        runtime = getattr(self.app, "runtime", None)
+        if runtime is None:
+            return []
+        commands = runtime.services.command.file_commands()
+        return [(name, f"{c.description} ({c.origin})") for name, c in commands.items()]
 
     async def discover(self) -> Hits:
         """All commands, before anything is typed."""
