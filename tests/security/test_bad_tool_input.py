@@ -544,3 +544,23 @@ def test_ten_thousand_calls_assemble() -> None:
         asm.feed_event(None, payload)
         asm.out.clear()
     assert len(asm.finish().tool_calls) == 10_000
+
+
+@pytest.mark.attack(SECTION, "reasoning_details text in 100,000 pieces past the cap")
+def test_reasoning_details_in_many_pieces() -> None:
+    """Detail text is joined once at the end (adding each piece to the text so far is
+    quadratic) and kept up to the cap; the plain reasoning gets the dropped-marker."""
+    piece = "z" * 30
+    asm = StreamAssembler(max_chars=1_000_000)
+    started = time.monotonic()
+    for _ in range(100_000):
+        detail = {"type": "reasoning.text", "index": 0, "text": piece}
+        asm.feed({"choices": [{"index": 0, "delta": {"reasoning_details": [detail]}}]})
+        asm.out.clear()
+    response = asm.finish()
+    seconds = time.monotonic() - started
+    assert len(response.reasoning_details) == 1
+    assert len(response.reasoning_details[0]["text"]) == 1_000_000
+    assert response.reasoning.startswith("z" * 1000)
+    assert "went on for 2,000,000 more characters; they were dropped" in response.reasoning
+    assert seconds < 10, f"{seconds:.1f} s"
