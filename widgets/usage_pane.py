@@ -264,7 +264,11 @@ class UsagePane(Widget):
             (f"{'':<{role_w}}{'turn in/out':<{turn_w}}session", "dim")
         ]
         for spec in list_roles():
+            if spec.from_file and spec.name not in self.turn and spec.name not in self.session:
+                continue  # a sub-agent from an agent file gets its line once it ran
             alias, style = role_label(spec.name)
+            if len(alias) >= role_w:
+                alias = alias[: role_w - 2] + "…"
             turn = _in_out(self.turn.get(spec.name))
             session = _in_out(self.session.get(spec.name))
             parts += ["\n", (f"{alias:<{role_w}}", style), f"{turn:<{turn_w}}{session}"]

@@ -47,6 +47,8 @@ def _describe(runtime: Runtime, kind: str, name: str) -> str:
                 about = resource.description or resource.title or resource.name
                 return f"[MCP server {server}] {about}".strip()
         return ""
+    if kind == "agent":
+        return _about_agent(name)
     return describe(kind, name)
 
 
@@ -100,6 +102,27 @@ def _first_sentence(text: str) -> str:
     return text[: found.start()] if found else text
 
 
+def _agents() -> list[str]:
+    """The sub-agents ``@name`` may hand a prompt to (built-in, then from agent files)."""
+    from smith_tui.engine.roles import child_role_names
+
+    return child_role_names()
+
+
+def _about_agent(name: str) -> str:
+    from smith_tui.engine.roles import UnknownRoleError, resolve_role
+
+    try:
+        spec = resolve_role(name)
+    except UnknownRoleError:
+        return ""
+    if spec.from_file:
+        return f"sub-agent ({spec.shape}-shaped): {spec.description}"
+    return f"{spec.alias}: " + (
+        "changes code and checks it" if name == "worker" else "reads and researches"
+    )
+
+
 def _roles() -> list[str]:
     from smith_tui.engine.roles import list_roles
 
@@ -145,4 +168,5 @@ def runtime_sources(runtime: Runtime) -> CompletionSources:
         project_files=files.files,
         resources=lambda: _resources(runtime),
         describe=lambda kind, name: _describe(runtime, kind, name),
+        agents=_agents,
     )

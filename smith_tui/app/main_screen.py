@@ -302,6 +302,9 @@ class MainScreen(Screen):
         # MCP servers start with the session, in the background, once the transcript is
         # there to show a failure notice (a server that fails at once must not be missed).
         self.runtime.start_mcp()
+        # The skills and sub-agents from files: found off the first frame, for completion
+        # and /agents; a turn looks again anyway (only changed files are read).
+        self.run_worker(self.runtime.refresh_setup(), group="setup", exit_on_error=False)
 
     def load_catalog(self, models: list[Any]) -> None:
         """Hand the model catalog (prices) to the usage pane."""

@@ -137,7 +137,8 @@ def build_system_prompt(
     if index_content is None and scope is not None:
         index_content = scope.index_content
     blocks = [
-        load_profile(role_spec.prompt_profile),
+        # A sub-agent from an agent file brings its own profile (engine/agents.py).
+        role_spec.prompt_text or load_profile(role_spec.prompt_profile),
         project_information(scope),
         instructions_block(scope.instructions) if scope is not None else "",
         project_context(index_content),

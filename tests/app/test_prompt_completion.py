@@ -102,6 +102,25 @@ async def test_at_path_completes_project_files_honouring_gitignore(runtime) -> N
         assert prompt.text == "look at @src/pkg/engine.py "
 
 
+async def test_at_the_start_offers_sub_agents_beside_files(runtime) -> None:
+    agents = Path(runtime.options.cwd) / ".smith" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\nname: reviewer\ndescription: Reviews code\n---\nx\n")
+    app = make_app(runtime)
+    async with running(app) as pilot:
+        # found in the background once the panes are up
+        await wait_until(
+            pilot, lambda: any(a.role.name == "reviewer" for a in runtime.setup.agents)
+        )
+        menu = app.screen.query_one(CompletionMenu)
+        assert await _candidates(pilot, app, [*"@re"]) == ["@reviewer", "@explorer", "@README.md"]
+        assert menu.completion.candidates[0].kind == "agent"
+        assert "Reviews code" in menu.completion.candidates[0].about
+        await pilot.press("escape", *["backspace"] * 3, *"see @re")
+        await wait_until(pilot, lambda: menu.is_open, what="completion menu")
+        assert [c.value for c in menu.completion.candidates] == ["@README.md"]  # not the start
+
+
 def test_walk_fallback_honours_root_gitignore_and_skips_hidden(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("")
     (tmp_path / "node_modules" / "x").mkdir(parents=True)

@@ -1,5 +1,5 @@
-"""What the prompt can complete at the cursor: slash commands, their arguments, ``@paths``
-and ``@server:uri`` MCP resources.
+"""What the prompt can complete at the cursor: slash commands, their arguments, ``@paths``,
+``@server:uri`` MCP resources and, at the start of a prompt, ``@name`` sub-agents.
 
 This module holds the matching rules only; where the names come from (the runtime, the
 config package, the model catalog, the project's files) is a :class:`CompletionSources`.
@@ -80,6 +80,8 @@ class CompletionSources:
     """MCP resources as ``server:uri`` (``@server:`` completes them)."""
     describe: Callable[[str, str], str] = lambda kind, name: ""
     """What the ``kind`` named ``name`` does (a command, a setting, a role), or ``""``."""
+    agents: Callable[[], Iterable[str]] = lambda: ()
+    """The sub-agents' names: ``@name`` at the start of a prompt hands it to one."""
 
 
 def rank(names: Iterable[str], typed: str, *, limit: int = MAX_CANDIDATES) -> list[str]:
@@ -132,6 +134,9 @@ class Completer:
                 return self._result(row, token_start, end, token, found, "resource", prefix="@")
             names = await self._files()
             found = rank(names, token[1:])
+            if row == 0 and token_start == 0:  # the prompt's start: a sub-agent, or a file
+                agents = rank(self._agents(), token[1:])
+                return self._mixed(row, end, token, [(agents, "agent"), (found, "file")])
             return self._result(row, token_start, end, token, found, "file", prefix="@")
         if row != 0 or not line.startswith("/"):
             return None
@@ -178,6 +183,25 @@ class Completer:
             return list(self.sources.resources())
         except Exception:
             return []
+
+    def _agents(self) -> list[str]:
+        try:
+            return list(self.sources.agents())
+        except Exception:
+            return []
+
+    def _mixed(
+        self, row: int, end: int, token: str, groups: list[tuple[list[str], str]]
+    ) -> Completion | None:
+        """``@`` candidates of several kinds, in the order of ``groups`` (sub-agents first)."""
+        candidates = [
+            Candidate("@" + name, kind, self._about(kind, name))
+            for names, kind in groups
+            for name in names
+        ][:MAX_CANDIDATES]
+        if not candidates or (len(candidates) == 1 and candidates[0].value == token):
+            return None
+        return Completion(row=row, start=0, end=end, token=token, candidates=candidates)
 
     async def _files(self) -> list[str]:
         if self.sources.project_files is None:
