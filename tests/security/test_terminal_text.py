@@ -33,6 +33,8 @@ from textual.strip import Strip
 from smith_tui.app.screens.transcript_text import transcript_text
 from smith_tui.engine.commands import _as_markdown
 from smith_tui.terminal_text import has_controls, visible
+from smith_tui.widgets.activity import ToolCallRecord
+from smith_tui.widgets.output_tail import OutputTail
 from smith_tui.widgets.text_pager import TextPager
 from smith_tui.widgets.textual_fixes import _STRIP_RENDER
 from tests.support.llm_server import ScriptedLLMServer, error_body, http_error, text_reply
@@ -418,3 +420,13 @@ def test_textual_alone_writes_escapes_raw() -> None:
     strip = Strip([Segment("plain "), Segment(joined("FORGOT", " "), RichStyle(bold=True))])
     drawn = _STRIP_RENDER(strip, Console()).encode()
     assert leaked("FORGOT", drawn) == [p.name for p in payloads("FORGOT")]
+
+
+@pytest.mark.attack(SECTION, "escape sequences in a running tool's live output (the tools pane)")
+def test_the_live_output_tail_drops_escapes() -> None:
+    # The pane drops escape sequences whole (colour codes of ordinary output are noise there).
+    record = ToolCallRecord(("t", "c"), "c", "bash", "smith", None, "", 0.0, output=OutputTail(10))
+    record.add_output(joined("TAIL", "\n") + "\nprogress 10%\rprogress 99%\n")
+    lines = record.tail_lines(10)
+    assert not [line for line in lines if has_controls(line)], lines
+    assert lines == ["", "", "Ga=T;TAIL", "1$rTAIL", "TAIL", "2JTAIL", "progress 99%"]

@@ -21,6 +21,7 @@ from smith_tui.app.screens.modal import SmithModal, error_text
 from smith_tui.app.screens.transcript_text import message_preview
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Conversation, MessageHit
+from smith_tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
@@ -148,7 +149,7 @@ class HistoryScreen(SmithModal):
         for row in self.rows:
             conv = row.conversation
             marker = "● " if conv.id == active else "  "
-            title = Text(marker + row.title, no_wrap=True, overflow="ellipsis")
+            title = Text(marker + visible(row.title), no_wrap=True, overflow="ellipsis")
             if not row.titled:
                 title.stylize("italic dim", len(marker))
             if len(title) > 60:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from smith_tui.terminal_text import visible
+
 PREVIEW_WIDTH = 60
 HEADING_PREFIX = "── "
 """How each message's header line starts in the transcript text."""
@@ -30,7 +32,7 @@ def message_label(message: Mapping[str, Any]) -> str:
 
 def message_preview(message: Mapping[str, Any], width: int = PREVIEW_WIDTH) -> str:
     """One line: the first non-empty line of the content, else the tool calls."""
-    content = str(message.get("content") or "")
+    content = visible(str(message.get("content") or ""))
     line = next((part.strip() for part in content.splitlines() if part.strip()), "")
     if not line and message.get("tool_calls"):
         names = [tool_call_parts(call)[1] for call in message["tool_calls"]]
