@@ -59,6 +59,7 @@ BENCHES = (
     Bench("store", (), ("--messages", "100000", "--queries", "90")),
     Bench("tui", ("all",), ("stream", "--chars", "20000")),
     Bench("sandbox", ("--runs", "5", "--commands", "20"), ("--runs", "3", "--commands", "10")),
+    Bench("setup_files", ("--runs", "7"), ("--runs", "3")),
 )
 
 

@@ -251,8 +251,9 @@ async def test_broken_file_is_a_notice_and_help_lists_the_commands(
     assert "/memory" in out.text and "/init" in out.text
     assert again.text == out.text
     notices = [e for e in rec.of(ev.CommandOutput) if e.command == SETUP_NOTICE]
-    assert [n.text for n in notices] == [
+    assert len(notices) == 1
+    assert notices[0].text.startswith(
         f"command file {broken}:3: the front matter is not valid YAML: "
-        "mapping values are not allowed here"
-    ]
+        "mapping values are not allowed"
+    )
     assert not notices[0].ok
