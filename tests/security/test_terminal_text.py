@@ -177,6 +177,8 @@ class Session:
 
     recording: bytes
     screens: dict[str, str]
+    answer: str
+    """The first answer as the model sent it (``/copy`` copied it)."""
 
 
 def _wait(predicate, what: str, within: float = 30.0) -> None:
@@ -227,6 +229,9 @@ def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         pane.wait_for("End of the answer.")
         pane.wait_for("● idle")
         screens["answer"] = pane.wait_still()
+        pane.type("/copy")
+        pane.send("Enter")
+        pane.wait_for("Copied the last answer")
         pane.type("run it")
         pane.send("Enter")
         screens["dialog"] = pane.wait_for("wants to run bash")
@@ -248,7 +253,7 @@ def tui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         # Stop the pipe, then wait for its reader to have written all it got.
         subprocess.run(["tmux", "pipe-pane", "-t", pane.name], check=True, env=env)
         _wait(lambda: b"SMITH-EXIT=0" in recording.read_bytes(), "the recording missed the end")
-        yield Session(recording.read_bytes(), screens)
+        yield Session(recording.read_bytes(), screens, answer)
     finally:
         pane.kill()
         server.stop()
@@ -274,6 +279,13 @@ def test_no_escape_reaches_the_terminal(tui: Session, tag: str) -> None:
     screen = tui.screens[SOURCES[tag][0]]
     shown = [p.name for p in payloads(tag) if p.shown in screen]
     assert shown, f"{SOURCES[tag][1]}: no payload is visible on screen:\n{screen}"
+
+
+@needs_tmux
+def test_smiths_own_osc52_copy_still_reaches_the_terminal(tui: Session) -> None:
+    # /copy writes the answer to the clipboard with Smith's own OSC 52: that one stays.
+    copy = b"\x1b]52;c;" + base64.b64encode(tui.answer.encode()) + b"\x07"
+    assert copy in tui.recording
 
 
 @needs_tmux
