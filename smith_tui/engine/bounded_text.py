@@ -33,7 +33,7 @@ def read_bounded(
     inside: Path | None = None,
     kind: str = "",
 ) -> BoundedText | None:
-    """Read the text of ``path`` under the rules of the index file (docs/DESIGN.md §5.1).
+    """Read the text of ``path`` under the rules of the index file (docs/DESIGN.md §5.2).
 
     The path is resolved (symlinks included) and, with ``inside``, must stay inside that
     folder; only a regular file is opened (a FIFO or device never is), without blocking, and

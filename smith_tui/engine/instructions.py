@@ -1,4 +1,4 @@
-"""Project instructions: the ``AGENTS.md`` files a turn's system prompt carries (docs/DESIGN.md §5.1).
+"""Project instructions: the ``AGENTS.md`` files a turn's system prompt carries (docs/DESIGN.md §5.2).
 
 Three layers, read in this order and shown in it:
 
