@@ -153,7 +153,7 @@ async def _call(handler: Any, value: Any) -> None:
 def _decode_json(raw: bytes, origin: str) -> Any:
     try:
         return json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         text = raw.decode("utf-8", "replace")
         raise LLMError(
             PROTOCOL,

@@ -351,6 +351,19 @@ def test_deep_stream_chunk(tmp_path: Path, llm_server: ScriptedLLMServer) -> Non
     assert _valid_after(db, llm_server) == []
 
 
+@pytest.mark.attack(SECTION, "a whole JSON response body nested 100,000 levels deep")
+def test_deep_response_body(tmp_path: Path, llm_server: ScriptedLLMServer) -> None:
+    """A server that answers the stream request with one JSON body too deep to decode:
+    the turn ends saying the body is not valid JSON, and the next message works."""
+    body = '{"choices": [{"index": 0, "message": {"content": "hi"}}], "x": ' + DEEP + "}"
+    reply = Reply(body=body.encode(), content_type="application/json", label="deep body")
+    first, second, db = _run_headless(tmp_path, llm_server, reply)
+    assert first.code == 1 and "not valid JSON" in first.last_line, first.stderr
+    assert second.code == 0 and "Next answer." in second.stdout, second.stderr
+    assert not has_traceback(first.stdout, first.stderr, second.stdout, second.stderr)
+    assert _valid_after(db, llm_server) == []
+
+
 @pytest.mark.control(SECTION, "Python's JSON decoder recurses: 100,000 levels raise")
 def test_deep_json_breaks_the_decoder() -> None:
     """Without the depth check, decoding raises RecursionError, which no ``except
