@@ -76,7 +76,7 @@ def _only_conversation(store: Store) -> tuple[str, list[Any]]:
 def test_sigkill_while_a_tool_runs_then_continue(
     tmp_path: Path, workdir: Path, llm_server: ScriptedLLMServer, procs: list
 ) -> None:
-    marker = tmp_path / "tool-started"
+    marker = workdir / "tool-started"  # the sandbox's /tmp is its own: mark inside the project
     command = f"touch {marker} && sleep 30"
     call = tool_call("bash", {"command": command}, id="call_sleepy")
     llm_server.enqueue(text_reply("Running the long one.", tool_calls=[call]))
@@ -157,7 +157,7 @@ def test_sigterm_while_streaming_saves_the_text_shown(
 def test_sigterm_while_a_tool_runs_records_the_cancelled_call(
     tmp_path: Path, workdir: Path, llm_server: ScriptedLLMServer, procs: list
 ) -> None:
-    marker = tmp_path / "tool-started"
+    marker = workdir / "tool-started"  # the sandbox's /tmp is its own: mark inside the project
     call = tool_call("bash", {"command": f"touch {marker} && sleep 30"}, id="call_stopped")
     llm_server.enqueue(text_reply("Starting.", tool_calls=[call]))
     proc = _start(tmp_path, workdir, llm_server, "-p", "run it")
