@@ -46,6 +46,7 @@ from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import (
     NamespaceInit,
     bwrap_argv,
+    cached_sandbox_state,
     failure_note,
     require_sandbox,
     sandbox_environ,
@@ -287,19 +288,43 @@ async def _end_namespace(info: asyncio.Future[NamespaceInit | None] | None) -> N
         init = await asyncio.wait_for(asyncio.shield(info), timeout=KILL_WAIT_S)
     except (TimeoutError, OSError):
         return
-    if init is None:
+    if init is None or await _ended(init, NAMESPACE_EXIT_S):
         return
-    deadline = time.monotonic() + NAMESPACE_EXIT_S
-    killed = False
+    init.kill()
+    if not await _ended(init, NAMESPACE_EXIT_S):
+        log.warning("the sandbox of a command (pid 1: %d) did not end", init.pid)
+
+
+async def _ended(init: NamespaceInit, limit_s: float) -> bool:
+    """Wait up to ``limit_s`` for the sandbox's pid 1 to end (woken by its pidfd when the
+    system has them, else polling); whether it did."""
+    fd = init.open_pidfd()
+    if fd is not None:
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        try:
+            loop.add_reader(fd, readable)
+        except (NotImplementedError, ValueError, OSError):
+            os.close(fd)
+        else:
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ended, limit_s)
+            finally:
+                loop.remove_reader(fd)
+                os.close(fd)
+            return not init.alive()
+    deadline = time.monotonic() + limit_s
     while init.alive():
-        now = time.monotonic()
-        if now > deadline:
-            if killed:
-                log.warning("the sandbox of a command (pid 1: %d) did not end", init.pid)
-                return
-            init.kill()
-            killed, deadline = True, now + NAMESPACE_EXIT_S
+        if time.monotonic() > deadline:
+            return False
         await asyncio.sleep(0.002)
+    return True
 
 
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
@@ -310,7 +335,10 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     cwd = _working_dir(ctx)
     secrets = secret_values(ctx.config)  # also makes _child_env hide the configured names
     sandbox = sandbox_settings(ctx.config)
-    state = await asyncio.to_thread(sandbox_state, sandbox)
+    # Off the event loop only the first time, when bwrap is probed (it is run once).
+    state = cached_sandbox_state(sandbox)
+    if state is None:
+        state = await asyncio.to_thread(sandbox_state, sandbox)
     require_sandbox(state)
     project_writable = permissions.project_writable(ctx)  # False in read-only mode
     bwrap = state.bwrap if state.active else None

@@ -53,6 +53,8 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,9 +188,8 @@ def probe_bwrap() -> Probe:
     (or with another one) is probed afresh.
     """
     if not sys.platform.startswith("linux"):
-        return Probe(None, False, "the sandbox (bubblewrap) is only available on Linux")
-    path = shutil.which("bwrap")
-    found = os.path.realpath(path) if path else None
+        return _NOT_LINUX
+    found = _bwrap_on_path()
     cached = _PROBES.get(found)
     if cached is not None:
         return cached
@@ -197,11 +198,28 @@ def probe_bwrap() -> Probe:
     return probe
 
 
+def cached_probe() -> Probe | None:
+    """The answer of :func:`probe_bwrap` when the bwrap on ``PATH`` is probed already
+    (``None`` when it is not: probing runs bwrap, which can take a while)."""
+    if not sys.platform.startswith("linux"):
+        return _NOT_LINUX
+    return _PROBES.get(_bwrap_on_path())
+
+
+_NOT_LINUX = Probe(None, False, "the sandbox (bubblewrap) is only available on Linux")
+
+
+def _bwrap_on_path() -> str | None:
+    path = shutil.which("bwrap")
+    return os.path.realpath(path) if path else None
+
+
 def _run_probe(path: str | None) -> Probe:
     if path is None:
         return Probe(None, False, "bubblewrap (bwrap) is not installed (not found on PATH)")
     # Every flag a command line uses, so a bwrap too old for one is found here.
-    argv = [path, *_CORE_FLAGS, *_filesystem(None), "--unshare-net", "--info-fd", "2"]
+    argv = [path, *_CORE_FLAGS, *_filesystem(None, hidden_folders())]
+    argv += ["--unshare-net", "--info-fd", "2"]
     argv += ["--bind-try", "/nonexistent-smith-probe", "/nonexistent-smith-probe", "true"]
     try:
         done = subprocess.run(
@@ -247,7 +265,19 @@ def sandbox_state(settings: SandboxConfig) -> SandboxState:
     """Whether commands run sandboxed under ``settings`` (probes bwrap unless the mode is off)."""
     if settings.mode == "off":
         return SandboxState("off", False, network=settings.network)
-    probe = probe_bwrap()
+    return _state(settings, probe_bwrap())
+
+
+def cached_sandbox_state(settings: SandboxConfig) -> SandboxState | None:
+    """:func:`sandbox_state` when it needs no probe (the mode is off, or bwrap is probed
+    already); ``None`` when it would probe."""
+    if settings.mode == "off":
+        return SandboxState("off", False, network=settings.network)
+    probe = cached_probe()
+    return None if probe is None else _state(settings, probe)
+
+
+def _state(settings: SandboxConfig, probe: Probe) -> SandboxState:
     return SandboxState(settings.mode, probe.ok, probe.reason, settings.network, probe.path)
 
 
@@ -347,12 +377,12 @@ def sandbox_environ(env: Mapping[str, str]) -> dict[str, str]:
     return clean
 
 
-def _filesystem(scratch: Path | None) -> list[str]:
+def _filesystem(scratch: Path | None, hidden: list[str]) -> list[str]:
     """The mounts every sandbox starts with: ``/`` read-only, a fresh ``/dev``, a fresh
     read-only ``/proc`` (mounted after ``/``, else the host's would cover it), the
-    hidden folders and the private ``/tmp``."""
+    ``hidden`` folders (:func:`hidden_folders`) and the private ``/tmp``."""
     line = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc"]
-    for folder in hidden_folders():
+    for folder in hidden:
         line += ["--tmpfs", folder]
     if scratch is None:
         line += ["--tmpfs", "/tmp"]
@@ -361,38 +391,132 @@ def _filesystem(scratch: Path | None) -> list[str]:
     return line
 
 
+SETTLED_NS = 3_000_000_000
+"""A folder whose ctime is at least this old (by the wall clock) may keep its listing in
+the walk's cache: a change after the listing then always gives it a later ctime, even on a
+filesystem that keeps whole seconds. One changed more recently is listed again next time."""
+
+CACHED_FILESYSTEMS = frozenset(
+    ("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs", "overlay", "bcachefs")
+)
+"""Local filesystems whose folders' ctime changes with every entry added, removed or
+renamed: only folders on them are cached (a network or FUSE filesystem is listed anew)."""
+
+_MAX_CACHED_PROJECTS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What the walk needs of one folder: its subfolders (not links, not ``.git``) and
+    whether it holds a ``.git``. ``key`` (device, inode, ctime, mtime) is ``None`` when
+    the listing must not be reused."""
+
+    key: tuple[int, int, int, int] | None
+    folders: tuple[str, ...]
+    git: bool
+
+
+_LISTINGS: dict[str, dict[str, _Listing]] = {}
+_LISTINGS_LOCK = threading.Lock()
+
+
 def git_paths(root: str | os.PathLike[str]) -> list[str]:
     """Every ``.git`` (folder or file) under ``root``, ``root/.git`` first.
 
-    One walk of the project that never follows a symlink, never enters a ``.git``
-    and reads each folder once with ``scandir`` (no ``stat`` per file); a symlink
-    named ``.git`` is left out (the folder it points to is found where it lies, if
-    inside the project).
+    One walk of the project that never follows a symlink below ``root``, never
+    enters a ``.git`` and reads each folder with ``scandir`` (no ``stat`` per file);
+    a symlink named ``.git`` is left out (the folder it points to is found where it
+    lies, if inside the project).
+
+    Each folder is ``lstat``-ed on every walk; its listing from the walk before is
+    reused only while its device, inode, ctime and mtime are unchanged (an entry
+    added, removed or renamed in it changes its ctime, which no user can set), it
+    lies on one of :data:`CACHED_FILESYSTEMS` and its ctime had settled (see
+    :data:`SETTLED_NS`) when it was listed. So a ``.git`` that exists when the
+    walk starts is always found, whoever made it.
     """
     start = os.fspath(root)
+    now = time.time_ns()
+    devices = _cacheable_devices()
+    with _LISTINGS_LOCK:
+        before = _LISTINGS.get(start, {})
+    after: dict[str, _Listing] = {}
     found: list[str] = []
     pending = [start]
     while pending:
         folder = pending.pop()
-        try:
-            entries = os.scandir(folder)
-        except OSError:
+        listing = _listing(folder, before.get(folder), now, devices, follow=folder == start)
+        if listing is None:
             continue
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.name == ".git":
-                        if entry.is_dir(follow_symlinks=False) or entry.is_file(
-                            follow_symlinks=False
-                        ):
-                            found.append(entry.path)
-                    elif entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-                except OSError:
-                    continue
+        if listing.key is not None:
+            after[folder] = listing
+        if listing.git:
+            found.append(os.path.join(folder, ".git"))
+        pending.extend(os.path.join(folder, name) for name in listing.folders)
+    with _LISTINGS_LOCK:
+        _LISTINGS.pop(start, None)
+        _LISTINGS[start] = after
+        while len(_LISTINGS) > _MAX_CACHED_PROJECTS:
+            del _LISTINGS[next(iter(_LISTINGS))]
     top = os.path.join(start, ".git")
     found.sort(key=lambda path: (path != top, path))
     return found
+
+
+def _listing(
+    folder: str, cached: _Listing | None, now: int, devices: frozenset[int], *, follow: bool
+) -> _Listing | None:
+    """``folder``'s listing: the cached one while the folder is unchanged, else read
+    afresh. ``None`` when it is no folder (any more) or cannot be read."""
+    try:
+        # Before the scandir: a change between the two leaves a key that no longer matches.
+        info = os.stat(folder) if follow else os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    key = (info.st_dev, info.st_ino, info.st_ctime_ns, info.st_mtime_ns)
+    if cached is not None and cached.key == key:
+        return cached
+    folders: list[str] = []
+    git = False
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.name == ".git":
+                        # a folder or a file (a submodule's), never a link
+                        kind = not entry.is_symlink() and (entry.is_dir() or entry.is_file())
+                        git = git or kind
+                    elif entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        return None
+    settled = info.st_dev in devices and 0 < info.st_ctime_ns < now - SETTLED_NS
+    return _Listing(key if settled else None, tuple(folders), git)
+
+
+def _cacheable_devices() -> frozenset[int]:
+    """The devices (``st_dev``) of the mounted :data:`CACHED_FILESYSTEMS`, from
+    ``/proc/self/mountinfo`` (none when it cannot be read: nothing is cached)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return frozenset()
+    devices = set()
+    for line in lines:
+        fields, _, rest = line.partition(" - ")
+        parts = fields.split()
+        kind = rest.split(" ", 1)[0]
+        if len(parts) < 3 or kind not in CACHED_FILESYSTEMS:
+            continue
+        major, _, minor = parts[2].partition(":")
+        if major.isdigit() and minor.isdigit():
+            devices.add(os.makedev(int(major), int(minor)))
+    return frozenset(devices)
 
 
 def _git_mounts(root: str) -> list[str]:
@@ -439,7 +563,8 @@ def bwrap_argv(
         line += ["--info-fd", str(info_fd)]
     if not settings.network:
         line.append("--unshare-net")
-    line += _filesystem(scratch_folder(project))
+    hidden = hidden_folders()
+    line += _filesystem(scratch_folder(project), hidden)
     for folder in settings.writable:
         line += ["--bind-try", _real(folder), _real(folder)]
     root = _real(project)
@@ -450,7 +575,7 @@ def bwrap_argv(
         line += ["--bind", root, root]
         if not settings.git_writable:
             line += _git_mounts(root)
-    hidden = [*hidden_folders(), "/tmp"]
+    hidden.append("/tmp")
     shown = [root, *(_real(folder) for folder in settings.writable)]
     for socket in socket_files():
         # One in a hidden folder is gone already, unless a later mount shows it again.
@@ -483,6 +608,21 @@ class NamespaceInit:
             return None
         started = _start_time(pid)
         return cls(pid, started) if started else None
+
+    def open_pidfd(self) -> int | None:
+        """A pidfd of the namespace's pid 1 (readable once it has ended), or ``None`` when
+        it has ended already or this system has no pidfds (then poll :meth:`alive`)."""
+        opener = getattr(os, "pidfd_open", None)
+        if opener is None:
+            return None
+        try:
+            fd: int = opener(self.pid)
+        except OSError:
+            return None
+        if not self.alive():  # it ended before the open, and the pid may be another's now
+            os.close(fd)
+            return None
+        return fd
 
     def alive(self) -> bool:
         """Whether the namespace's pid 1 still runs (not a zombie)."""
