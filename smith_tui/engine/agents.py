@@ -26,7 +26,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from smith_tui.config.front_matter import FrontMatterError, list_field, split, text_field
 from smith_tui.dispatch.report_schema import ROLE_FIELDS
 from smith_tui.engine.matrix import TOOL_MATRIX, allowed_tools
 from smith_tui.engine.roles import RoleSpec, is_reserved_name, resolve_role
@@ -208,6 +207,9 @@ def profile_text(name: str, body: str, shape: str) -> str:
 
 def read_agent(origin: Origin, path: Path) -> tuple[AgentFile | None, list[SetupProblem]]:
     """The role ``path`` defines (``None`` when it cannot be used) and its problems."""
+    # yaml is imported with the first file read, never with the runtime
+    from smith_tui.config.front_matter import FrontMatterError, list_field, split, text_field
+
     problems: list[SetupProblem] = []
     try:
         text = read_setup_file(origin, path)

@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from smith_tui.config.front_matter import FrontMatterError, split, text_field
 from smith_tui.engine.setup_files import (
     Origin,
     SetupFileError,
@@ -61,6 +60,9 @@ def one_line(text: str) -> str:
 def read_skill(origin: Origin, folder: Path) -> Skill | SetupProblem | None:
     """The skill in ``folder``, a problem saying what is wrong with it, or ``None`` when the
     folder holds no ``SKILL.md``."""
+    # yaml is imported with the first file read, never with the runtime
+    from smith_tui.config.front_matter import FrontMatterError, split, text_field
+
     path = folder / SKILL_FILE
     if not path.exists() and not path.is_symlink():
         return None

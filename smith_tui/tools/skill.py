@@ -19,7 +19,6 @@ from typing import Protocol
 
 from pydantic import Field
 
-from smith_tui.config.front_matter import FrontMatterError, split
 from smith_tui.tools.args import Int, Text, max_output_chars
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.files import ToolPath, max_file_bytes, read_text_file
@@ -119,6 +118,9 @@ def _window(text: str, offset: int, budget: int) -> tuple[str, int, int]:
 
 
 def _load(args: Args, ctx: ToolContext) -> ToolOutput:
+    # yaml is imported with the first skill loaded, never with the runtime
+    from smith_tui.config.front_matter import FrontMatterError, split
+
     skill = _skill(ctx, args.name)
     file = args.file.strip() if args.file else ""
     target = _target(skill, file or SKILL_FILE)
@@ -157,6 +159,7 @@ def _load(args: Args, ctx: ToolContext) -> ToolOutput:
 
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Load a skill (file I/O off the event loop; a cancel returns at once)."""
+
     return await until_cancelled(ctx, asyncio.to_thread(_load, args, ctx))
 
 

@@ -200,6 +200,7 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "permissions.mode",
             "permissions.allow",
             "permissions.deny",
+            "routing.auto",
         ]
     )
     assert all(is_overridable_path(path) for path in paths)

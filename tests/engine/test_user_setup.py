@@ -342,3 +342,20 @@ async def test_the_user_wins_a_name_clash_with_the_project(
     assert skill is not None and skill.description == "My own way"
     assert any("skill 'changelog' is ignored" in n for n in _notices(rec))
     await runtime.aclose()
+
+
+async def test_read_only_mode_dispatches_no_sub_agent_from_a_file(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    dispatch = {
+        "target_role": "reviewer",
+        "task": "Review pkg/core.py",
+        "context": {"user_request_summary": "Review the core module."},
+    }
+    llm_server.enqueue(text_reply(tool_calls=[tool_call("dispatch", dispatch)]), text_reply("ok"))
+    runtime, rec = _open(tmp_path, llm_server, config={"permissions": {"mode": "read-only"}})
+    await runtime.run_turn("review it")
+    assert not rec.of(ev.DispatchStarted)
+    [done] = [e for e in rec.of(ev.ToolCallFinished) if e.name == "dispatch"]
+    assert not done.ok and "read-only" in (done.error or "")
+    await runtime.aclose()

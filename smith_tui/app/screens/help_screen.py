@@ -71,7 +71,7 @@ GETTING_AROUND: tuple[tuple[str, str], ...] = (
     ("esc / ctrl+c", "interrupt the running turn"),
     ("enter while busy", "queue the prompt; it is sent when the turn ends (↑ takes it back)"),
     ("/copy [N]", "copy the last answer, or its Nth code block"),
-    ("@name at the start", "hand the prompt to that sub-agent (/agents lists them)"),
+    ("@name at start", "hand the prompt to that sub-agent (/agents lists them)"),
     ("ctrl+c", "when idle: copy the selected text"),
 )
 
