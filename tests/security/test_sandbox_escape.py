@@ -31,7 +31,17 @@ from smith_tui.tools.sandbox import bwrap_argv, sandbox_settings
 from smith_tui.tools.spec import ToolOutput
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.smith_cli import server_args, smith_env
-from tests.tools.test_sandbox import PROBE, make_ctx, needs_bwrap, pids_with, run, sleep_marker
+from tests.tools.test_sandbox import (
+    PROBE,
+    after_a_tick,
+    cached_folders,
+    make_ctx,
+    needs_bwrap,
+    pids_with,
+    run,
+    settled,  # noqa: F401 (a fixture)
+    sleep_marker,
+)
 
 pytestmark = needs_bwrap
 
@@ -690,3 +700,55 @@ async def test_nested_git_writable_when_allowed(nested: Path) -> None:
     assert "fsmonitor" in (nested / "vendor/moved/.git/config").read_text()
     assert (nested / "modules/mod/.git").read_text() == "gitdir: /tmp/evil\n"
     assert (nested / "vendor/lib/.git/config").read_text() == "planted\n"
+
+
+FSMONITOR = "printf '\\tfsmonitor = touch /tmp/pwned\\n' >> {}/.git/config; true"
+
+
+async def plant_between_commands(root: Path, scratch: Path, sandbox: dict[str, Any]) -> None:
+    """One command makes a nested repository, the next plants core.fsmonitor in it; then a
+    repository made outside the sandbox (as an editor or the file tools would) is planted
+    by a third. With the walk's cache trusting every folder's ctime (``settled``), the
+    folders it reuses are the ones the new .git folders are in."""
+    (root / "deep" / "a" / "b").mkdir(parents=True)
+    after_a_tick(root / "vendor", scratch)
+    made = await run(
+        make_ctx(root, sandbox),
+        "mkdir -p vendor/new/.git && echo '[core]' > vendor/new/.git/config",
+    )
+    assert made.metadata["exit_code"] == 0, made.content
+    assert str(root / "vendor") in cached_folders(root)  # listed before the command made it
+    await run(make_ctx(root, sandbox), FSMONITOR.format("vendor/new"))
+    assert str(root / "deep" / "a" / "b") in cached_folders(root)
+    after_a_tick(root / "deep" / "a" / "b", scratch)
+    (root / "deep" / "a" / "b" / ".git").mkdir()
+    (root / "deep" / "a" / "b" / ".git" / "config").write_text("[core]\n")
+    await run(make_ctx(root, sandbox), FSMONITOR.format("deep/a/b"))
+
+
+@attack(
+    "plant core.fsmonitor in a .git made since the last walk of the project (by the command before, or outside the sandbox)"
+)
+@pytest.mark.usefixtures("settled")
+async def test_a_git_made_between_commands_is_read_only(nested: Path, tmp_path: Path) -> None:
+    await plant_between_commands(nested, tmp_path, {})
+    assert (nested / "vendor/new/.git/config").read_text() == "[core]\n"
+    assert (nested / "deep/a/b/.git/config").read_text() == "[core]\n"
+
+
+@control("a naive cache that reuses a folder's listing without checking it plants both")
+@pytest.mark.usefixtures("settled")
+async def test_a_git_made_between_commands_is_planted_past_a_naive_cache(
+    nested: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smith_tui.tools import sandbox
+
+    fresh = sandbox._listing
+
+    def naive(folder: str, cached: Any, now: int, devices: Any, *, follow: bool) -> Any:
+        return cached or fresh(folder, cached, now, devices, follow=follow)
+
+    monkeypatch.setattr(sandbox, "_listing", naive)
+    await plant_between_commands(nested, tmp_path, {})
+    assert "fsmonitor" in (nested / "vendor/new/.git/config").read_text()
+    assert "fsmonitor" in (nested / "deep/a/b/.git/config").read_text()

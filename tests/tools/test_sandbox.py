@@ -11,6 +11,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -394,3 +395,124 @@ def test_git_paths_finds_nested_folders_and_files_without_following_links(tmp_pa
         str(root / "mods" / "m" / ".git"),
         str(root / "vendor" / "lib" / ".git"),
     ]
+
+
+# ---------------------------------------------------------------------------
+# the cache of the .git walk
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every folder's listing may be cached at once, as if its ctime were long settled:
+    the cache then relies on the ctime alone, the case a stale listing would slip through."""
+    from smith_tui.tools import sandbox
+
+    monkeypatch.setattr(sandbox, "SETTLED_NS", -(10**15))
+
+
+def after_a_tick(folder: Path, scratch: Path) -> None:
+    """Wait until a change to ``folder`` would give it a later ctime than it has now (the
+    filesystem's clock moves in ticks), touching a file in ``scratch`` to read the clock."""
+    ctime = folder.stat().st_ctime_ns
+    probe = scratch / f"tick-{uuid.uuid4().hex}"
+    deadline = time.monotonic() + 5
+    try:
+        while True:
+            probe.touch()
+            if probe.stat().st_ctime_ns > ctime:
+                return
+            assert time.monotonic() < deadline, "the filesystem's clock did not move"
+    finally:
+        probe.unlink(missing_ok=True)
+
+
+def cached_folders(root: Path) -> set[str]:
+    """The folders of ``root`` whose listing the walk's cache holds (reused next walk)."""
+    from smith_tui.tools import sandbox
+
+    return set(sandbox._LISTINGS.get(str(root), {}))
+
+
+def walk_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "walked"
+    for folder in ("a/b/c", "a/d", "e"):
+        (root / folder).mkdir(parents=True)
+    (root / ".git").mkdir()
+    return root
+
+
+@pytest.mark.usefixtures("settled")
+def test_the_git_walk_cache_sees_every_change_to_an_unchanged_looking_tree(tmp_path: Path) -> None:
+    from smith_tui.tools.sandbox import git_paths
+
+    root = walk_tree(tmp_path)
+    assert git_paths(root) == [str(root / ".git")]
+    assert str(root / "a" / "b" / "c") in cached_folders(root)
+    # A .git made deep in a cached folder.
+    after_a_tick(root / "a" / "b" / "c", tmp_path)
+    (root / "a" / "b" / "c" / ".git").mkdir()
+    assert git_paths(root) == [str(root / ".git"), str(root / "a/b/c/.git")]
+    # A submodule's .git file, and a new folder holding a repository.
+    after_a_tick(root / "e", tmp_path)
+    (root / "e" / ".git").write_text("gitdir: ../.git/modules/e\n")
+    (root / "e" / "new" / ".git").mkdir(parents=True)
+    assert git_paths(root) == [
+        str(root / ".git"),
+        str(root / "a/b/c/.git"),
+        str(root / "e/.git"),
+        str(root / "e/new/.git"),
+    ]
+    # Folders swapped by renames: the one at a path now is another inode.
+    after_a_tick(root / "a", tmp_path)
+    (root / "a" / "d" / "r" / ".git").mkdir(parents=True)
+    os.rename(root / "a" / "b", root / "a" / "x")
+    os.rename(root / "a" / "d", root / "a" / "b")
+    os.rename(root / "a" / "x", root / "a" / "d")
+    assert git_paths(root) == [
+        str(root / ".git"),
+        str(root / "a/b/r/.git"),
+        str(root / "a/d/c/.git"),
+        str(root / "e/.git"),
+        str(root / "e/new/.git"),
+    ]
+    # A cached folder replaced by a link to a repository elsewhere: not followed.
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".git").mkdir(parents=True)
+    after_a_tick(root, tmp_path)
+    shutil.rmtree(root / "e")
+    (root / "e").symlink_to(elsewhere)
+    assert git_paths(root) == [
+        str(root / ".git"),
+        str(root / "a/b/r/.git"),
+        str(root / "a/d/c/.git"),
+    ]
+
+
+def test_a_folder_changed_in_the_last_seconds_is_listed_again(tmp_path: Path) -> None:
+    from smith_tui.tools.sandbox import git_paths
+
+    root = walk_tree(tmp_path)  # every folder made just now
+    assert git_paths(root) == [str(root / ".git")]
+    assert cached_folders(root) == set()
+    # Even a change in the same tick of the filesystem's clock is seen.
+    (root / "a" / "b" / "c" / ".git").mkdir()
+    assert git_paths(root) == [str(root / ".git"), str(root / "a/b/c/.git")]
+
+
+@pytest.mark.usefixtures("settled")
+def test_folders_on_filesystems_not_known_to_track_changes_are_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smith_tui.tools import sandbox
+
+    root = walk_tree(tmp_path)
+    device = root.stat().st_dev
+    if device not in sandbox._cacheable_devices():
+        pytest.skip(f"{tmp_path} is not on one of {sorted(sandbox.CACHED_FILESYSTEMS)}")
+    sandbox.git_paths(root)
+    assert str(root / "a") in cached_folders(root)
+    # The same folders on a filesystem outside the list (a network or FUSE one).
+    monkeypatch.setattr(sandbox, "CACHED_FILESYSTEMS", frozenset({"nfs"}))
+    assert device not in sandbox._cacheable_devices()
+    sandbox.git_paths(root)
+    assert cached_folders(root) == set()
