@@ -166,6 +166,7 @@ def run_as_plain_user(args: list[str], *, timeout: float, report: str = "") -> P
                     str(Path(sys.executable).parent),
                 ]
             ),
+            "SHELL": "/bin/sh",  # the account's login shell is nologin; tmux runs panes with $SHELL
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "TMPDIR": "/tmp",
             MARK_ENV: "1",
