@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 from smith_tui.engine.roles import role_display
-from smith_tui.llm.nesting import load_json
 from smith_tui.terminal_text import visible
 
 
@@ -76,6 +75,9 @@ def _as_object(arguments: str | dict[str, Any] | None) -> dict[str, Any] | None:
     """The arguments as a dict, or None when they are not a JSON object."""
     if isinstance(arguments, dict):
         return arguments
+    # Imported here: the llm package's import (httpx, ...) stays out of the first frame.
+    from smith_tui.llm.nesting import load_json
+
     try:
         value = load_json(arguments) if arguments else None
     except (TypeError, ValueError):  # not JSON, or nested too deeply to decode safely
