@@ -49,6 +49,9 @@ DEFAULT_ROUTING_AUTO = False
 """``routing.auto``: a complex request to Smith gets a hint to use the orchestrator; it is
 never handed over by itself unless the user turns this on."""
 
+DEFAULT_AUTO_RESUME = True
+"""``auto_resume``: plain ``smith`` reopens the project's last conversation, and says so."""
+
 DEFAULT_TOOL_STEP_BUDGET = 200
 """Tool calls a top-level turn may make when ``tool_step_budget`` is absent: generous, but an
 endless tool loop still ends."""

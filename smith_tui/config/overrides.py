@@ -47,6 +47,7 @@ _TOP_LEVEL = (
     "index_file",
     "active_role",
     "tool_step_budget",
+    "auto_resume",
     *(name for name in SmithConfig.model_fields if name.startswith("empty_response_retry_")),
 )
 OVERRIDABLE_PATHS: frozenset[str] = frozenset(

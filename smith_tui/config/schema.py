@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from smith_tui.config.defaults import (
     DEFAULT_ACTIVE_ROLE,
     DEFAULT_API_KEY_ENV,
+    DEFAULT_AUTO_RESUME,
     DEFAULT_ROUTING_AUTO,
     DEFAULT_TOOL_STEP_BUDGET,
     DEFAULT_TRANSPORT_TIMEOUTS,
@@ -322,6 +323,13 @@ class SmithConfig(Section):
     tool_step_budget: PositiveInt | None = Field(
         None,
         description=f"Most tool calls per top-level turn (absent: {DEFAULT_TOOL_STEP_BUDGET}).",
+    )
+    auto_resume: bool = Field(
+        DEFAULT_AUTO_RESUME,
+        description=(
+            "Plain `smith` reopens the project's last conversation (a line says so; /new "
+            "starts fresh); false starts a new conversation each time."
+        ),
     )
     budget: BudgetConfig = Field(
         default_factory=BudgetConfig,

@@ -164,7 +164,8 @@ class Runtime:
             project_id=lambda: self.project_id,
             role=lambda: self.active_role,
             require_idle=self._require_idle,
-            auto_resume=self.options.auto_resume,
+            # The front end asks for it (plain `smith`); the `auto_resume` setting can refuse.
+            auto_resume=self.options.auto_resume and self.config.model.auto_resume,
         )
         self.driver = TurnDriver(
             book=self.persistence,

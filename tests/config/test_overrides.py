@@ -172,6 +172,7 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "index_file",
             "active_role",
             "tool_step_budget",
+            "auto_resume",
             "llm_config.api_url",
             "llm_config.retry_max_retries",
             "llm_config.retry_backoff_ms",
