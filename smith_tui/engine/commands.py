@@ -42,6 +42,7 @@ from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
 from smith_tui.tools.checkpoint import Checkpoints
+from smith_tui.tools.code.render import plural
 from smith_tui.tools.spec import ToolError
 
 if TYPE_CHECKING:
@@ -467,9 +468,9 @@ class CommandService:
         except CompactionError as exc:
             raise CommandError(f"nothing was compacted: {exc}") from None
         text = (
-            f"compacted: {record.summarised} older messages summarised, the newest "
-            f"{record.kept} kept as they are; about {record.tokens_before} → "
-            f"{record.tokens_after} tokens. The full history stays in the pager and search."
+            f"compacted: {plural(record.summarised, 'older message')} summarised, the newest "
+            f"{record.kept} kept as they are; context about {record.tokens_before:,} → "
+            f"{record.tokens_after:,} tokens. The full history stays in the pager and search."
         )
         return text, {
             "summarised": record.summarised,

@@ -53,6 +53,9 @@ KEEP_SHARE = 0.3
 AUTO_MIN_SHARE = 0.05
 """An automatic compaction needs an older part of at least this share of the window: below
 it a summary saves too little, and the window's drop and cut steps do better."""
+MANUAL_KEEP_TURNS = 2
+"""``/compact`` keeps this many of the newest turns verbatim (fewer when the conversation
+has no more), whatever the window size: the user asked for a summary now."""
 RENDER_RESULT_CHARS = 2_000
 RENDER_ARGS_CHARS = 400
 SUMMARY_OVERHEAD_TOKENS = 1_000
@@ -196,6 +199,40 @@ def choose_cut(messages: Sequence[Mapping[str, Any]], lo: int, keep_chars: int) 
             else:
                 return best if best is not None else index
     return best
+
+
+def turn_cut(messages: Sequence[Mapping[str, Any]], lo: int, keep_turns: int) -> int | None:
+    """Where the newest ``keep_turns`` turns start (a turn starts at a user message),
+    keeping at least one turn after ``lo`` to summarise; ``None`` when there is none.
+
+    A user message is tool-pair safe: every call before it has its results before it.
+    """
+    starts = [
+        index
+        for index in range(lo + 1, len(messages))
+        if messages[index].get("role") == "user" and not messages[index].get("transient")
+    ]
+    if not starts:
+        return None
+    return starts[max(0, len(starts) - keep_turns)]
+
+
+def measured_context(store: Any, conversation_id: str) -> int | None:
+    """The context of the conversation's last top-level request as the server counted it
+    (prompt plus answer tokens; the usage pane's gauge), or ``None`` before any, or when
+    a compaction came after it (the figure no longer describes the view)."""
+    if store is None:
+        return None
+    try:
+        records = store.usage.list_for_conversation(conversation_id)
+        record = load_record(store, conversation_id)
+    except Exception:
+        log.exception("reading the usage of %s failed", conversation_id)
+        return None
+    top = [r for r in records if r.job_id is None]
+    if not top or (record is not None and record.created_at >= top[-1].created_at):
+        return None
+    return int(top[-1].input_tokens or 0) + int(top[-1].output_tokens or 0) or None
 
 
 def render_older(
@@ -390,17 +427,26 @@ class Compactor:
 
     # -- compacting ---------------------------------------------------------------------
     def plan(
-        self, transcript: Sequence[Mapping[str, Any]], min_older_tokens: int = 0
+        self,
+        transcript: Sequence[Mapping[str, Any]],
+        min_older_tokens: int = 0,
+        keep_turns: int | None = None,
     ) -> tuple[int, int, str]:
         """Where to cut and the text of the summary request: ``(lo, cut, rendered)``.
 
-        Raises :class:`CompactionError` when there is nothing older to summarise, or
-        less than ``min_older_tokens`` of it.
+        The kept tail is about :data:`KEEP_SHARE` of the window; with ``keep_turns`` it
+        is at most the newest ``keep_turns`` turns (``/compact``), so a large window
+        does not keep everything. Raises :class:`CompactionError` when there is nothing
+        older to summarise, or less than ``min_older_tokens`` of it.
         """
         budget = self.context.budget
         lo = self.boundary(transcript) or 0
         keep_chars = int(budget.context_window * KEEP_SHARE) * CHARS_PER_TOKEN
         cut = choose_cut(transcript, lo, keep_chars)
+        if keep_turns is not None:
+            by_turns = turn_cut(transcript, lo, keep_turns)
+            if by_turns is not None and (cut is None or by_turns > cut):
+                cut = by_turns
         if cut is None:
             raise CompactionError(
                 "there is nothing older to summarise: the conversation since the last "
@@ -431,15 +477,20 @@ class Compactor:
         reason: str,
         focus: str | None = None,
         min_older_tokens: int = 0,
+        keep_turns: int | None = None,
+        measured_before: int | None = None,
     ) -> CompactionRecord:
         """Summarise the older part of ``transcript``; the new record is active from then on.
 
+        ``keep_turns``: see :meth:`plan`. ``measured_before``: the context as the server
+        counted it (:func:`measured_context`); the before and after figures are then in
+        its terms (the estimates' ratio applied to it), so they match the usage pane.
         Raises :class:`CompactionError` when there is nothing (or less than
         ``min_older_tokens``) to summarise or the summary request fails.
         """
         ctx = self.context
         before = self.estimate(transcript)
-        _, cut, rendered = self.plan(transcript, min_older_tokens)
+        _, cut, rendered = self.plan(transcript, min_older_tokens, keep_turns)
         summary = await self._summarise(rendered, focus)
         first = transcript[cut]
         position = first.get("position")
@@ -457,7 +508,11 @@ class Compactor:
         )
         self.record, self._boundary, self._loaded = record, cut, True
         after = self.estimate(transcript)
-        record = CompactionRecord(**{**asdict(record), "tokens_after": after})
+        if measured_before and before > 0:
+            before, after = measured_before, round(after * measured_before / before)
+        record = CompactionRecord(
+            **{**asdict(record), "tokens_before": before, "tokens_after": after}
+        )
         self.record = record
         if ctx.store is not None and record.boundary_position >= 0:
             save_record(ctx.store, ctx.conversation_id, record)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import json
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,13 +58,17 @@ class PermissionRequest:
     """Why it asks (the mode)."""
     grant: str
     """The rule "allow for the session" would add (``bash(git status*)``, ``edit(src/a.py)``)."""
+    denied_before: bool = False
+    """The user already denied this very call (same tool, same arguments) in this turn: the
+    question then offers to deny and stop the turn."""
 
 
 @dataclass(frozen=True)
 class PermissionReply:
-    """The user's answer: run it once, allow ``request.grant`` for the session, or deny."""
+    """The user's answer: run it once, allow ``request.grant`` for the session, deny, or
+    deny and stop the turn (``stop``)."""
 
-    decision: Literal["once", "session", "deny"]
+    decision: Literal["once", "session", "deny", "stop"]
     reason: str = ""
     """With ``deny``: an optional note passed to the model in the tool result."""
 
@@ -110,6 +115,10 @@ class PermissionGate:
     deny: Sequence[Rule] = ()
     flag_hint: str = "--permission-mode"
     """How the front end names the mode switch in a refusal (headless: the flag)."""
+    stop_turn: Callable[[str], None] | None = None
+    """Cancels the top-level turn (a ``stop`` answer); ``None``: ``stop`` only denies."""
+    _user_denied: set[str] = field(default_factory=set, repr=False)
+    """The calls (tool and arguments) the user denied in this turn."""
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @classmethod
@@ -163,6 +172,8 @@ class PermissionGate:
             return self._denied(subject, ctx, f"{verdict.reason}.")
         if self.ask is None:
             return self._denied(subject, ctx, self._cannot_ask(subject, verdict))
+        arguments = args.model_dump() if hasattr(args, "model_dump") else dict(args)
+        key = _call_key(name, arguments)
         async with self._lock:
             verdict = self.verdict(subject, ctx)  # a grant may have come while we waited
             if verdict.action == "allow":
@@ -172,10 +183,11 @@ class PermissionGate:
                 role=ctx.role,
                 job_id=ctx.services.get("job_id"),
                 subject=subject.value or "",
-                arguments=args.model_dump() if hasattr(args, "model_dump") else dict(args),
+                arguments=arguments,
                 preview=await asyncio.to_thread(preview, name, args, ctx),
                 reason=verdict.reason,
                 grant=subject.grant(exact=verdict.unsure),
+                denied_before=key in self._user_denied,
             )
             reply = await _until_cancelled(self.ask(request), ctx)
         if reply is None:
@@ -184,7 +196,18 @@ class PermissionGate:
             self.grants.add(self.conversation_id, request.grant)
         if reply.decision in ("once", "session"):
             return None
+        self._user_denied.add(key)
         why = f" The user said: {reply.reason.strip()}" if reply.reason.strip() else ""
+        if reply.decision == "stop":
+            refusal = self._denied(
+                subject,
+                ctx,
+                f"the user denied this call again ({subject.describe()}) and "
+                f"stopped the turn.{why}",
+            )
+            if self.stop_turn is not None:
+                self.stop_turn(f"you denied {name} again and stopped the turn")
+            return refusal
         return self._denied(subject, ctx, f"the user denied this call ({subject.describe()}).{why}")
 
     def _cannot_ask(self, subject: Subject, verdict: Verdict) -> str:
@@ -213,6 +236,11 @@ class PermissionGate:
             )
         )
         return message
+
+
+def _call_key(name: str, arguments: Mapping[str, Any]) -> str:
+    """One call by tool and arguments (arguments compared by value)."""
+    return json.dumps([name, arguments], sort_keys=True, default=str)
 
 
 def role_subject(subject: Subject) -> Subject:

@@ -31,7 +31,13 @@ from smith_tui.engine import events as ev
 from smith_tui.engine import routing
 from smith_tui.engine.bus import EventBus
 from smith_tui.engine.commands import CommandService
-from smith_tui.engine.compaction import CompactionContext, CompactionRecord, Compactor
+from smith_tui.engine.compaction import (
+    MANUAL_KEEP_TURNS,
+    CompactionContext,
+    CompactionRecord,
+    Compactor,
+    measured_context,
+)
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
@@ -166,6 +172,7 @@ class Runtime:
             require_idle=self._require_idle,
             # The front end asks for it (plain `smith`); the `auto_resume` setting can refuse.
             auto_resume=self.options.auto_resume and self.config.model.auto_resume,
+            restore_role=self._restore_role,
         )
         self.driver = TurnDriver(
             book=self.persistence,
@@ -380,7 +387,19 @@ class Runtime:
                 "choose direct or orchestrator"
             )
         self._active_role_override = spec.name
+        self.conversations.remember_role(spec.name)
         return spec
+
+    def _restore_role(self, name: str) -> None:
+        """A loaded conversation runs as the role it last ran as, unless ``--role`` says."""
+        if "active_role" in self.options.ephemeral:
+            return
+        try:
+            spec = resolve_role(name)
+        except UnknownRoleError:  # a role gone since (an agent file removed): keep this one
+            return
+        if spec.user_facing:
+            self._active_role_override = spec.name
 
     @property
     def model(self) -> str | None:
@@ -438,9 +457,15 @@ class Runtime:
             self._mode_shown = mode
             self.emit(ev.PermissionMode(mode=mode, role=self.active_role))
 
-    def permission_gate(self, conversation_id: str, config: Mapping[str, Any]) -> PermissionGate:
-        """The permission gate of a top-level turn (its children share it)."""
-        return PermissionGate.from_config(
+    def permission_gate(
+        self,
+        conversation_id: str,
+        config: Mapping[str, Any],
+        stop_turn: Callable[[str], None] | None = None,
+    ) -> PermissionGate:
+        """The permission gate of a top-level turn (its children share it); ``stop_turn``
+        cancels that turn (the user's "deny and stop the turn")."""
+        gate = PermissionGate.from_config(
             self.permission_mode,
             config,
             conversation_id=conversation_id,
@@ -448,6 +473,8 @@ class Runtime:
             emit=self.emit,
             ask=self.ask_permission,
         )
+        gate.stop_turn = stop_turn
+        return gate
 
     # -- conversations --------------------------------------------------------------------
     @property
@@ -639,7 +666,9 @@ class Runtime:
             requested_model=model or self.options.model,
             pinned_model=self.pinned_model,
             started_at=active.started_at,
-            permissions=self.permission_gate(ctx.conversation_id, ctx.config_snapshot),
+            permissions=self.permission_gate(
+                ctx.conversation_id, ctx.config_snapshot, active.cancel.cancel
+            ),
             handoff=handoff,
             tools=tools,
         )
@@ -759,7 +788,13 @@ class Runtime:
                 max_output_tokens=selection.max_output_tokens,
             )
         )
-        return await compactor.compact(self.messages, reason="manual", focus=focus)
+        return await compactor.compact(
+            self.messages,
+            reason="manual",
+            focus=focus,
+            keep_turns=MANUAL_KEEP_TURNS,
+            measured_before=measured_context(self.store, self.conversation_id),
+        )
 
     def deps(self) -> TurnDeps:
         """The collaborators of the tool loop for this runtime."""

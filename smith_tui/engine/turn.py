@@ -790,6 +790,11 @@ class _CallRunner:
         self.steps_left = setup.settings.step_budget
         self.repeat_key: str | None = None
         self.repeat_count = 0
+        self.denied: dict[str, int] = {}
+        """Times each call (name and arguments) was refused by the permission gate in this
+        turn: a denied call asked again counts toward the repeat guard even when other
+        calls came between."""
+        self.repeat_denied = False
         self.semaphore = asyncio.Semaphore(setup.settings.max_parallel)
 
     async def run(self, calls: list[ToolCall]) -> _RoundOutcome:
@@ -866,11 +871,18 @@ class _CallRunner:
         else:
             self.repeat_key, self.repeat_count = key, 1
         limit = self.setup.settings.repeat_limit
-        if limit and self.repeat_count >= limit:
+        denied = self.denied.get(key, 0)
+        self.repeat_denied = denied + 1 > self.repeat_count
+        if limit and max(self.repeat_count, denied + 1) >= limit:
             return "loop"
         return None
 
     def _loop_message(self, call: ToolCall) -> str:
+        if self.repeat_denied:
+            return (
+                f"stopped: {call.name} was asked for again with the same arguments after "
+                f"{self.denied.get(_repeat_key(call), 0)} denials in this turn"
+            )
         return (
             f"stopped: {call.name} was called {self.repeat_count} times "
             "in a row with the same arguments"
@@ -923,6 +935,9 @@ class _CallRunner:
             res = await execute_tool_call(
                 self.deps.registry, call.id, call.name, call.arguments, ctx
             )
+        if res.metadata.get("error_code") == "permission_denied":
+            key = _repeat_key(call)
+            self.denied[key] = self.denied.get(key, 0) + 1
         emit(
             ev.ToolCallFinished(
                 turn_id=setup.turn_id,

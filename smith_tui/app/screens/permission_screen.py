@@ -4,7 +4,8 @@ Shown by the app's ask port (:meth:`smith_tui.app.app.SmithApp.ask_permission`) 
 turn waits. It names the role asking, the tool and why it asks, shows the command or a
 diff of the change, and answers with a :class:`PermissionReply`: ``y`` allow once, ``a``
 allow the shown rule for the session, ``n`` deny (a reason typed then goes to the model),
-``escape`` deny at once.
+``escape`` deny at once. Asked again for a call the user already denied in this turn, it
+says so and offers ``s``: deny and stop the turn.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class PermissionScreen(SmithModal):
         Binding("y", "allow_once", "Allow once"),
         Binding("a", "allow_session", "Allow for the session"),
         Binding("n", "ask_reason", "Deny…"),
+        Binding("s", "deny_stop", "Deny and stop the turn", show=False),
     ]
 
     def __init__(self, request: PermissionRequest) -> None:
@@ -65,6 +67,15 @@ class PermissionScreen(SmithModal):
                 asker.append(visible(f": {request.subject}"))
             yield Static(asker, id="permission-asker")
             yield Static(Text(visible(request.reason), style="dim"), id="permission-reason")
+            if request.denied_before:
+                yield Static(
+                    Text(
+                        "You denied this same call before in this turn; "
+                        "s denies it and stops the turn.",
+                        style="bold yellow",
+                    ),
+                    id="permission-again",
+                )
             with VerticalScroll(id="permission-preview"):
                 yield Static(preview_text(request), id="permission-preview-text")
             keys = Text.assemble(
@@ -77,6 +88,10 @@ class PermissionScreen(SmithModal):
                 ("esc", "bold"),
                 " deny",
             )
+            if request.denied_before:
+                keys.append("   ")
+                keys.append("s", style="bold")
+                keys.append(" deny and stop the turn")
             yield Static(keys, id="permission-keys")
             yield Input(
                 placeholder="Why not? (sent to the model; enter to deny, esc to deny without it)",
@@ -108,6 +123,11 @@ class PermissionScreen(SmithModal):
         """Deny without a reason."""
         self._reply("deny")
 
+    def action_deny_stop(self) -> None:
+        """Deny and stop the turn (offered when this call was denied before)."""
+        if self.request.denied_before:
+            self._reply("stop")
+
     def action_close(self) -> None:
         """Escape denies."""
         self._reply("deny")
@@ -119,7 +139,9 @@ class PermissionScreen(SmithModal):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the reason is typed, letters are text: only escape stays a key."""
-        if action in ("allow_once", "allow_session", "ask_reason"):
+        if action == "deny_stop" and not self.request.denied_before:
+            return False
+        if action in ("allow_once", "allow_session", "ask_reason", "deny_stop"):
             why = self.query_one("#permission-why", Input)
             return not why.has_focus
         return True
