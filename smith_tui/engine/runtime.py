@@ -172,7 +172,6 @@ class Runtime:
             require_idle=self._require_idle,
             # The front end asks for it (plain `smith`); the `auto_resume` setting can refuse.
             auto_resume=self.options.auto_resume and self.config.model.auto_resume,
-            restore_role=self._restore_role,
         )
         self.driver = TurnDriver(
             book=self.persistence,
@@ -387,19 +386,7 @@ class Runtime:
                 "choose direct or orchestrator"
             )
         self._active_role_override = spec.name
-        self.conversations.remember_role(spec.name)
         return spec
-
-    def _restore_role(self, name: str) -> None:
-        """A loaded conversation runs as the role it last ran as, unless ``--role`` says."""
-        if "active_role" in self.options.ephemeral:
-            return
-        try:
-            spec = resolve_role(name)
-        except UnknownRoleError:  # a role gone since (an agent file removed): keep this one
-            return
-        if spec.user_facing:
-            self._active_role_override = spec.name
 
     @property
     def model(self) -> str | None:
