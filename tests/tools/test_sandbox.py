@@ -402,11 +402,14 @@ def test_git_paths_finds_nested_folders_and_files_without_following_links(tmp_pa
 
 
 @pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+def settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every folder's listing may be cached at once, as if its ctime were long settled:
-    the cache then relies on the ctime alone, the case a stale listing would slip through."""
+    the cache then relies on the ctime alone, the case a stale listing would slip through.
+    Skips where the temp folder's filesystem is not one the cache is used on."""
     from smith_tui.tools import sandbox
 
+    if tmp_path.stat().st_dev not in sandbox._cacheable_devices():
+        pytest.skip(f"{tmp_path} is not on one of {sorted(sandbox.CACHED_FILESYSTEMS)}")
     monkeypatch.setattr(sandbox, "SETTLED_NS", -(10**15))
 
 
@@ -507,8 +510,6 @@ def test_folders_on_filesystems_not_known_to_track_changes_are_not_cached(
 
     root = walk_tree(tmp_path)
     device = root.stat().st_dev
-    if device not in sandbox._cacheable_devices():
-        pytest.skip(f"{tmp_path} is not on one of {sorted(sandbox.CACHED_FILESYSTEMS)}")
     sandbox.git_paths(root)
     assert str(root / "a") in cached_folders(root)
     # The same folders on a filesystem outside the list (a network or FUSE one).
