@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 from textual.reactive import reactive
@@ -81,7 +81,12 @@ class StatusLine(Widget):
 
     STALL_S = 5.0
     """Seconds without any event of a running turn before the line says so."""
+    SERVER_QUIET_S = 15.0
+    """Seconds without data while the model is awaited before the line names the server and
+    the stall timeout (sooner when half the stall timeout is less)."""
     INTERRUPT_HINT = "esc to interrupt"
+    CANCEL_HINT = "esc to cancel"
+    SERVER_QUIET_TEXT = "no data from the server for"
     ASKING_TEXT = "waiting for your answer"
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -92,6 +97,8 @@ class StatusLine(Widget):
         self.clock: Callable[[], float] = time.monotonic
         """Where the waiting time is read (tests move a manual clock)."""
         self._quiet_since: float | None = None
+        self.stall_timeout_s: float | None = None
+        """``llm_config.stream_stall_timeout`` in effect (``None``: not known yet)."""
 
     def on_mount(self) -> None:
         """Start the spinner clock (paused while idle, never running with animations off)."""
@@ -128,11 +135,45 @@ class StatusLine(Widget):
         if self.asking or self.status not in BUSY or self._quiet_since is None:
             return ""
         quiet = self.clock() - self._quiet_since
+        if self.status in ("thinking", "streaming") and quiet >= self._server_quiet_s():
+            stall = self.stall_timeout_s
+            limit = f" · stall timeout {stall:g} s" if stall is not None else ""
+            return f"{self.SERVER_QUIET_TEXT} {int(quiet)} s{limit} · {self.CANCEL_HINT}"
         if self.status == "thinking" and quiet >= 1:
             return f"{int(quiet)}s · {self.INTERRUPT_HINT}"
         if quiet >= self.STALL_S:
             return f"no output for {int(quiet)}s · {self.INTERRUPT_HINT}"
         return ""
+
+    def _server_quiet_s(self) -> float:
+        stall = self.stall_timeout_s
+        return self.SERVER_QUIET_S if stall is None else min(self.SERVER_QUIET_S, stall / 2)
+
+    def show_session(self, runtime: Any) -> None:
+        """Fill in what the open runtime knows before its session starts: the permission
+        mode and the stall timeout at once, the sandbox once bwrap is probed (in a thread:
+        the probe runs it). Events that say otherwise later win."""
+        timeouts = runtime.config.model.llm_config.transport_timeouts()
+        self.stall_timeout_s = float(timeouts["stream_stall_timeout"])
+        if not self.mode:
+            self.mode = runtime.permission_mode
+        if not self.sandbox:
+            config = runtime.config.effective
+            self.run_worker(lambda: self._probe_sandbox(config), thread=True, group="sandbox-probe")
+
+    def _probe_sandbox(self, config: Any) -> None:
+        from smith_tui.tools.sandbox import sandbox_settings, sandbox_state
+        from smith_tui.tools.spec import ToolError
+
+        try:
+            state = sandbox_state(sandbox_settings(config))
+        except ToolError:
+            return  # an invalid table: the session's own report explains it
+        self.app.call_from_thread(self._show_sandbox, state.label(), state.active)
+
+    def _show_sandbox(self, label: str, active: bool) -> None:
+        if not self.sandbox:
+            self.sandbox, self.sandbox_active = label, active
 
     def _retry_text(self) -> str:
         remaining = max(0.0, (self._retry_deadline or 0.0) - time.monotonic())
@@ -202,14 +243,18 @@ class StatusLine(Widget):
             mark = _MARKS.get(status, "●")
         style = _STYLES.get(status, "")
         parts: list[str | tuple[str, str]] = [(f"{mark} {status}", style)]
+        waited = self.waited
+        if waited.startswith(self.SERVER_QUIET_TEXT):
+            # Says more than "thinking", and must fit an 80-column line whole.
+            parts, waited = [(f"{mark} {waited}", "bold $warning")], ""
         if self.asking:
             parts = [(f"? {self.ASKING_TEXT}: {visible(self.asking)}", "bold $warning")]
         elif self.detail:
             parts.append((f": {visible(self.detail)}", style))
         if self.retry:
             parts += ["  ", (visible(self.retry), "bold $warning")]
-        if self.waited:
-            parts += ["  ", (self.waited, "$text-muted")]
+        if waited:
+            parts += ["  ", (waited, "$text-muted")]
         parts += [("  │  ", "dim"), role_label(self.role)]
         if self.model:
             parts.append((f" · {visible(self.model)}", "dim"))

@@ -261,6 +261,7 @@ class MainScreen(Screen):
         status = self.query_one(StatusLine)
         status.role = self.runtime.active_role
         status.model = self.runtime.model or self._configured_model()
+        status.show_session(self.runtime)
         self.refresh_title()
         # After the first frame, and a moment more: the frame reaches the terminal through
         # Textual's writer thread, which the panes' imports would otherwise hold up.

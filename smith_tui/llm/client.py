@@ -85,9 +85,9 @@ def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMErr
         )
     if isinstance(exc, httpx.TimeoutException):
         what = {
-            httpx.ReadTimeout: "no data received within recv_timeout",
-            httpx.WriteTimeout: "sending the request took longer than send_timeout",
-            httpx.PoolTimeout: "no free connection within connect_timeout",
+            httpx.ReadTimeout: "no data received within llm_config.recv_timeout",
+            httpx.WriteTimeout: "sending the request took longer than llm_config.send_timeout",
+            httpx.PoolTimeout: "no free connection within llm_config.connect_timeout",
         }.get(type(exc), "the request timed out")
         return LLMError(TRANSPORT, "timeout", what, origin=phase, cause=exc)
     if isinstance(exc, httpx.ConnectError):
@@ -281,17 +281,27 @@ class LLMClient:
             return LLMError(
                 TRANSPORT,
                 "stream_stalled",
-                f"no data from the server for {secs:g} s (stream_stall_timeout)",
+                f"no data from the server for {secs:g} s (llm_config.stream_stall_timeout)",
                 origin="stream",
             )
         if reason == DEADLINE:
             return LLMError(
                 TRANSPORT,
                 "timeout",
-                f"no complete response within {self.config.timeout:g} s (timeout)",
+                f"no complete response within {self.config.timeout:g} s (llm_config.timeout)",
                 origin="response",
             )
         return cancelled_error("stream")
+
+    def _stalled_first(self, exc: BaseException) -> bool:
+        """Whether a read timeout of a stream is the stall the watchdog was about to report.
+
+        httpx's read timeout (``recv_timeout``) and the watchdog (``stream_stall_timeout``,
+        checked a few times per period) both count silence; when the stall limit is not the
+        longer one it had passed too, and it is the setting a user of streams tunes.
+        """
+        cfg = self.config
+        return isinstance(exc, httpx.ReadTimeout) and cfg.stream_stall_timeout <= cfg.recv_timeout
 
     async def chat(self, request: ChatRequest | Mapping[str, Any]) -> ChatResponse:
         """One non-streaming completion (a request with ``stream=True`` is streamed instead)."""
@@ -385,6 +395,8 @@ class LLMClient:
             err = self._watchdog_error(reason) if reason is not None else exc
         except (httpx.HTTPError, OSError) as exc:
             reason = guard.claim()
+            if reason is None and self._stalled_first(exc):
+                reason = STALLED
             err = (
                 self._watchdog_error(reason)
                 if reason is not None
