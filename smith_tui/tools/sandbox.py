@@ -416,7 +416,8 @@ class _Listing:
     git: bool
 
 
-_LISTINGS: dict[str, dict[str, _Listing]] = {}
+_LISTINGS: dict[str, tuple[int, dict[str, _Listing]]] = {}
+"""Per project root: the wall clock when it was last walked, and the listings kept."""
 _LISTINGS_LOCK = threading.Lock()
 
 
@@ -439,7 +440,9 @@ def git_paths(root: str | os.PathLike[str]) -> list[str]:
     now = time.time_ns()
     devices = _cacheable_devices()
     with _LISTINGS_LOCK:
-        before = _LISTINGS.get(start, {})
+        walked, before = _LISTINGS.get(start, (now, {}))
+    if now < walked:  # the clock was set back: a new ctime might repeat an old one
+        before = {}
     after: dict[str, _Listing] = {}
     found: list[str] = []
     pending = [start]
@@ -455,7 +458,7 @@ def git_paths(root: str | os.PathLike[str]) -> list[str]:
         pending.extend(os.path.join(folder, name) for name in listing.folders)
     with _LISTINGS_LOCK:
         _LISTINGS.pop(start, None)
-        _LISTINGS[start] = after
+        _LISTINGS[start] = (now, after)
         while len(_LISTINGS) > _MAX_CACHED_PROJECTS:
             del _LISTINGS[next(iter(_LISTINGS))]
     top = os.path.join(start, ".git")
@@ -476,7 +479,8 @@ def _listing(
     if not stat.S_ISDIR(info.st_mode):
         return None
     key = (info.st_dev, info.st_ino, info.st_ctime_ns, info.st_mtime_ns)
-    if cached is not None and cached.key == key:
+    cacheable = info.st_dev in devices
+    if cacheable and cached is not None and cached.key == key:
         return cached
     folders: list[str] = []
     git = False
@@ -494,7 +498,7 @@ def _listing(
                     continue
     except OSError:
         return None
-    settled = info.st_dev in devices and 0 < info.st_ctime_ns < now - SETTLED_NS
+    settled = cacheable and 0 < info.st_ctime_ns < now - SETTLED_NS
     return _Listing(key if settled else None, tuple(folders), git)
 
 

@@ -433,7 +433,7 @@ def cached_folders(root: Path) -> set[str]:
     """The folders of ``root`` whose listing the walk's cache holds (reused next walk)."""
     from smith_tui.tools import sandbox
 
-    return set(sandbox._LISTINGS.get(str(root), {}))
+    return set(sandbox._LISTINGS.get(str(root), (0, {}))[1])
 
 
 def walk_tree(tmp_path: Path) -> Path:
@@ -517,3 +517,20 @@ def test_folders_on_filesystems_not_known_to_track_changes_are_not_cached(
     assert device not in sandbox._cacheable_devices()
     sandbox.git_paths(root)
     assert cached_folders(root) == set()
+
+
+@pytest.mark.usefixtures("settled")
+def test_nothing_cached_is_reused_once_the_clock_was_set_back(tmp_path: Path) -> None:
+    from smith_tui.tools import sandbox
+
+    root = walk_tree(tmp_path)
+    sandbox.git_paths(root)
+    walked, listings = sandbox._LISTINGS[str(root)]
+    sandbox.git_paths(root)
+    assert sandbox._LISTINGS[str(root)][1][str(root / "a")] is listings[str(root / "a")]
+    # As if the last walk had been an hour later than the clock says now.
+    sandbox._LISTINGS[str(root)] = (walked + 3600 * 10**9, listings)
+    sandbox.git_paths(root)
+    relisted = sandbox._LISTINGS[str(root)][1]
+    assert set(relisted) == set(listings)
+    assert all(relisted[folder] is not listings[folder] for folder in listings)
