@@ -171,7 +171,7 @@ class PermissionGate:
         if verdict.action == "deny":
             return self._denied(subject, ctx, f"{verdict.reason}.")
         if self.ask is None:
-            return self._denied(subject, ctx, self._cannot_ask(subject, verdict))
+            return self._denied(subject, ctx, self._cannot_ask(subject, verdict, ctx))
         arguments = args.model_dump() if hasattr(args, "model_dump") else dict(args)
         key = _call_key(name, arguments)
         async with self._lock:
@@ -210,18 +210,41 @@ class PermissionGate:
             return refusal
         return self._denied(subject, ctx, f"the user denied this call ({subject.describe()}).{why}")
 
-    def _cannot_ask(self, subject: Subject, verdict: Verdict) -> str:
+    def _cannot_ask(self, subject: Subject, verdict: Verdict, ctx: ToolContext) -> str:
         if verdict.unsure:
             return (
                 f"{verdict.reason}, and nobody can be asked here. Write the command with "
                 "literal words (no expansions, a literal command name) so the rule can be "
                 "checked."
             )
-        return (
-            f"{verdict.reason}, and nobody can be asked here. To allow it, add "
-            f"{subject.grant()} to permissions.allow, or use {self.flag_hint} auto-edit "
-            f"(edits inside the project) or yolo (everything)."
+        # Only what was checked to let this very call through is offered.
+        ways = []
+        rule = subject.grant()
+        if self._allows(self.mode, subject, ctx, extra=rule):
+            ways.append(f"add {rule} to permissions.allow")
+        for mode, what in (("auto-edit", "edits inside the project"), ("yolo", "everything")):
+            if mode != self.mode and self._allows(mode, subject, ctx):
+                ways.append(f"use {self.flag_hint} {mode} ({what})")
+                break
+        if not ways:
+            return f"{verdict.reason}, and nobody can be asked here."
+        return f"{verdict.reason}, and nobody can be asked here. To allow it, {' or '.join(ways)}."
+
+    def _allows(self, mode: str, subject: Subject, ctx: ToolContext, extra: str = "") -> bool:
+        """Whether ``mode`` (with the rule ``extra`` added to the allow rules) lets it run."""
+        try:
+            allow = [*self.allow, *parse_rules([extra])] if extra else self.allow
+        except ValueError:
+            return False  # a rule that does not parse allows nothing
+        verdict = decide(
+            mode,
+            subject,
+            allow=allow,
+            deny=self.deny,
+            grants=parse_rules(self.grants.rules(self.conversation_id)),
+            sandboxed=_sandboxed(ctx) if subject.tool == "bash" else True,
         )
+        return verdict.action == "allow"
 
     def _denied(self, subject: Subject, ctx: ToolContext, reason: str) -> str:
         message = f"permission denied: {reason}"

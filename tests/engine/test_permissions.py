@@ -271,7 +271,8 @@ async def test_without_an_ask_port_a_call_that_would_ask_is_denied_with_the_fix(
     [content] = _tool_results(runtime)
     assert "nobody can be asked" in content
     assert "bash(git status*) to permissions.allow" in content
-    assert "--permission-mode auto-edit" in content
+    # auto-edit asks before bash too: only a mode that would run it is offered (issue 22)
+    assert "--permission-mode yolo" in content and "auto-edit" not in content
     await runtime.aclose()
 
 
