@@ -30,6 +30,7 @@ from smith_tui.dispatch.report_schema import ROLE_FIELDS
 from smith_tui.engine.matrix import TOOL_MATRIX, allowed_tools
 from smith_tui.engine.roles import RoleSpec, is_reserved_name, resolve_role
 from smith_tui.engine.setup_files import (
+    CLAUDE_TOOLS,
     Origin,
     SetupFileError,
     SetupProblem,
@@ -44,22 +45,9 @@ CEILING = allowed_tools("worker")
 #: Tools that make a file role worker-shaped (it may change things).
 CHANGING_TOOLS = frozenset({"edit", "write", "bash"})
 
-#: Claude Code's tool names (lowercased) → smith's tools.
-CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
-    "read": ("read", "code_outline", "code_symbols", "code_map"),
-    "grep": ("code_grep",),
-    "glob": ("code_files",),
-    "ls": ("code_files",),
-    "edit": ("edit",),
-    "multiedit": ("edit",),
-    "write": ("write",),
-    "bash": ("bash",),
-    "webfetch": ("web_fetch",),
-    "websearch": ("web_search",),
-    "todowrite": ("todo",),
-    "skill": ("skill",),
-    "task": ("dispatch",),
-}
+#: What an agent file's ``Read`` brings besides ``read``: the code navigation tools the
+#: built-in explorer reads with (a command file's ``Read`` narrows to ``read`` alone).
+READ_COMPANIONS = ("code_outline", "code_symbols", "code_map")
 #: smith's own tool names, accepted as they are.
 SMITH_TOOLS = frozenset(TOOL_MATRIX)
 
@@ -98,6 +86,8 @@ def _tools(
     chosen: set[str] = set()
     for name in raw:
         mapped = CLAUDE_TOOLS.get(name.lower()) or ((name,) if name in SMITH_TOOLS else ())
+        if name.lower() == "read":
+            mapped = (*mapped, *READ_COMPANIONS)
         line = _token_line(text, "tools", name)
         if not mapped:
             problems.append(

@@ -1,6 +1,7 @@
 """Slash commands from Markdown files (docs/DESIGN.md §3.6): the user's and the project's.
 
-Where they are found, the first folder giving a name wins:
+Where they are found (``engine.setup_files.origins("commands", …)``), the first folder
+giving a name wins:
 
 1. ``$XDG_CONFIG_HOME/smith/commands/`` — the user's (``~/.config/smith/commands/``);
 2. ``~/.claude/commands/`` — the user's, as Claude Code keeps them;
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from smith_tui.engine.setup_files import (
+    CLAUDE_TOOLS,
     Origin,
     SetupFileError,
     SetupProblem,
@@ -60,24 +62,6 @@ _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9])(?![0-9])")
 #: ``argument-hint: [pr-number] [priority]`` as Claude Code's documentation writes it: not
 #: valid YAML (two flow lists), so the value is taken as the text it is meant to show.
 _BRACKET_HINT = re.compile(r"^(argument-hint:[ \t]*)(\[.*?)[ \t]*$", re.MULTILINE)
-
-#: Claude Code's tool names and the Smith tools they stand for (``allowed-tools``).
-CLAUDE_TOOLS: Mapping[str, tuple[str, ...]] = {
-    "bash": ("bash",),
-    "read": ("read",),
-    "edit": ("edit",),
-    "multiedit": ("edit",),
-    "write": ("write",),
-    "notebookedit": ("edit",),
-    "grep": ("code_grep",),
-    "glob": ("code_files",),
-    "ls": ("code_files",),
-    "webfetch": ("web_fetch",),
-    "websearch": ("web_search",),
-    "todowrite": ("todo",),
-    "task": ("dispatch",),
-}
-
 
 @dataclass(frozen=True)
 class CommandFile:
@@ -219,18 +203,6 @@ class CommandFiles:
             return None
         matches = [c for c in commands.values() if c.short == name]
         return matches[0] if len(matches) == 1 else None
-
-
-def default_folders(project_root: Path, user_dir: Path, home: Path) -> list[Origin]:
-    """The four folders, in the order their names win (see the module doc)."""
-    root = project_root.resolve()
-    claude = home / ".claude" / "commands"
-    return [
-        Origin("user", user_dir / "commands", str(user_dir / "commands")),
-        Origin("user", claude, str(claude)),
-        Origin("project", root / ".smith" / "commands", ".smith/commands", root),
-        Origin("project", root / ".claude" / "commands", ".claude/commands", root),
-    ]
 
 
 def expand(command: CommandFile, arguments: str) -> str:

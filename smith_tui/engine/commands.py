@@ -20,15 +20,15 @@ from smith_tui.config import (
     ConfigError,
     EffectiveConfig,
     OverrideError,
-    config_dir,
     data_dir,
     get_value,
 )
+from smith_tui.config.locations import home_dir
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
 from smith_tui.engine import setup_commands as setup
-from smith_tui.engine.command_files import CommandFile, CommandFiles, default_folders
+from smith_tui.engine.command_files import CommandFile, CommandFiles
 from smith_tui.engine.compaction import CompactionError, CompactionRecord
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.messages import TranscriptMessage
@@ -36,6 +36,7 @@ from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.services import Services
+from smith_tui.engine.setup_files import Origin, origins
 from smith_tui.engine.setup_listing import agents_listing, skills_listing
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
@@ -82,8 +83,10 @@ class CommandHost(Protocol):
     def project_id(self) -> str: ...
 
     scope: TurnScope
+    env: dict[str, str]
 
     def compute_scope(self) -> TurnScope: ...
+    def user_config_dir(self) -> Path: ...
 
     # -- settings
     @property
@@ -145,6 +148,9 @@ COMMANDS: dict[str, str] = {
     "/quit": "quit smith",
 }
 
+#: Other names of commands: typing the key runs the value's handler. /help lists them.
+ALIASES: dict[str, str] = {"/context": "/memory"}
+
 
 class CommandError(Exception):
     """A command used wrongly; the message says how to use it."""
@@ -158,11 +164,14 @@ class CommandService:
         self._handlers: dict[str, Callable[[list[str]], Awaitable[tuple[str, dict[str, Any]]]]] = {
             name: getattr(self, "_cmd_" + name[1:]) for name in COMMANDS
         }
-        self.files = CommandFiles(self._command_folders, reserved=COMMANDS)
+        self._handlers.update({alias: self._handlers[name] for alias, name in ALIASES.items()})
+        self.files = CommandFiles(self._command_folders, reserved=[*COMMANDS, *ALIASES])
         """The command files of the user and the project (read on first use)."""
 
-    def _command_folders(self) -> list[Any]:
-        return default_folders(self.runtime.scope.project_root, config_dir(), Path.home())
+    def _command_folders(self) -> list[Origin]:
+        runtime = self.runtime
+        home = home_dir(runtime.env)
+        return origins("commands", runtime.scope.project_root, runtime.user_config_dir(), home)
 
     def file_commands(self, *, fresh: bool = False) -> dict[str, CommandFile]:
         """The command files' commands by name; each problem found is shown once as a
@@ -201,12 +210,15 @@ class CommandService:
 
     def names(self) -> list[str]:
         """All command names, with the command files' and the prompts of the ready MCP servers."""
-        return list(COMMANDS) + list(self.file_commands()) + list(self._server_prompts())
+        builtin = [*COMMANDS, *ALIASES]
+        return builtin + list(self.file_commands()) + list(self._server_prompts())
 
     def about(self, name: str) -> str:
         """What command ``name`` (``/``-prefixed) does: its help, or a server prompt's."""
         if name in COMMANDS:
             return COMMANDS[name]
+        if name in ALIASES:
+            return f"another name for {ALIASES[name]}"
         command = self.files.find(name, self.file_commands())
         if command is not None:
             return setup.command_about(command)
@@ -281,6 +293,7 @@ class CommandService:
     async def _cmd_help(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         keys = self.runtime.config.model.services.ui.keys
         lines = ["Commands:"] + [f"  {name:<9} {text}" for name, text in COMMANDS.items()]
+        lines += [f"  {alias:<9} another name for {name}" for alias, name in ALIASES.items()]
         lines += [f"  {self.about(name)}" for name in self._server_prompts()]
         files = self.file_commands(fresh=True)
         if files:
@@ -598,10 +611,10 @@ class CommandService:
         scope = await asyncio.to_thread(self.runtime.compute_scope)
         if not args:
             files = [str(path) for _, path, _, _ in setup.loaded_files(scope)]
-            return setup.memory_text(scope, config_dir()), {"files": files}
+            return setup.memory_text(scope, self.runtime.user_config_dir()), {"files": files}
         if args[0] != "open" or len(args) != 2:
             raise CommandError(usage)
-        target = setup.memory_target(scope, config_dir(), args[1].lower())
+        target = setup.memory_target(scope, self.runtime.user_config_dir(), args[1].lower())
         if target is None:
             raise CommandError(f"no file {args[1]} in the list; {usage}")
         return f"opening {target} in your editor", {"action": "edit", "path": str(target)}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from smith_tui.cancel import CancelToken
 from smith_tui.config import EffectiveConfig, server_configured
 from smith_tui.config.loader import LoadOptions, load_effective_config
-from smith_tui.config.locations import APP_DIR_NAME
+from smith_tui.config.locations import config_dir, home_dir
 from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
@@ -52,6 +52,7 @@ from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
 from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
+from smith_tui.engine.setup_commands import SETUP_NOTICE
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
@@ -194,8 +195,8 @@ class Runtime:
         registry = self.services.tool
         registry.register(REPORT_TOOL)
         registry.register(self.dispatch.tool())
-        self.scope = compute_scope(self.options.cwd, self._index_file(), discover_project)
-        self.setup = SetupCatalog(self._user_config_dir)
+        self.scope = self.compute_scope()
+        self.setup = SetupCatalog(self.user_config_dir, lambda: home_dir(self.env))
         """The skills and sub-agents from files (discovered off the event loop, on demand)."""
         self.driver.user_setup = self.setup
         self._mcp: McpManager | None = None
@@ -565,7 +566,12 @@ class Runtime:
 
     def compute_scope(self) -> TurnScope:
         """Discover the project and read its index file (blocking: git runs, a file is read)."""
-        return compute_scope(self.options.cwd, self._index_file(), discover_project)
+        return compute_scope(
+            self.options.cwd,
+            self._index_file(),
+            discover_project,
+            user_dir=self.user_config_dir(),
+        )
 
     def begin_turn(self, role: str | None = None, *, scope: TurnScope | None = None) -> ActiveTurn:
         """Mint a turn id and cancel token and freeze the execution context.
@@ -674,14 +680,10 @@ class Runtime:
         )
         return await self.driver.drive(plan, hooks)
 
-    def _user_config_dir(self) -> Path | None:
-        """``$XDG_CONFIG_HOME/smith`` (else ``$HOME/.config/smith``) as this runtime's
-        environment says, for the user's skills and agents; ``None`` without either."""
-        value = self.env.get("XDG_CONFIG_HOME", "")
-        if value and os.path.isabs(value):
-            return Path(value) / APP_DIR_NAME
-        home = self.env.get("HOME", "")
-        return Path(home) / ".config" / APP_DIR_NAME if os.path.isabs(home) else None
+    def user_config_dir(self) -> Path:
+        """The user's smith folder (``$XDG_CONFIG_HOME/smith``, else ``~/.config/smith``) as
+        this runtime's environment says: its ``AGENTS.md``, commands, skills and agents."""
+        return config_dir(self.env)
 
     async def refresh_setup(self, scope: TurnScope | None = None) -> None:
         """Discover the skills and sub-agents again if a file changed (off the event loop),
@@ -698,7 +700,7 @@ class Runtime:
         for problem in problems:
             self.emit(
                 ev.CommandOutput(
-                    command="setup", text=problem.text(), ok=False, role=self.active_role
+                    command=SETUP_NOTICE, text=problem.text(), ok=False, role=self.active_role
                 )
             )
 

@@ -1,7 +1,8 @@
 """Where the user's setup files live, and reading one of them safely.
 
-Skills and sub-agents come from folders of the project (``.smith/``, ``.claude/``,
-``.agents/``) and of the user (``$XDG_CONFIG_HOME/smith/``). A project is untrusted: a
+Commands, skills and sub-agents come from folders of the user (``$XDG_CONFIG_HOME/smith/``
+and ``~/.claude/``) and of the project (``.smith/``, ``.claude/``, for skills
+``.agents/`` too): :func:`origins` is the one table of them. A project is untrusted: a
 file there is read only when it is a regular file (never a FIFO or a device, never
 through a final symlink), no bigger than :data:`MAX_SETUP_FILE_BYTES`, and its folder
 resolves inside the project (a ``.claude`` that is a symlink to elsewhere is skipped), so
@@ -16,12 +17,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from smith_tui.tools.files import NotRegularFileError, open_regular_file, read_capped
+from smith_tui.engine.bounded_text import (
+    LinkRefusedError,
+    NotUtf8Error,
+    OutsideError,
+    TooLargeError,
+    read_text,
+)
+from smith_tui.tools.files import NotRegularFileError
 
 #: The largest setup file read (a SKILL.md or an agent file).
 MAX_SETUP_FILE_BYTES = 256 * 1024
 
 OriginKind = Literal["user", "project"]
+
+#: Claude Code's tool names (lowercased) and the smith tools they stand for, for a command
+#: file's ``allowed-tools`` and an agent file's ``tools``.
+CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
+    "bash": ("bash",),
+    "read": ("read",),
+    "edit": ("edit",),
+    "multiedit": ("edit",),
+    "write": ("write",),
+    "notebookedit": ("edit",),
+    "grep": ("code_grep",),
+    "glob": ("code_files",),
+    "ls": ("code_files",),
+    "webfetch": ("web_fetch",),
+    "websearch": ("web_search",),
+    "todowrite": ("todo",),
+    "skill": ("skill",),
+    "task": ("dispatch",),
+}
 
 
 @dataclass(frozen=True)
@@ -53,23 +80,41 @@ class SetupFileError(OSError):
     """A setup file that cannot be read; the message says why."""
 
 
-def _shown(folder: Path) -> str:
-    home = str(Path.home())
+SetupKind = Literal["commands", "skills", "agents"]
+
+#: The project's folders of each kind, in the order their names win.
+PROJECT_BASES: dict[str, tuple[str, ...]] = {
+    "commands": (".smith", ".claude"),
+    "skills": (".smith", ".claude", ".agents"),
+    "agents": (".smith", ".claude"),
+}
+
+
+def _shown(folder: Path, home: Path | None) -> str:
     text = str(folder)
-    return "~" + text[len(home) :] if home != "/" and text.startswith(home + os.sep) else text
+    if home is None or str(home) == "/":
+        return text
+    return "~" + text[len(str(home)) :] if text.startswith(str(home) + os.sep) else text
 
 
 def origins(
-    kind: Literal["skills", "agents"], project_root: Path | None, user_dir: Path | None
+    kind: SetupKind,
+    project_root: Path | None,
+    user_dir: Path | None,
+    home: Path | None = None,
 ) -> list[Origin]:
-    """The folders of ``kind``, the user's (``user_dir``: ``$XDG_CONFIG_HOME/smith``) first:
-    on a name clash the first one wins, so a repository cannot shadow the user's."""
-    found = [] if user_dir is None else [Origin("user", user_dir / kind, _shown(user_dir / kind))]
+    """The folders of ``kind`` in the order their names win: the user's first
+    (``user_dir``: ``$XDG_CONFIG_HOME/smith``, then ``home``'s ``.claude``, as Claude Code
+    keeps them), then the project's (``.smith``, ``.claude``, for skills ``.agents``).
+    On a name clash the first one wins, so a repository cannot shadow the user's."""
+    user = [] if user_dir is None else [user_dir / kind]
+    if home is not None:
+        user.append(home / ".claude" / kind)
+    found = [Origin("user", folder, _shown(folder, home)) for folder in user]
     if project_root is not None:
-        project = (".smith", ".claude", ".agents") if kind == "skills" else (".smith", ".claude")
-        for base in project:
-            folder = project_root / base / kind
-            found.append(Origin("project", folder, f"{base}/{kind}", project_root))
+        root = project_root.resolve()
+        for base in PROJECT_BASES[kind]:
+            found.append(Origin("project", root / base / kind, f"{base}/{kind}", root))
     return found
 
 
@@ -101,38 +146,36 @@ def entries(origin: Origin, folder: Path | None = None) -> Iterator[os.DirEntry[
 
 
 def read_setup_file(origin: Origin, path: Path) -> str:
-    """The text of the setup file ``path`` (in a folder of ``origin``).
+    """The text of the setup file ``path`` (in a folder of ``origin``), read by the one
+    bounded reader (:func:`smith_tui.engine.bounded_text.read_text`): whole or not at all.
 
     Raises :class:`SetupFileError` for a file that is not a regular file, is too big,
-    is not UTF-8, lies (through symlinked folders) outside the project, or cannot be read.
+    is not UTF-8, lies (through symlinked folders) outside the project, is a project's
+    symbolic link (a user's own link, a dotfiles folder, is followed), or cannot be read.
     """
-    if not folder_is_usable(origin, path.parent):
-        raise SetupFileError(f"{path.parent} leads outside the project; it is not read")
-    target = path
-    if path.is_symlink():
-        if origin.kind == "project":
-            raise SetupFileError(
-                "it is a symbolic link; a project's setup files are read only as regular files"
-            )
-        target = Path(os.path.realpath(path))  # the user's own link (a dotfiles folder)
     try:
-        fd = open_regular_file(target, shown=path)
+        return read_text(
+            path,
+            MAX_SETUP_FILE_BYTES,
+            inside=origin.root,
+            final_link=origin.kind != "project",
+            cut=False,
+            replace=False,
+        ).text
+    except OutsideError:
+        raise SetupFileError(f"{path.parent} leads outside the project; it is not read") from None
+    except LinkRefusedError:
+        raise SetupFileError(
+            "it is a symbolic link; a project's setup files are read only as regular files"
+        ) from None
     except NotRegularFileError as exc:
         raise SetupFileError(f"it is {exc.kind}, not a regular file") from None
+    except TooLargeError:
+        raise SetupFileError(f"it is larger than {MAX_SETUP_FILE_BYTES // 1024} KB") from None
+    except NotUtf8Error as exc:
+        raise SetupFileError(f"it is not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise SetupFileError(f"it cannot be read: {exc.strerror or exc}") from None
-    try:
-        if os.fstat(fd).st_size > MAX_SETUP_FILE_BYTES:
-            raise SetupFileError(f"it is larger than {MAX_SETUP_FILE_BYTES // 1024} KB")
-        data = read_capped(fd, MAX_SETUP_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SETUP_FILE_BYTES:
-        raise SetupFileError(f"it is larger than {MAX_SETUP_FILE_BYTES // 1024} KB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SetupFileError(f"it is not UTF-8 text (byte {exc.start})") from None
 
 
 def signature(paths: list[tuple[Origin, Path]]) -> tuple[tuple[str, int, int], ...]:

@@ -55,8 +55,13 @@ def _candidates(
 class SetupCatalog:
     """The skills and file roles of one project and user, kept up to date on demand."""
 
-    def __init__(self, user_dir: Callable[[], Path | None]):
+    def __init__(
+        self,
+        user_dir: Callable[[], Path | None],
+        home: Callable[[], Path | None] = lambda: None,
+    ):
         self._user_dir = user_dir
+        self._home = home
         self._lock = threading.Lock()
         self._signature: tuple[object, ...] | None = None
         self.setup = Setup()
@@ -67,10 +72,11 @@ class SetupCatalog:
         ``root`` (blocking: run it off the event loop); install the file roles; return the
         problems not reported before."""
         with self._lock:
-            user = self._user_dir()
-            skill_folders = origins("skills", root, user)
-            agent_folders = origins("agents", root, user)
-            key = (str(user), str(root), signature(_candidates(skill_folders, agent_folders)))
+            user, home = self._user_dir(), self._home()
+            skill_folders = origins("skills", root, user, home)
+            agent_folders = origins("agents", root, user, home)
+            candidates = _candidates(skill_folders, agent_folders)
+            key = (str(user), str(home), str(root), signature(candidates))
             if key != self._signature:
                 skills, skill_problems = discover_skills(skill_folders)
                 agents, agent_problems = discover_agents(agent_folders)

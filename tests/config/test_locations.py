@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from smith_tui.config import config_dir, data_dir, default_config_path, default_db_path
+from smith_tui.config.locations import home_dir
 
 
 def test_xdg_variables_are_honoured(tmp_path: Path) -> None:
@@ -35,3 +36,13 @@ def test_nothing_is_created_on_disk(tmp_path: Path) -> None:
     default_db_path()
     assert not (tmp_path / "xdg-config").exists()
     assert not (tmp_path / "xdg-data").exists()
+
+
+def test_an_environment_of_its_own_decides_the_config_folder(tmp_path: Path) -> None:
+    # A runtime passes its own environment: the process's (the fixture's) is not read.
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "mine"), "HOME": str(tmp_path / "home")}
+    assert config_dir(env) == tmp_path / "mine" / "smith"
+    assert config_dir({"HOME": str(tmp_path / "home")}) == tmp_path / "home" / ".config" / "smith"
+    relative = {"XDG_CONFIG_HOME": "rel", "HOME": str(tmp_path / "home")}
+    assert config_dir(relative) == tmp_path / "home" / ".config" / "smith"
+    assert home_dir({"HOME": "relative"}) == Path.home()

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.command_files import CommandFiles, default_folders, expand
+from smith_tui.engine.command_files import CommandFiles, expand
 from smith_tui.engine.setup_commands import SETUP_NOTICE
+from smith_tui.engine.setup_files import origins
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo, open_runtime
 
@@ -65,7 +66,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
 
 def catalog(repo: Path, home: Path) -> CommandFiles:
     return CommandFiles(
-        lambda: default_folders(repo, home / ".config" / "smith", home), reserved=["/help"]
+        lambda: origins("commands", repo, home / ".config" / "smith", home), reserved=["/help"]
     )
 
 

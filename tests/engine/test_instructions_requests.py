@@ -114,6 +114,25 @@ async def test_memory_lists_the_loaded_files(
     assert not wrong.ok and "no file 9" in wrong.text
 
 
+async def test_context_is_another_name_for_memory(
+    repo: Path, tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url, cwd=repo / "pkg")
+    try:
+        memory = await runtime.submit("/memory")
+        context = await runtime.submit("/context")
+        opened = await runtime.submit("/context open 2")
+        help_out = await runtime.submit("/help")
+        names = runtime.services.command.names()
+        about = runtime.services.command.about("/context")
+    finally:
+        await runtime.aclose()
+    assert context.ok and context.text == memory.text and "AGENTS.md" in context.text
+    assert opened.data == {"action": "edit", "path": str(repo / "AGENTS.md")}
+    assert "  /context  another name for /memory" in help_out.text.splitlines()
+    assert "/context" in names and about == "another name for /memory"
+
+
 async def test_init_runs_a_turn_that_writes_agents_md_through_write(
     tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,7 +38,8 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def _open(tmp_path: Path, server: ScriptedLLMServer, **kw: Any) -> tuple[Runtime, Recorder]:
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), **kw.pop("env", {})}
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
+    env.update(kw.pop("env", {}))
     return open_runtime(tmp_path, server.base_url, cwd=_repo(tmp_path), env=env, **kw)
 
 
@@ -358,4 +359,62 @@ async def test_read_only_mode_dispatches_no_sub_agent_from_a_file(
     assert not rec.of(ev.DispatchStarted)
     [done] = [e for e in rec.of(ev.ToolCallFinished) if e.name == "dispatch"]
     assert not done.ok and "read-only" in (done.error or "")
+    await runtime.aclose()
+
+
+async def test_all_of_the_users_setup_comes_from_the_runtimes_config_folder(
+    tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The process's environment names another folder: the runtime's own decides, for the
+    # AGENTS.md, the command files, the skills and the agents alike.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "elsewhere"))
+    mine = tmp_path / "xdg" / "smith"
+    (mine / "skills" / "notes").mkdir(parents=True)
+    (mine / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Keep a notes file\n---\nWrite notes.\n"
+    )
+    (mine / "agents").mkdir()
+    (mine / "agents" / "helper.md").write_text(
+        "---\nname: helper\ndescription: Helps with small things\ntools: Read\n---\nHelp.\n"
+    )
+    (mine / "commands").mkdir()
+    (mine / "commands" / "hello.md").write_text("---\ndescription: Greet\n---\nGreet $ARGUMENTS\n")
+    (mine / "AGENTS.md").write_text("Always answer in haiku.\n")
+    llm_server.enqueue(text_reply("ok"))
+    runtime, _ = _open(tmp_path, llm_server)
+    assert runtime.user_config_dir() == mine
+    result = await runtime.submit("/hello the team")
+    assert result.stop_reason == "completed", result
+    [body] = llm_server.chat_requests()
+    system = _system(body)
+    assert f"### Your instructions: {mine / 'AGENTS.md'}" in system
+    assert "Always answer in haiku." in system
+    assert "- notes: Keep a notes file" in system
+    assert "- helper (" in system and "Helps with small things" in system
+    assert any(m.get("content") == "Greet the team" for m in body["messages"])
+    memory = await runtime.submit("/memory")
+    assert str(mine / "AGENTS.md") in memory.text
+    await runtime.aclose()
+
+
+async def test_the_users_claude_code_folders_are_read_too(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    claude = tmp_path / "home" / ".claude"
+    (claude / "skills" / "release").mkdir(parents=True)
+    (claude / "skills" / "release" / "SKILL.md").write_text(
+        "---\nname: release\ndescription: Cut a release\n---\nSteps.\n"
+    )
+    (claude / "agents").mkdir()
+    (claude / "agents" / "tester.md").write_text(
+        "---\nname: tester\ndescription: Runs the tests\ntools: Read, Bash\n---\nTest.\n"
+    )
+    runtime, _ = _open(tmp_path, llm_server)
+    await runtime.refresh_setup()
+    release = runtime.setup.setup.skill("release")
+    assert release is not None and release.origin.kind == "user"
+    assert release.origin.label == "~/.claude/skills"
+    assert resolve_role("tester").shape == "worker"
+    out = await runtime.submit("/skills")
+    assert "[~/.claude/skills (user)]" in out.text
     await runtime.aclose()
