@@ -414,11 +414,14 @@ class MainScreen(Screen):
     def on_turn_changes_show_diff(self, message: Any) -> None:
         """A transcript mark of a turn that changed files asked for the turn's diff."""
         from smith_tui.app.screens.turn_diff_screen import TurnDiffScreen
+        from smith_tui.engine.checkpoints import TurnLabels
 
         message.stop()
         entry = message.entry
         count = len(entry.files)
-        title = f"Turn {entry.turn_id}: {count} file{'s' if count != 1 else ''} changed"
+        labels = TurnLabels(self.runtime.store)
+        name = labels.label(self.runtime.conversation_id, entry.turn_id)
+        title = f"{name}: {count} file{'s' if count != 1 else ''} changed"
         self.app.push_screen(TurnDiffScreen(self.runtime, entry.checkpoint, title))
 
     def on_prompt_input_scroll_requested(self, message: PromptInput.ScrollRequested) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from smith_tui.config import EffectiveConfig, SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.store import Store
+from smith_tui.terminal_text import visible
 from smith_tui.tools.checkpoint import (
     Change,
     Checkpoint,
@@ -27,6 +28,9 @@ from smith_tui.tools.checkpoint import (
 )
 
 log = logging.getLogger(__name__)
+
+LABEL_WORDS = 8
+"""A turn's label quotes at most this many words of its prompt."""
 
 NOTICE_COMMAND = "checkpoint"
 """``CommandOutput.command`` of checkpoint notices (skipped checkpoints, turns that changed files)."""
@@ -163,16 +167,83 @@ def runtime_checkpoints(runtime: CheckpointHost) -> Checkpoints:
     return project_checkpoints(data_dir, root, runtime.config.model)
 
 
-def undo(checkpoints: Checkpoints) -> tuple[str, dict[str, Any]]:
-    """Restore the files to before the last turn that changed them; say what was restored."""
-    result = checkpoints.undo()
+def turn_label(number: int | None, prompt: str) -> str:
+    """How a person names a turn: ``turn 2 · ‘please fix the failing test’`` (its number in
+    the conversation and the first words of its prompt; either may be unknown)."""
+    words = visible(prompt).split()
+    quoted = " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")
+    head = f"turn {number}" if number else "a turn"
+    return f"{head} · ‘{quoted}’" if quoted else head
+
+
+class TurnLabels:
+    """:func:`turn_label` of stored turns, reading each conversation's messages once."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._turns: dict[str, dict[str, tuple[int, str]]] = {}
+
+    def _of(self, conversation_id: str) -> dict[str, tuple[int, str]]:
+        known = self._turns.get(conversation_id)
+        if known is None:
+            known = {}
+            try:
+                messages = self.store.conversations.list_messages(conversation_id)
+            except Exception:
+                log.warning("reading the turns of %s failed", conversation_id, exc_info=True)
+                messages = []
+            for message in messages:
+                if message.role == "user" and message.turn_id and message.turn_id not in known:
+                    known[message.turn_id] = (len(known) + 1, str(message.content or ""))
+            self._turns[conversation_id] = known
+        return known
+
+    def label(self, conversation_id: str | None, turn_id: str | None, prompt: str = "") -> str:
+        """The label of ``turn_id`` of ``conversation_id`` (``prompt``: its prompt when the
+        messages no longer have it)."""
+        number, stored = None, ""
+        if conversation_id and turn_id:
+            number, stored = self._of(conversation_id).get(turn_id, (None, ""))
+        return turn_label(number, stored or prompt)
+
+    def describe(
+        self, conversation_id: str | None, turn_id: str | None, prompt: str, kind: str
+    ) -> str:
+        """What a checkpoint stands before: its turn's label, or its kind (a restore)."""
+        if turn_id is None:
+            return prompt or kind
+        return self.label(conversation_id, turn_id, prompt)
+
+    def of_checkpoint(self, item: Checkpoint) -> str:
+        """:meth:`describe` of checkpoint ``item``."""
+        return self.describe(item.conversation_id, item.turn_id, item.prompt, item.kind)
+
+
+def undo(checkpoints: Checkpoints) -> Any:
+    """Restore the files to before the last turn that changed them (``None``: nothing to
+    undo); :func:`restored_text` says what was restored. Git work: call it off the loop."""
+    return checkpoints.undo()
+
+
+def undone_text(result: Any, labels: TurnLabels) -> tuple[str, dict[str, Any]]:
+    """What ``/undo`` says about the :func:`undo` ``result`` (turns named by ``labels``)."""
     if result is None:
         return "nothing to undo: no checkpointed turn changed files in this project", {}
-    return _restored_text(result), _restored_data(result)
+    return restored_text(result, labels), restored_data(result)
+
+
+def label_entries(entries: list[dict[str, Any]], labels: TurnLabels) -> list[dict[str, Any]]:
+    """``entries`` of :func:`rewind_entries` with each one's ``label`` (its turn's name)."""
+    for entry in entries:
+        entry["label"] = labels.describe(
+            entry["conversation_id"], entry["turn_id"], entry["prompt"], entry["kind"]
+        )
+    return entries
 
 
 def rewind_entries(checkpoints: Checkpoints) -> list[dict[str, Any]]:
-    """The newest checkpoints, newest first: id, kind, turn, time, prompt, files changed."""
+    """The newest checkpoints, newest first: id, kind, turn, time, prompt, files changed
+    (:func:`label_entries` adds each turn's name)."""
     items = checkpoints.list()[-REWIND_LIMIT:]
     current: str | None = None
     entries = []
@@ -205,29 +276,28 @@ def rewind_text(entries: list[dict[str, Any]]) -> str:
     lines = ["checkpoints (newest first); /rewind ID restores the files to before that turn:"]
     for entry in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created_at"]))
-        what = entry["prompt"].splitlines()[0][:60] if entry["prompt"] else entry["kind"]
         count = len(entry["files"])
-        lines.append(
-            f"  {entry['id']}  {when}  {entry['turn_id'] or '-':<10} {what}  ({count} files)"
-        )
+        files = f"{count} file{'s' if count != 1 else ''}"
+        label = entry.get("label") or entry["prompt"] or entry["kind"]
+        lines.append(f"  {entry['id']}  {when}  {label}  ({files})")
     return "\n".join(lines)
 
 
-def rewind(checkpoints: Checkpoints, checkpoint_id: str) -> tuple[str, dict[str, Any], Checkpoint]:
-    """Restore the files of checkpoint ``checkpoint_id`` (a unique prefix will do)."""
+def rewind(checkpoints: Checkpoints, checkpoint_id: str) -> tuple[Any, Checkpoint]:
+    """Restore the files of checkpoint ``checkpoint_id`` (a unique prefix will do); the
+    result and the checkpoint (:func:`restored_text` says what was restored)."""
     item = checkpoints.get(checkpoint_id)
     if item is None:
         raise CheckpointError(
             f"no checkpoint {checkpoint_id!r} in this project; /rewind lists them",
             code="unknown_checkpoint",
         )
-    result = checkpoints.restore(item)
-    return _restored_text(result), _restored_data(result), item
+    return checkpoints.restore(item), item
 
 
-def _restored_text(result: Any) -> str:
-    item = result.checkpoint
-    what = f"turn {item.turn_id}" if item.turn_id else item.prompt or item.kind
+def restored_text(result: Any, labels: TurnLabels) -> str:
+    """What a restore did, the turn named by ``labels``."""
+    what = labels.of_checkpoint(result.checkpoint)
     if not result.changes:
         return f"the files already match the checkpoint before {what}; nothing to restore"
     count = len(result.changes)
@@ -237,7 +307,8 @@ def _restored_text(result: Any) -> str:
     )
 
 
-def _restored_data(result: Any) -> dict[str, Any]:
+def restored_data(result: Any) -> dict[str, Any]:
+    """The data of a restore's command output: checkpoint ids and the files."""
     return {
         "checkpoint": result.checkpoint.id,
         "undo_checkpoint": result.undo.id,

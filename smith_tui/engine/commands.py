@@ -545,13 +545,15 @@ class CommandService:
     async def _cmd_undo(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if args:
             raise CommandError("usage: /undo (no arguments; /rewind ID picks a checkpoint)")
-        return await asyncio.to_thread(cp.undo, self._checkpoints())
+        result = await asyncio.to_thread(cp.undo, self._checkpoints())
+        return cp.undone_text(result, cp.TurnLabels(self.runtime.store))
 
     async def _cmd_rewind(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         usage = "usage: /rewind [ID [--conversation]]"
         checkpoints = self._checkpoints()
         if not args:
             entries = await asyncio.to_thread(cp.rewind_entries, checkpoints)
+            cp.label_entries(entries, cp.TurnLabels(self.runtime.store))
             return cp.rewind_text(entries), {"action": "rewind", "checkpoints": entries}
         flags = [a for a in args[1:] if a.startswith("-")]
         if (
@@ -560,7 +562,9 @@ class CommandService:
             or len(flags) != len(args) - 1
         ):
             raise CommandError(usage)
-        text, data, item = await asyncio.to_thread(cp.rewind, checkpoints, args[0])
+        result, item = await asyncio.to_thread(cp.rewind, checkpoints, args[0])
+        text = cp.restored_text(result, cp.TurnLabels(self.runtime.store))
+        data = cp.restored_data(result)
         if flags:
             conv = self.runtime.conversations.conversation_id
             if item.turn_id is None or item.conversation_id != conv or conv is None:

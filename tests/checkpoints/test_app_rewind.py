@@ -33,7 +33,7 @@ async def test_rewind_opens_the_list_and_enter_restores_the_files(
         screen = app.screen
         await wait_until(pilot, lambda: len(screen.entries) == 1, "checkpoints loaded", within=5)
         text = screen_text(app)
-        assert "turn-7" in text and "rename the helpers" in text
+        assert "a turn · ‘rename the helpers’" in text and "turn-7" not in text  # words, not ids
         assert "M src/util.py" in text and "A src/extra.py" in text
 
         await pilot.press("d")

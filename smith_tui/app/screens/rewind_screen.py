@@ -18,7 +18,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from smith_tui.app.screens.modal import SmithModal, error_text
-from smith_tui.engine.checkpoints import rewind_entries, runtime_checkpoints
+from smith_tui.engine.checkpoints import (
+    TurnLabels,
+    label_entries,
+    rewind_entries,
+    runtime_checkpoints,
+)
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
@@ -70,6 +75,7 @@ class RewindScreen(SmithModal):
         try:
             checkpoints = runtime_checkpoints(self.runtime)
             entries = await asyncio.to_thread(rewind_entries, checkpoints)
+            label_entries(entries, TurnLabels(self.runtime.store))
         except Exception as exc:
             self._error(error_text(exc))
             return
@@ -80,15 +86,14 @@ class RewindScreen(SmithModal):
         self.entries = entries
         table = self.query_one("#rewind-table", DataTable)
         table.clear(columns=True)
-        for label, key in (("Turn", "turn"), ("Time", "time"), ("Prompt", "prompt")):
+        for label, key in (("Time", "time"), ("Turn", "turn")):
             table.add_column(label, key=key)
         table.add_column("Files", key="files")
         for entry in entries:
-            prompt = entry["prompt"].splitlines()[0] if entry["prompt"] else entry["kind"]
+            label = entry.get("label") or entry["prompt"] or entry["kind"]
             table.add_row(
-                entry["turn_id"] or entry["kind"],
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created_at"])),
-                Text(prompt, no_wrap=True, overflow="ellipsis"),
+                Text(label, no_wrap=True, overflow="ellipsis"),
                 Text(str(len(entry["files"])), justify="right"),
                 key=entry["id"],
             )
