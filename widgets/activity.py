@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -29,8 +29,7 @@ from smith_tui.engine import events as ev
 from smith_tui.engine.roles import role_display
 from smith_tui.terminal_text import visible
 from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, OutputTail, tail_text
-
-CallState = Literal["running", "ok", "error", "cancelled"]
+from smith_tui.widgets.tool_outcome import CallState, call_state, exit_label
 
 #: Calls kept by default; older ones are dropped.
 MAX_CALLS = 500
@@ -90,6 +89,8 @@ class ToolCallRecord:
     state: CallState = "running"
     duration_s: float | None = None
     summary: str = ""
+    exit: str = ""
+    """``exit 1`` for a command that exited non-zero."""
     output: OutputTail = field(default_factory=lambda: OutputTail(TAIL_LINES))
     """The last lines of output (bounded, whatever the tool prints)."""
     version: int = 0
@@ -253,10 +254,10 @@ class ToolActivity(ScrollView, can_focus=True):
         record = self._by_key.get((event.turn_id, event.call_id))
         if record is None:
             return
-        if event.cancelled:
-            record.state = "cancelled"
-        else:
-            record.state = "ok" if event.ok else "error"
+        record.state = call_state(
+            finished=True, ok=event.ok, cancelled=event.cancelled, metadata=event.metadata
+        )
+        record.exit = exit_label(event.metadata)
         record.duration_s = event.duration_s
         record.summary = event.error or event.summary
         record.version += 1
@@ -366,6 +367,7 @@ class ToolActivity(ScrollView, can_focus=True):
         state_style = self.get_component_rich_style(f"tool-activity--{record.state}")
         alias, tint = role_display(record.role)
         alias_style = Style(bold=True, color=tint) if tint else Style(bold=True)
+        exit_text = f" {record.exit}" if record.exit else ""
         right = f" {elapsed}"
         head = [
             (f"{_MARKS[record.state]} ", state_style),
@@ -373,7 +375,7 @@ class ToolActivity(ScrollView, can_focus=True):
             (record.name, self.get_component_rich_style("tool-activity--tool")),
         ]
         used = sum(cell_len(text) for text, _ in head)
-        room = width - used - cell_len(right)
+        room = width - used - cell_len(right) - cell_len(exit_text)
         segments = [Segment(text, base + style) for text, style in head]
         if room < 0:
             return segments
@@ -383,6 +385,8 @@ class ToolActivity(ScrollView, can_focus=True):
             segments.append(Segment(" " + argument, base + arg_style))
             room -= 1 + cell_len(argument)
         segments.append(Segment(" " * room, base))
+        if exit_text:
+            segments.append(Segment(exit_text, base + state_style))
         segments.append(
             Segment(right, base + self.get_component_rich_style("tool-activity--elapsed"))
         )

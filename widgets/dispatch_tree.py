@@ -3,8 +3,14 @@
 Each top-level turn is a node labelled with the first words of its prompt; each job a
 dispatched worker or explorer ran is a node under its turn (or under its parent job),
 showing the role alias in its tint, status, elapsed time, tokens and task. Selecting a job
-shows its report below the tree and posts :class:`DispatchTree.JobSelected`; ``x`` or
-``delete`` on a running job posts :class:`DispatchTree.CancelRequested`.
+shows its report below the tree and posts :class:`DispatchTree.JobSelected` (the app opens
+the child's transcript); ``x`` or ``delete`` on a running job posts
+:class:`DispatchTree.CancelRequested`.
+
+For a child's transcript opened while the child runs, the tree keeps each running job's
+conversation id and the events of the round not stored yet (:meth:`DispatchTree.live_events`,
+merged and bounded as the event bridge merges them), and passes the job's later events to
+whoever follows it (:meth:`DispatchTree.follow_job`).
 """
 
 from __future__ import annotations
@@ -120,6 +126,13 @@ class JobInfo:
     tokens: int = 0
     result: dict[str, Any] | None = None
     node: TreeNode[tuple[str, str]] | None = None
+    conversation_id: str | None = None
+    """The child's own conversation (from its first turn's event)."""
+    unstored: list[ev.Event] = field(default_factory=list)
+    """The job's events since its last stored reply, merged (while it runs)."""
+
+
+JobListener = Callable[[ev.Event], None]
 
 
 @dataclass
@@ -212,6 +225,7 @@ class DispatchTree(Widget, can_focus=False):
         self._turn_count = 0
         self._last_turn: str | None = None
         self._pending_tokens: dict[str, int] = {}
+        self._listeners: dict[str, list[JobListener]] = {}
         self._ticker: Timer | None = None
         self.job_tree: Tree[tuple[str, str]] = Tree(Text("Session", "bold"), ("session", ""))
         """The tree widget itself."""
@@ -249,9 +263,54 @@ class DispatchTree(Widget, can_focus=False):
         """Whether the elapsed-time timer is active."""
         return self._ticker is not None
 
+    def live_events(self, job_id: str) -> list[ev.Event]:
+        """The events of running job ``job_id`` not in the store yet (merged)."""
+        job = self.jobs.get(job_id)
+        return list(job.unstored) if job is not None else []
+
+    def follow_job(self, job_id: str, listener: JobListener) -> Callable[[], None]:
+        """Call ``listener`` with each later event of ``job_id``; returns the unfollow."""
+        self._listeners.setdefault(job_id, []).append(listener)
+
+        def unfollow() -> None:
+            listeners = self._listeners.get(job_id, [])
+            if listener in listeners:
+                listeners.remove(listener)
+            if not listeners:
+                self._listeners.pop(job_id, None)
+
+        return unfollow
+
+    def focus_tree(self) -> None:
+        """Focus the tree with the cursor on the newest job (or the root)."""
+        newest = next(reversed(self.jobs.values()), None)
+        if newest is not None and newest.node is not None:
+            self.job_tree.move_cursor(newest.node)
+        self.job_tree.focus()
+
+    def _job_event(self, event: ev.Event) -> None:
+        """Keep a running job's unstored events; hand the event to its followers."""
+        from smith_tui.app.bridge import coalesce
+
+        job_id = str(event.job_id)
+        job = self.jobs.get(job_id)
+        if job is not None:
+            if isinstance(event, ev.TurnStarted) and job.conversation_id is None:
+                job.conversation_id = event.conversation_id
+            if isinstance(event, ev.AssistantMessage):
+                job.unstored = []  # the reply is on record now; only its calls are not
+            elif job.status == "running" and not isinstance(
+                event, ev.DispatchStarted | ev.DispatchFinished
+            ):
+                job.unstored = coalesce([*job.unstored, event])
+        for listener in list(self._listeners.get(job_id, ())):
+            listener(event)
+
     # -- events ---------------------------------------------------------------------------
     def handle_event(self, event: ev.Event) -> None:
         """Follow turns, dispatches and usage; every other event is ignored."""
+        if event.job_id is not None:
+            self._job_event(event)
         if isinstance(event, ev.TurnStarted) and event.job_id is None:
             self._turn_started(event)
         elif isinstance(event, ev.TurnFinished) and event.job_id is None:
@@ -349,6 +408,7 @@ class DispatchTree(Widget, can_focus=False):
         job.result = result
         job.status = job_status(result)
         job.finished = self.clock()
+        job.unstored = []  # the child's messages are all on record
         self._relabel_job(job)
         if self.selected_job == job_id:
             self._show_detail(job)

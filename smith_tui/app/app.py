@@ -265,6 +265,15 @@ class SmithApp(App[int]):
         for action in actions:
             self._command_action(action)
 
+    def on_dispatch_tree_job_selected(self, message: Any) -> None:
+        """A job chosen in the dispatch tree: open that sub-agent's own transcript."""
+        from smith_tui.app.screens.child_transcript import ChildTranscriptScreen
+
+        if self.runtime is None or self.screen is not self.main_screen:
+            return
+        tree = self.main_screen.query_one("#dispatch")
+        self.push_screen(ChildTranscriptScreen(self.runtime, tree, message.job_id))  # type: ignore[arg-type]
+
     def on_dispatch_tree_cancel_requested(self, message: Any) -> None:
         """Cancel the sub-agent selected in the dispatch tree (the parent turn goes on)."""
         if self.runtime is None:
@@ -446,7 +455,7 @@ class SmithApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer the side-pane key only where there are side panes (the main screen)."""
-        if action == "toggle_side":
+        if action in ("toggle_side", "toggle_tool_results", "focus_dispatch"):
             return self.screen is self.main_screen
         return True
 
@@ -454,6 +463,16 @@ class SmithApp(App[int]):
         """Show or hide the side panes (tools, dispatch, usage)."""
         if self.screen is self.main_screen:
             self.main_screen.action_toggle_side()
+
+    def action_toggle_tool_results(self) -> None:
+        """Expand every tool call of the transcript, or collapse them all when all are open."""
+        if self.screen is self.main_screen:
+            self.main_screen.toggle_tool_results()
+
+    def action_focus_dispatch(self) -> None:
+        """Put the focus on the dispatch tree (the side panes show if they were hidden)."""
+        if self.screen is self.main_screen:
+            self.main_screen.focus_dispatch()
 
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first and given a moment to persist."""

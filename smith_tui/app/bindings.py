@@ -19,6 +19,8 @@ CONFIGURABLE = {
     "inspect": "smith.inspect",
     "palette": "smith.palette",
     "permission_mode": "smith.mode",
+    "tool_results": "smith.tool_results",
+    "dispatch_tree": "smith.dispatch_tree",
     "quit": "smith.quit",
 }
 
@@ -32,6 +34,22 @@ APP_BINDINGS: list[Binding] = [
     Binding("f3", "toggle_side", "Panes", id="smith.side", priority=True),
     Binding(
         "f4", "cycle_mode", "Permission mode (cycle)", id="smith.mode", priority=True, show=False
+    ),
+    Binding(
+        "alt+e",
+        "toggle_tool_results",
+        "Tool results (all)",
+        id="smith.tool_results",
+        priority=True,
+        show=False,
+    ),
+    Binding(
+        "alt+d",
+        "focus_dispatch",
+        "Dispatch tree",
+        id="smith.dispatch_tree",
+        priority=True,
+        show=False,
     ),
     Binding("ctrl+p", "command_palette", "Commands", id="smith.palette", priority=True),
     Binding("ctrl+q", "quit", "Quit", id="smith.quit", priority=True),

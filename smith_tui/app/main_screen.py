@@ -209,6 +209,19 @@ class MainScreen(Screen):
         self._side_choice = not self.side_shown
         self.query_one("#side").display = self._side_choice
 
+    def toggle_tool_results(self) -> None:
+        """Expand or collapse every tool call of the transcript."""
+        if self.panes_ready:
+            self.query_one("#transcript").toggle_tool_results()  # type: ignore[attr-defined]
+
+    def focus_dispatch(self) -> None:
+        """Focus the dispatch tree, showing the side panes first when they are hidden."""
+        if not self.panes_ready:
+            return
+        if not self.side_shown:
+            self.action_toggle_side()
+        self.query_one("#dispatch").focus_tree()  # type: ignore[attr-defined]
+
     def on_resize(self) -> None:
         """Hide the side panes on a narrow terminal, unless the user chose otherwise."""
         if self._side_choice is None:

@@ -32,6 +32,12 @@ class KeyBindings(Section):
     permission_mode: NonEmptyStr = Field(
         "f4", description="Switch to the next permission mode (see permissions.mode)."
     )
+    tool_results: NonEmptyStr = Field(
+        "alt+e", description="Expand or collapse every tool call's result in the transcript."
+    )
+    dispatch_tree: NonEmptyStr = Field(
+        "alt+d", description="Focus the dispatch tree (enter on a job opens its transcript)."
+    )
     quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
 
 

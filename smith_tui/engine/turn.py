@@ -672,6 +672,9 @@ def tool_message(call: ToolCall, result: ToolResult) -> TranscriptMessage:
         "mutation_state": result.mutation_state,
         **({"cancelled": True} if result.cancelled else {}),
     }
+    exit_code = result.metadata.get("exit_code")
+    if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+        message["metadata"]["exit_code"] = exit_code  # a reloaded row still shows ✗ exit 1
     recall_key = result.metadata.get("recall_key")
     if recall_key:
         message["recall_key"] = recall_key

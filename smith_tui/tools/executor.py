@@ -161,7 +161,10 @@ async def _execute(
 
     permissions = ctx.services.get("permissions")
     if permissions is not None:
+        asked = time.monotonic()
         refusal = await permissions.check(name, args, ctx)
+        # The time a question waited for the user is not the tool's: durations leave it out.
+        started += time.monotonic() - asked
         if ctx.is_cancelled():
             return _cancelled_result(call_id, name, started, "none")
         if refusal is not None:

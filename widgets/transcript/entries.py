@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from smith_tui.widgets.output_tail import OutputTail
+
 
 @dataclass
 class UserEntry:
@@ -45,6 +47,8 @@ class ToolEntry:
     position: int | None = None
     expanded: bool = False
     """The full result is shown (kept when the widget is parked and rebuilt)."""
+    output: OutputTail | None = None
+    """The last lines of a running call's live output (dropped when it finishes)."""
 
 
 @dataclass

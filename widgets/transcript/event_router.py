@@ -21,6 +21,7 @@ class Transcript(Protocol):
     def reset_stream(self) -> object: ...
     def add_user(self, prompt: str) -> object: ...
     def add_tool_call(self, call_id: str, name: str, arguments: str) -> object: ...
+    def tool_output(self, call_id: str, text: str) -> object: ...
     def finish_tool_call(
         self,
         call_id: str,
@@ -61,6 +62,8 @@ def route_event(transcript: Transcript, event: Any) -> None:
     elif isinstance(event, ev.ToolCallStarted):
         t.end_assistant()
         t.add_tool_call(event.call_id, event.name, event.arguments)
+    elif isinstance(event, ev.ToolOutputDelta):
+        t.tool_output(event.call_id, event.text)
     elif isinstance(event, ev.ToolCallFinished):
         metadata = dict(event.metadata)
         if event.cancelled:

@@ -1,8 +1,12 @@
-"""A tool call on one line; click or Enter shows its full result."""
+"""A tool call on one line; click or Enter shows its full result.
+
+While the call runs, the last lines of its output show under the line
+(:class:`ToolOutputLines`, one small widget that goes when the call ends).
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events
@@ -15,17 +19,37 @@ from textual.widgets import Static
 
 from smith_tui.app.formatting import format_duration, key_argument
 from smith_tui.terminal_text import visible
+from smith_tui.widgets.output_tail import CUT_MARK
+from smith_tui.widgets.tool_outcome import CallState, call_state, exit_label
 from smith_tui.widgets.transcript.diff_view import DiffView, change_lines
 from smith_tui.widgets.transcript.entries import ToolEntry
 
+#: Lines of a running call's output shown under its line.
+TAIL_LINES = 3
+
+
+def entry_state(entry: ToolEntry) -> CallState:
+    """Running, ok, error (a non-zero exit too) or cancelled."""
+    return call_state(
+        finished=entry.finished,
+        ok=entry.ok,
+        cancelled=bool(entry.metadata.get("cancelled")),
+        metadata=entry.metadata,
+    )
+
 
 def status_mark(entry: ToolEntry) -> tuple[str, str]:
-    """The mark and its style: running, ok, error or cancelled."""
-    if not entry.finished:
+    """The mark and its style: running, ok, error (``✗ exit 1`` for a command that exited
+    non-zero) or cancelled."""
+    state = entry_state(entry)
+    if state == "running":
         return "…", "dim"
-    if entry.metadata.get("cancelled"):
+    if state == "cancelled":
         return "⊘", "yellow"
-    return ("✓", "green") if entry.ok else ("✗", "bold red")
+    if state == "error":
+        label = exit_label(entry.metadata)
+        return (f"✗ {label}" if label else "✗"), "bold red"
+    return "✓", "green"
 
 
 def change_counts(entry: ToolEntry) -> tuple[int | None, int | None]:
@@ -78,6 +102,45 @@ class ToolCallLine(Widget):
         return line
 
 
+class ToolOutputLines(Widget):
+    """The last :data:`TAIL_LINES` lines of a running call's output, each fitted to the
+    width (a line cut to its end shows its end)."""
+
+    DEFAULT_CSS = """
+    ToolOutputLines {
+        height: auto;
+        padding: 0 0 0 2;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def __init__(self, entry: ToolEntry) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def lines(self) -> list[str]:
+        """The lines shown, oldest first."""
+        tail = self.entry.output
+        return tail.lines()[-TAIL_LINES:] if tail is not None else []
+
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        """One row per line shown."""
+        return len(self.lines())
+
+    def render(self) -> Text:
+        """``│ line`` per line, cut to the width."""
+        width = max(self.size.width - 2, 1)
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for n, line in enumerate(self.lines()):
+            if n:
+                out.append("\n")
+            if line.startswith(CUT_MARK) and len(line) > width:
+                line = CUT_MARK + line[-(width - 1) :]
+            out.append("│ " + line)
+        return out
+
+
 class ToolCallEntry(Vertical, can_focus=True):
     """A compact tool-call line that expands to the full result."""
 
@@ -106,11 +169,26 @@ class ToolCallEntry(Vertical, can_focus=True):
         self.entry = entry
         self.line = ToolCallLine(entry)
         self._result: Vertical | None = None
+        self._tail: ToolOutputLines | None = None
         self.set_reactive(ToolCallEntry.expanded, entry.expanded)
 
     def compose(self) -> ComposeResult:
-        """The line; the result is built on first expansion."""
+        """The line (and the output so far, while running); the result is built on first
+        expansion."""
         yield self.line
+        if not self.entry.finished and self.entry.output is not None:
+            self._tail = ToolOutputLines(self.entry)
+            yield self._tail
+
+    def output_changed(self) -> None:
+        """The running call printed more: show its newest lines."""
+        if not self.is_attached or self.entry.finished:
+            return
+        if self._tail is None:
+            self._tail = ToolOutputLines(self.entry)
+            self.mount(self._tail, after=self.line)
+        else:
+            self._tail.refresh(layout=True)
 
     def finish(
         self,
@@ -128,9 +206,13 @@ class ToolCallEntry(Vertical, can_focus=True):
         entry.summary = summary
         entry.content = content
         entry.metadata = dict(metadata or {})
+        entry.output = None
         if not self.is_attached:
             return
-        self.set_class(not ok, "-error")
+        if self._tail is not None:
+            self._tail.remove()
+            self._tail = None
+        self.set_class(entry_state(entry) == "error", "-error")
         if self._result is not None:
             self._result.remove()
             self._result = None
@@ -140,7 +222,7 @@ class ToolCallEntry(Vertical, can_focus=True):
 
     def on_mount(self) -> None:
         """Style failed calls; show the result of a call rebuilt expanded."""
-        self.set_class(self.entry.finished and not self.entry.ok, "-error")
+        self.set_class(entry_state(self.entry) == "error", "-error")
         if self.expanded:
             self.watch_expanded(True)
 

@@ -30,6 +30,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 
+from smith_tui.widgets.activity import clean_output
+from smith_tui.widgets.output_tail import OutputTail, tail_text
 from smith_tui.widgets.textual_compat import anchor_released, is_pruning
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
@@ -55,7 +57,7 @@ from smith_tui.widgets.transcript.parking import (
     replace_widgets,
 )
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
-from smith_tui.widgets.transcript.tool_call import ToolCallEntry
+from smith_tui.widgets.transcript.tool_call import TAIL_LINES, ToolCallEntry
 from smith_tui.widgets.transcript.turn_changes import TurnChanges, changes_entry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from smith_tui.widgets.transcript.view_anchor import ViewAnchor
@@ -317,9 +319,21 @@ class Transcript(VerticalScroll, can_focus=True):
         self, call_id: str, name: str, arguments: str | dict[str, Any] = ""
     ) -> ToolCallEntry:
         """Show a tool call that started (compact line; the result comes later)."""
-        entry = ToolEntry(call_id=call_id, name=name, arguments=arguments)
+        entry = ToolEntry(
+            call_id=call_id, name=name, arguments=arguments, output=OutputTail(TAIL_LINES)
+        )
         self._tools[call_id] = entry
         return self._append(ToolCallEntry(entry))
+
+    def tool_output(self, call_id: str, text: str) -> None:
+        """A running call printed ``text``: its row shows the last lines."""
+        entry = self._tools.get(call_id)
+        if entry is None or entry.output is None:
+            return
+        entry.output.add(clean_output(tail_text(text, entry.output.size, entry.output.line_chars)))
+        widget = self._widget_for(entry)
+        if isinstance(widget, ToolCallEntry):
+            widget.output_changed()
 
     def finish_tool_call(
         self,
@@ -347,6 +361,18 @@ class Transcript(VerticalScroll, can_focus=True):
         result = dispatch_result_of(entry.name, content, metadata)
         if result is not None:
             self.add_dispatch_result(result)
+
+    def toggle_tool_results(self) -> bool:
+        """Expand every tool call of the view, or collapse them all when none is collapsed;
+        returns whether they are now expanded (parked calls come back the same way)."""
+        widgets = [w for w in self.entry_widgets if isinstance(w, ToolCallEntry)]
+        records = [e for e in self.entries if isinstance(e, ToolEntry)]
+        expand = any(not e.expanded for e in records)
+        for entry in records:
+            entry.expanded = expand
+        for widget in widgets:
+            widget.expanded = expand
+        return expand
 
     def add_dispatch_result(self, result: dict[str, Any]) -> DispatchCard:
         """Show a dispatched sub-agent's result as a card."""
@@ -378,6 +404,10 @@ class Transcript(VerticalScroll, can_focus=True):
         shown = self.history.open(messages, self.first_page)
         self._stream = None
         self._tools.clear()
+        for entry in shown:  # a call still running: its output and result come live
+            if isinstance(entry, ToolEntry) and not entry.finished:
+                entry.output = OutputTail(TAIL_LINES)
+                self._tools[entry.call_id] = entry
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
         # What the live session appends from now on (the user's prompt sent while this load
         # waits in the queue, say) is newer than the loaded history: the replace keeps it.

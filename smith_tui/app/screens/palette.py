@@ -34,6 +34,16 @@ def palette_entries() -> list[PaletteEntry]:
         PaletteEntry("Transcript pager", "Read and search the whole transcript", "open_pager"),
         PaletteEntry("Inspect messages", "Edit or delete persisted messages", "open_inspect"),
         PaletteEntry("Help", "Every key and command", "open_help"),
+        PaletteEntry(
+            "Focus the dispatch tree",
+            "The sub-agents' jobs; enter on one opens its transcript",
+            "focus_dispatch",
+        ),
+        PaletteEntry(
+            "Expand or collapse tool calls",
+            "Show or hide every tool call's result in the transcript",
+            "toggle_tool_results",
+        ),
     ]
     for role in list_roles(user_facing=True):
         entries.append(
