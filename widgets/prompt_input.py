@@ -9,8 +9,12 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from smith_tui.engine.roles import role_display
 from smith_tui.widgets.completion.candidates import Completer, Completion
 from smith_tui.widgets.completion.menu import CompletionMenu
+
+PLACEHOLDER = "Ask {role}… (enter sends, ctrl+j new line, / commands, @ files)"
+"""The empty prompt's hint; it names the role that answers (:meth:`PromptInput.show_role`)."""
 
 #: Keys that insert a newline instead of submitting.
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
@@ -111,7 +115,7 @@ class PromptInput(TextArea):
         *,
         completer: Completer | None = None,
         history: list[str] | None = None,
-        placeholder: str = "Ask Smith… (enter sends, ctrl+j new line, / commands, @ files)",
+        placeholder: str = PLACEHOLDER.format(role="Smith"),
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
@@ -127,12 +131,21 @@ class PromptInput(TextArea):
         )
         self.completer = completer
         self.prompt_history = PromptHistory(history)
+        self.role_shown = ""
+        """The role alias the placeholder names (set by :meth:`show_role`)."""
         self.menu: CompletionMenu | None = None
         self._completion_generation = 0
         self._recalled = False
         self.take_queued: Callable[[], str | None] | None = None
         """Takes back the newest prompt queued behind a running turn (``None``: none); up in
         the empty prompt calls it before walking the history."""
+
+    def show_role(self, role: str) -> None:
+        """Name ``role`` (its alias: ``Ask Tank…``) in the placeholder."""
+        alias = role_display(role)[0]
+        if alias != self.role_shown:
+            self.role_shown = alias
+            self.placeholder = PLACEHOLDER.format(role=alias)
 
     def load_history(self, entries: list[str]) -> None:
         """Replace the history with ``entries`` (oldest first)."""

@@ -26,6 +26,7 @@ from smith_tui.app.formatting import format_tokens, role_label
 from smith_tui.engine import events as ev
 from smith_tui.engine.budget import LIMITS, WARN_SHARE
 from smith_tui.engine.roles import list_roles
+from smith_tui.engine.usage import format_cost
 
 #: Finished turns kept for the sparkline.
 HISTORY = 60
@@ -34,13 +35,6 @@ WARN_PCT = 60
 HIGH_PCT = 85
 
 _COLUMNS = (6, 12)
-
-
-def format_cost(dollars: float) -> str:
-    """Dollars with enough digits to see small amounts: ``$0.0012``, ``$1.23``."""
-    if dollars < 0.01:
-        return f"${dollars:.4f}"
-    return f"${dollars:.2f}"
 
 
 @dataclass(frozen=True)

@@ -10,18 +10,8 @@ import json
 from typing import Any
 
 from smith_tui.engine.roles import role_display
+from smith_tui.engine.usage import format_tokens as format_tokens  # also the engine's /usage
 from smith_tui.terminal_text import visible
-
-
-def format_tokens(count: int) -> str:
-    """A compact token count: ``850``, ``1.2k``, ``12k``, ``1.2M``."""
-    if count < 1000:
-        return str(count)
-    if count < 10_000:
-        return f"{count / 1000:.1f}k"
-    if count < 1_000_000:
-        return f"{count // 1000}k"
-    return f"{count / 1_000_000:.1f}M"
 
 
 def format_duration(seconds: float | None) -> str:

@@ -273,6 +273,7 @@ class MainScreen(Screen):
         self._started = True
         status = self.query_one(StatusLine)
         status.role = self.runtime.active_role
+        self.query_one(PromptInput).show_role(self.runtime.active_role)
         status.model = self.runtime.model or self._configured_model()
         status.show_session(self.runtime)
         self.refresh_title()
@@ -398,6 +399,7 @@ class MainScreen(Screen):
             elif isinstance(event, ev.CommandOutput):  # /role and /model change these
                 status = self.query_one(StatusLine)
                 status.role = self.runtime.active_role
+                self.query_one(PromptInput).show_role(self.runtime.active_role)
                 status.model = self.runtime.model or self._configured_model()
 
     def _guarded(self, pane: object, method: Any, argument: Any) -> None:

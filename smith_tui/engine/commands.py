@@ -33,12 +33,12 @@ from smith_tui.engine.compaction import CompactionError, CompactionRecord
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
-from smith_tui.engine.roles import RoleSpec, UnknownRoleError
+from smith_tui.engine.roles import RoleSpec, UnknownRoleError, list_roles, role_display
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.services import Services
 from smith_tui.engine.setup_files import Origin, origins
 from smith_tui.engine.setup_listing import agents_listing, skills_listing
-from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.usage import UsageTracker, format_cost, format_tokens
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
@@ -383,7 +383,15 @@ class CommandService:
             runtime.store.conversations.set_pinned_model(conv, None)
             return "model unpinned for this conversation", {}
         runtime.store.conversations.set_pinned_model(conv, args[0])
-        return f"model {args[0]} pinned to this conversation", {"model": args[0]}
+        text = f"model {args[0]} pinned to this conversation"
+        flag = getattr(runtime.options, "model", None)
+        if flag and flag != args[0]:
+            # The request's model comes before the pin (model_select): say so, not later.
+            text += (
+                f"; but --model {flag} was given and wins for this run: the pin applies "
+                "when smith starts without --model"
+            )
+        return text, {"model": args[0]}
 
     async def _cmd_models(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         models = await self.runtime.services.model.catalog()
@@ -419,19 +427,16 @@ class CommandService:
 
     async def _cmd_usage(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         runtime = self.runtime
-        lines = ["session:"]
-        for role, values in sorted(runtime.usage.totals().items()):
-            lines.append(
-                f"  {role:<12} in {values.get('input_tokens', 0):>8}  out {values.get('output_tokens', 0):>8}"
-            )
+        session = {
+            role: (values.get("input_tokens", 0), values.get("output_tokens", 0),
+                   runtime.usage.costs.get(role))
+            for role, values in runtime.usage.totals().items()
+        }  # fmt: skip
+        lines = ["session:", *_usage_lines(session)]
         if runtime.conversations.conversation_id:
-            lines.append("conversation:")
-            for role, totals in sorted(
-                runtime.store.usage.totals_by_role(runtime.conversations.conversation_id).items()
-            ):
-                lines.append(
-                    f"  {role:<12} in {totals.input_tokens:>8}  out {totals.output_tokens:>8}"
-                )
+            stored = runtime.store.usage.totals_by_role(runtime.conversations.conversation_id)
+            rows = {r: (t.input_tokens, t.output_tokens, t.cost) for r, t in stored.items()}
+            lines += ["conversation:", *_usage_lines(rows)]
         return "\n".join(lines), {"session": runtime.usage.totals()}
 
     async def _cmd_inspect(self, args: list[str]) -> tuple[str, dict[str, Any]]:
@@ -669,6 +674,30 @@ def _prompt_arguments(command: str, prompt: Any, words: list[str]) -> dict[str, 
     if missing:
         raise CommandError(f"missing {', '.join(missing)}; {usage}")
     return arguments
+
+
+def _usage_lines(rows: dict[str, tuple[int, int, float | None]]) -> list[str]:
+    """One line per role by its name (``Tank (worker)``): tokens in and out, and the cost
+    when known, worded as the usage pane words them."""
+    if not rows:
+        return ["  nothing yet"]
+    lines = []
+    for role, (inp, out, cost) in sorted(rows.items(), key=lambda item: _role_order(item[0])):
+        alias = role_display(role)[0]
+        name = alias if alias.lower() == role else f"{alias} ({role})"
+        spent = f"  {format_cost(cost)}" if cost is not None else ""
+        lines.append(f"  {name:<18} in {format_tokens(inp):>6}  out {format_tokens(out):>6}{spent}")
+    total = [cost for _, _, cost in rows.values() if cost is not None]
+    if total:
+        unpriced = "+" if len(total) < len(rows) else ""
+        lines.append(f"  {'cost':<18} {format_cost(sum(total))}{unpriced}")
+    return lines
+
+
+def _role_order(role: str) -> tuple[int, str]:
+    """The roles in the pane's order (the built-in ones first), others by name."""
+    names = [spec.name for spec in list_roles()]
+    return (names.index(role), "") if role in names else (len(names), role)
 
 
 def _mcp_line(server: Any) -> str:

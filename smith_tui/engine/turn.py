@@ -507,6 +507,7 @@ class TurnLoop:
         for key, value in counts.items():
             self.usage[key] += value
         cost = call_cost(response.usage, setup.pricing)
+        deps.usage.add_cost(setup.role, cost)
         self._emit(
             ev.UsageUpdated,
             turn_id=setup.turn_id,

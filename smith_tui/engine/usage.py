@@ -6,6 +6,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def format_tokens(count: int) -> str:
+    """A compact token count: ``850``, ``1.2k``, ``12k``, ``1.2M``."""
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def format_cost(dollars: float) -> str:
+    """Dollars with enough digits to see small amounts: ``$0.0012``, ``$1.23``."""
+    if dollars < 0.01:
+        return f"${dollars:.4f}"
+    return f"${dollars:.2f}"
+
+
 def usage_counts(usage: Any) -> dict[str, int]:
     """Return ``{input_tokens, output_tokens, total_tokens}`` from a usage object or dict."""
     if usage is None:
@@ -24,6 +42,9 @@ class UsageTracker:
     by_role: dict[str, dict[str, int]] = field(default_factory=dict)
     by_job: dict[str, dict[str, int]] = field(default_factory=dict)
     cost: float = 0.0
+    costs: dict[str, float] = field(default_factory=dict)
+    """Dollars per role, as the usage pane counts them (reported, else priced; top level
+    and children alike)."""
 
     def add(self, role: str, usage: Any, *, job_id: str | None = None) -> dict[str, int]:
         """Add one call's usage; returns the normalised counts that were added."""
@@ -37,6 +58,11 @@ class UsageTracker:
         if isinstance(cost, int | float):
             self.cost += float(cost)
         return counts
+
+    def add_cost(self, role: str, cost: float | None) -> None:
+        """Count one call's cost (:func:`~smith_tui.engine.budget.call_cost`) for ``role``."""
+        if cost is not None:
+            self.costs[role] = self.costs.get(role, 0.0) + cost
 
     def totals(self) -> dict[str, dict[str, int]]:
         """Return a copy of the per-role totals."""
