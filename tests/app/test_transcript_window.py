@@ -372,6 +372,7 @@ async def test_paging_up_a_long_history_builds_each_entry_about_once_and_few_wid
             for _ in range(pages):
                 transcript.page(-1)
                 await settled_view(pilot, transcript)
+                assert len(transcript.children) < 40  # at every step, not only the last
             assert calls, "older pages came from the store"
             oldest = first_position(transcript)
             # (the bar of 40 PageUps at a fixed pace, in half as many settled ones)

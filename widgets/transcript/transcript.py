@@ -172,7 +172,8 @@ class Transcript(VerticalScroll, can_focus=True):
         self._unsettled_parks = 0
         self._unreached: weakref.WeakSet[Widget] = weakref.WeakSet()
         """Entries mounted at the top that the parking window has not reached yet: built to
-        be read next, they stay built until then (a page can be taller than the window)."""
+        be read next, they stay built until then if they are within a screen of the window
+        (a page can be taller than the window; parked, it would be built again when read)."""
 
     # -- lifecycle ----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -601,11 +602,11 @@ class Transcript(VerticalScroll, can_focus=True):
                     run.append((child, child.items))
                 continue
             parkable = not near and child is not streaming and hasattr(child, "entry")
-            if child in self._unreached:
+            if child in self._unreached and y + h > window[0] - height:
                 if y + h > window[0]:
                     self._unreached.discard(child)  # reached: parked as usual from now on
                 else:
-                    parkable = False
+                    parkable = False  # about to be read: a screen more stays built
             if parkable and focused is not None:
                 parkable = not (focused is child or child in focused.ancestors)
             if parkable:
