@@ -24,6 +24,11 @@ from smith_tui.config import (
     settings_reference,
     thaw,
 )
+from smith_tui.config.defaults import (
+    DEFAULT_ACTIVE_ROLE,
+    DEFAULT_TOOL_STEP_BUDGET,
+    DEFAULT_TRANSPORT_TIMEOUTS,
+)
 
 HIDDEN = "•••• (hidden)"
 """What a secret value shows as."""
@@ -92,6 +97,23 @@ def mcp_server_shown(server: Any) -> Any:
     }
 
 
+NO_LIMIT = "no limit"
+
+#: What an absent setting stands for (the value its consumer applies), by path.
+ABSENT_MEANS: dict[str, str] = {
+    **{f"llm_config.{name}": f"{secs:g}" for name, secs in DEFAULT_TRANSPORT_TIMEOUTS.items()},
+    "active_role": DEFAULT_ACTIVE_ROLE,
+    "tool_step_budget": str(DEFAULT_TOOL_STEP_BUDGET),
+    "budget.turn_tokens": NO_LIMIT,
+    "budget.conversation_tokens": NO_LIMIT,
+    "budget.turn_cost_usd": NO_LIMIT,
+    "budget.conversation_cost_usd": NO_LIMIT,
+}
+PERMISSION_MODE = "permissions.mode"
+FRONT_END_DEFAULT = "app default"
+"""The source of ``permissions.mode`` when no layer sets it (the front end's own mode)."""
+
+
 @dataclass(frozen=True)
 class SettingRow:
     """One line of the config screen."""
@@ -105,6 +127,8 @@ class SettingRow:
     default: str
     editable: bool
     """Whether the screen may set or unset it (the runtime override allowlist)."""
+    absent_means: str = ""
+    """When ``value`` is ``None``: the value in effect instead (``""``: nothing is)."""
 
     @property
     def is_template(self) -> bool:
@@ -127,8 +151,9 @@ def _value_of(config: EffectiveConfig, path: str) -> Any:
         return None
 
 
-def setting_rows(config: EffectiveConfig) -> list[SettingRow]:
-    """Every setting of the reference, ``models.<key>`` expanded to the keys in effect."""
+def setting_rows(config: EffectiveConfig, front_end_mode: str = "") -> list[SettingRow]:
+    """Every setting of the reference, ``models.<key>`` expanded to the keys in effect;
+    ``front_end_mode`` is the permission mode used while ``permissions.mode`` is absent."""
     rows: list[SettingRow] = []
     for doc in settings_reference():
         if doc.path == MODEL_KEY_TEMPLATE:
@@ -160,14 +185,14 @@ def setting_rows(config: EffectiveConfig) -> list[SettingRow]:
                 )
             continue
         last = doc.path.rsplit(".", 1)[-1]
+        value = redact(_value_of(config, doc.path), last)
+        source = source_of(config, doc.path)
+        means = ABSENT_MEANS.get(doc.path, "") if value is None else ""
+        if value is None and doc.path == PERMISSION_MODE and front_end_mode:
+            means, source = front_end_mode, FRONT_END_DEFAULT
         rows.append(
             SettingRow(
-                doc.path,
-                redact(_value_of(config, doc.path), last),
-                source_of(config, doc.path),
-                doc.description,
-                doc.default,
-                doc.overridable,
+                doc.path, value, source, doc.description, doc.default, doc.overridable, means
             )
         )
     return rows

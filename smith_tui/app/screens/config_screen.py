@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -80,8 +81,9 @@ class ConfigScreen(SmithModal):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("ctrl+s", "save", "Save"),
-        Binding("u", "unset", "Unset"),
-        Binding("e", "edit", "Edit", show=False),
+        # Not a letter: typed letters go to the filter (a letter key once sent the rest
+        # of a word into the value box of whatever row was highlighted).
+        Binding("delete", "unset", "Unset"),
         Binding("slash", "filter", "Filter"),
     ]
 
@@ -95,7 +97,9 @@ class ConfigScreen(SmithModal):
         with Vertical(id="config-dialog") as dialog:
             dialog.border_title = "Settings"
             yield Input(
-                placeholder="filter settings (/): e.g. url, timeout, model", id="config-filter"
+                placeholder="filter settings (/ or type): e.g. url, timeout, model",
+                id="config-filter",
+                select_on_focus=False,
             )
             yield DataTable(id="config-table", cursor_type="row", zebra_stripes=True)
             with Vertical(id="config-editor"):
@@ -122,14 +126,19 @@ class ConfigScreen(SmithModal):
     def refresh_rows(self, keep: str | None = None) -> None:
         """Rebuild the rows from the runtime's config; keep the cursor on ``keep``."""
         words = self.query_one("#config-filter", Input).value
+        mode = str(getattr(getattr(self.runtime, "options", None), "permission_mode", ""))
         self.rows = [
-            r for r in connection_first(setting_rows(self.runtime.config)) if matches(r, words)
+            r
+            for r in connection_first(setting_rows(self.runtime.config, mode))
+            if matches(r, words)
         ]
         table = self.query_one("#config-table", DataTable)
         table.clear()
         for row in self.rows:
             if row.is_template:
                 value = _cell("add one: type models.KEY and a model id", "dim italic")
+            elif row.value is None and row.absent_means:
+                value = _cell(row.absent_means)
             elif row.value is None:
                 value = _cell("absent", "dim")
             else:
@@ -172,6 +181,7 @@ class ConfigScreen(SmithModal):
         value_box = self.query_one("#config-value", Input)
         if row is None:
             about.update("")
+            path_box.value = value_box.value = ""
             return
         if is_mcp_row(row):
             access = "enter: edit every server as JSON (saved in the config file)"
@@ -179,7 +189,8 @@ class ConfigScreen(SmithModal):
             access = "editable here"
         else:
             access = "read-only here: set it in the config file"
-        about.update(f"{row.path} — {row.description}\ndefault {row.default} · {access}")
+        default = f"unset: {row.absent_means}" if row.absent_means else f"default {row.default}"
+        about.update(f"{row.path} — {row.description}\n{default} · {access}")
         path_box.value = "models." if row.is_template else row.path
         value_box.value = edit_text(row.value) if row.editable else ""
         self._set_error("")
@@ -232,6 +243,21 @@ class ConfigScreen(SmithModal):
             self.action_save()
         elif event.button.id == "config-unset":
             self.action_unset()
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed on the table goes to the filter, the field that shows it."""
+        table = self.query_one("#config-table", DataTable)
+        if (
+            self.focused is table
+            and event.is_printable
+            and event.character
+            and event.key != "slash"  # the filter's own key
+        ):
+            event.stop()
+            event.prevent_default()
+            box = self.query_one("#config-filter", Input)
+            box.focus()
+            box.insert_text_at_cursor(event.character)
 
     def action_filter(self) -> None:
         """Type in the filter box (enter goes back to the table)."""
