@@ -38,9 +38,10 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
     return _xdg_base("XDG_CONFIG_HOME", (".config",), env) / APP_DIR_NAME
 
 
-def data_dir() -> Path:
-    """``$XDG_DATA_HOME/smith``, or ``~/.local/share/smith`` when the variable is unset."""
-    return _xdg_base("XDG_DATA_HOME", (".local", "share")) / APP_DIR_NAME
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/smith`` of ``env`` (default: this process's environment), or
+    ``~/.local/share/smith`` when the variable is unset."""
+    return _xdg_base("XDG_DATA_HOME", (".local", "share"), env) / APP_DIR_NAME
 
 
 def default_config_path() -> Path:

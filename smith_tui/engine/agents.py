@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from smith_tui.dispatch.report_schema import ROLE_FIELDS
 from smith_tui.engine.matrix import TOOL_MATRIX, allowed_tools
@@ -38,6 +39,9 @@ from smith_tui.engine.setup_files import (
     read_setup_file,
 )
 from smith_tui.engine.skills import key_line, one_line
+
+if TYPE_CHECKING:
+    from smith_tui.config.front_matter import MetaCache
 
 NAME_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$")
 #: The tools a file role may have at most: the built-in worker's.
@@ -195,15 +199,18 @@ def profile_text(name: str, body: str, shape: str) -> str:
     )
 
 
-def read_agent(origin: Origin, path: Path) -> tuple[AgentFile | None, list[SetupProblem]]:
-    """The role ``path`` defines (``None`` when it cannot be used) and its problems."""
+def read_agent(
+    origin: Origin, path: Path, cache: MetaCache | None = None
+) -> tuple[AgentFile | None, list[SetupProblem]]:
+    """The role ``path`` defines (``None`` when it cannot be used) and its problems
+    (``cache``: front matter parsed before)."""
     # yaml is imported with the first file read, never with the runtime
     from smith_tui.config.front_matter import FrontMatterError, list_field, split, text_field
 
     problems: list[SetupProblem] = []
     try:
         text = read_setup_file(origin, path)
-        document = split(text)
+        document = split(text, cache)
     except SetupFileError as exc:
         return None, [SetupProblem(path, 1, f"agent not loaded: {exc}")]
     except FrontMatterError as exc:
@@ -259,7 +266,9 @@ def read_agent(origin: Origin, path: Path) -> tuple[AgentFile | None, list[Setup
     return AgentFile(role, origin, path), problems
 
 
-def discover_agents(folders: list[Origin]) -> tuple[list[AgentFile], list[SetupProblem]]:
+def discover_agents(
+    folders: list[Origin], cache: MetaCache | None = None
+) -> tuple[list[AgentFile], list[SetupProblem]]:
     """Every agent file in ``folders`` (first origin wins a name), and the problems found."""
     agents: dict[str, AgentFile] = {}
     problems: list[SetupProblem] = []
@@ -268,7 +277,7 @@ def discover_agents(folders: list[Origin]) -> tuple[list[AgentFile], list[SetupP
             if not entry.name.endswith(".md"):
                 continue
             path = Path(entry.path)
-            found, found_problems = read_agent(origin, path)
+            found, found_problems = read_agent(origin, path, cache)
             problems += found_problems
             if found is None:
                 continue

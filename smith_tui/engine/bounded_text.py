@@ -4,8 +4,9 @@ file, the instruction files (``AGENTS.md``) and the setup files (commands, skill
 :func:`read_text` holds the rules (docs/DESIGN.md §5.2); its callers only choose the cap
 and what a file over it or not in UTF-8 becomes, and word the message:
 
-* the path is resolved (symlinks included) and, with ``inside``, must stay inside that
-  folder: a project cannot make smith read, and show the model, a file from elsewhere;
+* the path is resolved (symlinks included) and, with ``inside`` (a resolved folder: the
+  caller resolves it once for many files), must stay inside that folder: a project
+  cannot make smith read, and show the model, a file from elsewhere;
 * with ``final_link=False`` a path that is itself a symbolic link is refused;
 * only a regular file is opened (never a FIFO, device or socket: opening one can block or
   have side effects), checked before and after the open, without blocking;
@@ -86,10 +87,8 @@ def read_text(
     if not final_link and path.is_symlink():
         raise LinkRefusedError(f"{path} is a symbolic link")
     real = Path(os.path.realpath(path))
-    if inside is not None:
-        root = Path(os.path.realpath(inside))
-        if real != root and root not in real.parents:
-            raise OutsideError(real, root)
+    if inside is not None and real != inside and inside not in real.parents:
+        raise OutsideError(real, inside)
     fd = open_regular_file(real, shown=path)
     try:
         size = os.fstat(fd).st_size
@@ -140,7 +139,8 @@ def read_bounded(
     """
     shown_path = f"{kind} {path}" if kind else str(path)
     try:
-        read = read_text(path, limit, inside=inside)
+        root = None if inside is None else Path(os.path.realpath(inside))
+        read = read_text(path, limit, inside=root)
     except OutsideError as exc:
         what = f"{kind} {label!r}" if kind else str(path)
         warnings.append(

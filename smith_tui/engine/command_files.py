@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from smith_tui.engine.setup_files import (
     CLAUDE_TOOLS,
@@ -48,6 +49,9 @@ from smith_tui.engine.setup_files import (
     folder_is_usable,
     read_setup_file,
 )
+
+if TYPE_CHECKING:
+    from smith_tui.config.front_matter import MetaCache
 
 #: Most command files read from one folder (the rest are reported once).
 MAX_FILES_PER_FOLDER = 1000
@@ -127,9 +131,13 @@ class CommandFiles:
     """
 
     def __init__(
-        self, folders: Callable[[], Sequence[Origin]], reserved: Iterable[str] = ()
+        self,
+        folders: Callable[[], Sequence[Origin]],
+        reserved: Iterable[str] = (),
+        cache: MetaCache | None = None,
     ) -> None:
         self._folders = folders
+        self._meta = cache
         self._reserved = frozenset(name.lower() for name in reserved)
         self._cache: dict[Path, _Cached] = {}
         self._reported: set[tuple[str, object]] = set()
@@ -152,7 +160,7 @@ class CommandFiles:
                 seen.add(path)
                 cached = self._cache.get(path)
                 if cached is None or cached.key != key:
-                    cached = _Cached(key, *_parse(path, folder))
+                    cached = _Cached(key, *_parse(path, folder, self._meta))
                     self._cache[path] = cached
                 problems += [((str(path), key), p) for p in cached.problems]
                 command = cached.command
@@ -184,6 +192,8 @@ class CommandFiles:
                 found.problems.append(problem)
         self._last = found.commands
         self._when = time.monotonic()
+        if self._meta is not None:
+            self._meta.save()
         return found
 
     def current(self) -> Discovery:
@@ -289,7 +299,9 @@ def _name(path: Path, folder: Path) -> str | None:
     return "/" + NAMESPACE_SEPARATOR.join(parts).lower()
 
 
-def _parse(path: Path, folder: Origin) -> tuple[CommandFile | None, tuple[SetupProblem, ...]]:
+def _parse(
+    path: Path, folder: Origin, cache: MetaCache | None
+) -> tuple[CommandFile | None, tuple[SetupProblem, ...]]:
     """Read one file; a problem instead of a command when it cannot be used."""
     from smith_tui.config.front_matter import FrontMatterError, list_field, split, text_field
 
@@ -305,7 +317,7 @@ def _parse(path: Path, folder: Origin) -> tuple[CommandFile | None, tuple[SetupP
     except SetupFileError as exc:
         return None, (SetupProblem(path, 1, str(exc)),)
     try:
-        document = split(_quote_bracket_hint(text))
+        document = split(_quote_bracket_hint(text), cache)
     except FrontMatterError as exc:
         return None, (SetupProblem(path, exc.line, exc.message),)
     meta = document.meta

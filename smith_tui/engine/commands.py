@@ -23,6 +23,7 @@ from smith_tui.config import (
     data_dir,
     get_value,
 )
+from smith_tui.config.front_matter import MetaCache
 from smith_tui.config.locations import home_dir
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
@@ -84,6 +85,7 @@ class CommandHost(Protocol):
 
     scope: TurnScope
     env: dict[str, str]
+    front_matter: MetaCache
 
     def compute_scope(self) -> TurnScope: ...
     def user_config_dir(self) -> Path: ...
@@ -165,7 +167,11 @@ class CommandService:
             name: getattr(self, "_cmd_" + name[1:]) for name in COMMANDS
         }
         self._handlers.update({alias: self._handlers[name] for alias, name in ALIASES.items()})
-        self.files = CommandFiles(self._command_folders, reserved=[*COMMANDS, *ALIASES])
+        self.files = CommandFiles(
+            self._command_folders,
+            reserved=[*COMMANDS, *ALIASES],
+            cache=getattr(runtime, "front_matter", None),
+        )
         """The command files of the user and the project (read on first use)."""
 
     def _command_folders(self) -> list[Origin]:
@@ -306,6 +312,8 @@ class CommandService:
             f"  {keys.inspect:<9} inspect and edit messages",
             f"  {keys.palette:<9} command palette",
             f"  {keys.permission_mode:<9} next permission mode",
+            f"  {keys.tool_results:<9} expand or collapse every tool call",
+            f"  {keys.dispatch_tree:<9} focus the dispatch tree (enter: a job's transcript)",
             f"  {keys.quit:<9} quit",
         ]
         return "\n".join(lines), {"action": "help"}

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from smith_tui.cancel import CancelToken
 from smith_tui.config import EffectiveConfig, server_configured
+from smith_tui.config.front_matter import CACHE_FILE_NAME, MetaCache
 from smith_tui.config.loader import LoadOptions, load_effective_config
-from smith_tui.config.locations import config_dir, home_dir
+from smith_tui.config.locations import config_dir, data_dir, home_dir
 from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
@@ -136,6 +137,8 @@ class Runtime:
     ) -> None:
         self.options = options or RuntimeOptions()
         self.env = dict(os.environ if env is None else env)
+        self.front_matter = MetaCache(data_dir(self.env) / CACHE_FILE_NAME)
+        """What the setup files' front matter parsed to (kept across sessions: no yaml)."""
         self.store = store
         self.overrides = ConfigOverrides(
             store.config, config_path=self.options.config_path, ephemeral=self.options.ephemeral
@@ -196,7 +199,9 @@ class Runtime:
         registry.register(REPORT_TOOL)
         registry.register(self.dispatch.tool())
         self.scope = self.compute_scope()
-        self.setup = SetupCatalog(self.user_config_dir, lambda: home_dir(self.env))
+        self.setup = SetupCatalog(
+            self.user_config_dir, lambda: home_dir(self.env), self.front_matter
+        )
         """The skills and sub-agents from files (discovered off the event loop, on demand)."""
         self.driver.user_setup = self.setup
         self._mcp: McpManager | None = None

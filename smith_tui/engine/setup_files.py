@@ -60,7 +60,7 @@ class Origin:
     label: str
     """How listings name it: ``.claude/skills`` (project), ``~/.config/smith/agents`` (user)."""
     root: Path | None = None
-    """For a project folder, the project root its files must stay inside."""
+    """For a project folder, the project root its files must stay inside (resolved)."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def origins(
         user.append(home / ".claude" / kind)
     found = [Origin("user", folder, _shown(folder, home)) for folder in user]
     if project_root is not None:
-        root = project_root.resolve()
+        root = Path(os.path.realpath(project_root))
         for base in PROJECT_BASES[kind]:
             found.append(Origin("project", root / base / kind, f"{base}/{kind}", root))
     return found
@@ -129,7 +129,7 @@ def folder_is_usable(origin: Origin, folder: Path) -> bool:
         return False
     if origin.root is None:
         return True
-    return _inside(Path(os.path.realpath(folder)), Path(os.path.realpath(origin.root)))
+    return _inside(Path(os.path.realpath(folder)), origin.root)
 
 
 def entries(origin: Origin, folder: Path | None = None) -> Iterator[os.DirEntry[str]]:

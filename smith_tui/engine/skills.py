@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from smith_tui.engine.setup_files import (
     Origin,
@@ -25,6 +26,9 @@ from smith_tui.engine.setup_files import (
     folder_is_usable,
     read_setup_file,
 )
+
+if TYPE_CHECKING:
+    from smith_tui.config.front_matter import MetaCache
 
 SKILL_FILE = "SKILL.md"
 #: The Agent Skills format's rule for names: lowercase letters, digits and hyphens.
@@ -53,13 +57,16 @@ class Skill:
 def one_line(text: str) -> str:
     """``text`` on one line: whitespace runs (newlines included) become one space and
     control characters are dropped (the text comes from a file anyone may have written)."""
-    cleaned = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
-    return " ".join(cleaned.split())
+    if not text.isprintable():
+        text = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
+    return " ".join(text.split())
 
 
-def read_skill(origin: Origin, folder: Path) -> Skill | SetupProblem | None:
+def read_skill(
+    origin: Origin, folder: Path, cache: MetaCache | None = None
+) -> Skill | SetupProblem | None:
     """The skill in ``folder``, a problem saying what is wrong with it, or ``None`` when the
-    folder holds no ``SKILL.md``."""
+    folder holds no ``SKILL.md`` (``cache``: front matter parsed before)."""
     # yaml is imported with the first file read, never with the runtime
     from smith_tui.config.front_matter import FrontMatterError, split, text_field
 
@@ -68,7 +75,7 @@ def read_skill(origin: Origin, folder: Path) -> Skill | SetupProblem | None:
         return None
     try:
         text = read_setup_file(origin, path)
-        document = split(text)
+        document = split(text, cache)
     except SetupFileError as exc:
         return SetupProblem(path, 1, f"skill not loaded: {exc}")
     except FrontMatterError as exc:
@@ -100,7 +107,9 @@ def key_line(text: str, key: str) -> int:
     return next((n for n, line in enumerate(lines, 1) if line.startswith(f"{key}:")), 1)
 
 
-def discover_skills(folders: list[Origin]) -> tuple[list[Skill], list[SetupProblem]]:
+def discover_skills(
+    folders: list[Origin], cache: MetaCache | None = None
+) -> tuple[list[Skill], list[SetupProblem]]:
     """Every skill in ``folders`` (first origin wins a name), and the problems found."""
     skills: dict[str, Skill] = {}
     problems: list[SetupProblem] = []
@@ -109,7 +118,7 @@ def discover_skills(folders: list[Origin]) -> tuple[list[Skill], list[SetupProbl
             folder = Path(entry.path)
             if not folder_is_usable(origin, folder):
                 continue
-            found = read_skill(origin, folder)
+            found = read_skill(origin, folder, cache)
             if isinstance(found, SetupProblem):
                 problems.append(found)
             elif found is not None:

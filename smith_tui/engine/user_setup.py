@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.engine import roles
 from smith_tui.engine.agents import AgentFile, agents_block, discover_agents
@@ -22,6 +22,9 @@ from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.setup_files import Origin, SetupProblem, entries, origins, signature
 from smith_tui.engine.skills import SKILL_FILE, Skill, discover_skills, skills_block
 from smith_tui.llm import ChatMessage, ChatResponse, ToolCall
+
+if TYPE_CHECKING:
+    from smith_tui.config.front_matter import MetaCache
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,11 @@ class SetupCatalog:
         self,
         user_dir: Callable[[], Path | None],
         home: Callable[[], Path | None] = lambda: None,
+        cache: MetaCache | None = None,
     ):
         self._user_dir = user_dir
         self._home = home
+        self._meta = cache
         self._lock = threading.Lock()
         self._signature: tuple[object, ...] | None = None
         self.setup = Setup()
@@ -78,8 +83,10 @@ class SetupCatalog:
             candidates = _candidates(skill_folders, agent_folders)
             key = (str(user), str(home), str(root), signature(candidates))
             if key != self._signature:
-                skills, skill_problems = discover_skills(skill_folders)
-                agents, agent_problems = discover_agents(agent_folders)
+                skills, skill_problems = discover_skills(skill_folders, self._meta)
+                agents, agent_problems = discover_agents(agent_folders, self._meta)
+                if self._meta is not None:
+                    self._meta.save()
                 self.setup = Setup(skills, agents, skill_problems + agent_problems)
                 self._signature = key
                 roles.set_file_roles(agent.role for agent in agents)

@@ -118,8 +118,7 @@ def _window(text: str, offset: int, budget: int) -> tuple[str, int, int]:
 
 
 def _load(args: Args, ctx: ToolContext) -> ToolOutput:
-    # yaml is imported with the first skill loaded, never with the runtime
-    from smith_tui.config.front_matter import FrontMatterError, split
+    from smith_tui.config.front_matter import body_of
 
     skill = _skill(ctx, args.name)
     file = args.file.strip() if args.file else ""
@@ -129,10 +128,7 @@ def _load(args: Args, ctx: ToolContext) -> ToolOutput:
     )
     text = read.text
     if not file:
-        try:
-            text = split(text).body
-        except FrontMatterError:
-            pass  # discovery read it; show it whole if it changed since
+        text = body_of(text)  # the front matter is the system prompt's already
     body, last, total = _window(text.strip("\n"), args.offset, max_output_chars(ctx, "skill"))
     what = f"file {file}" if file else "instructions"
     parts = [f"[skill {skill.name}: {what}, lines {args.offset}-{last} of {total}]", body]

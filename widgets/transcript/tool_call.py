@@ -185,6 +185,8 @@ class ToolCallEntry(Vertical, can_focus=True):
         if not self.is_attached or self.entry.finished:
             return
         if self._tail is None:
+            if self.line.parent is None:
+                return  # not composed yet: composing adds the lines
             self._tail = ToolOutputLines(self.entry)
             self.mount(self._tail, after=self.line)
         else:
