@@ -133,7 +133,11 @@ def _child_conversation(runtime: Any) -> str:
                 "content": "exit code: 1\nstdout:\n1 failed",
                 "metadata": {"ok": True, "duration_s": 1.2, "exit_code": 1},
             },
-            {"role": "assistant", "content": "It fails as reported.", "metadata": {"role": "worker"}},
+            {
+                "role": "assistant",
+                "content": "It fails as reported.",
+                "metadata": {"role": "worker"},
+            },
         ],
     )
     return child
