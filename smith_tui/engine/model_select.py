@@ -262,15 +262,22 @@ def _none_found_message(role_spec: RoleSpec, catalog: _Catalog) -> str:
     role = role_spec.name
     lines = [
         f"No model is configured for the {role} role ({role_spec.alias}). Set one of:",
+    ]
+    if catalog.error:
+        # The cause first: the server failed; the settings are only the way around it.
+        lines = [
+            f"The server's model list (GET /models) could not be read: {catalog.error}",
+            f"so no model could be picked for the {role} role ({role_spec.alias}). "
+            "Fix the server, or name a model with one of:",
+        ]
+    lines += [
         '  - "default_model": "<model id>" in your config file, or /config set default_model <id>',
         f'  - "models": {{"{role_spec.default_model_key}": "<model id>"}} '
         f'(or "models": {{"{role}": "<model id>"}} for this role only)',
         f"  - the {ENV_VAR} environment variable",
         "  - the --model <id> command-line flag",
     ]
-    if catalog.error:
-        lines.append(f"The server's model list (GET /models) could not be read: {catalog.error}")
-    elif catalog.has_provider:
+    if not catalog.error and catalog.has_provider:
         lines.append("The server's model list (GET /models) is empty.")
     return "\n".join(lines)
 

@@ -8,8 +8,9 @@ the parent's).
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,8 +62,34 @@ class ModelService:
         role_spec: roles.RoleSpec,
         config: Mapping[str, Any],
     ) -> ModelSelection:
-        """Resolve the model for ``role_spec`` (docs/DESIGN.md §3.3)."""
-        return await select_model(request_model, pinned, role_spec, config, self.env, self.catalog)
+        """Resolve the model for ``role_spec`` (docs/DESIGN.md §3.3); the catalog is
+        retried like a chat request (``llm_config.retry_max_retries`` and backoffs)."""
+
+        async def catalog() -> list[ModelDescriptor]:
+            return await catalog_with_retries(self.catalog, config)
+
+        return await select_model(request_model, pinned, role_spec, config, self.env, catalog)
+
+
+async def catalog_with_retries(
+    fetch: Callable[[], Awaitable[list[ModelDescriptor]]], config: Mapping[str, Any]
+) -> list[ModelDescriptor]:
+    """``fetch()`` again after a retryable failure (a 503, a dropped connection), with the
+    transport retry settings of ``config``; the last failure is raised."""
+    from smith_tui.engine.retry import RetryPolicy, backoff_s
+
+    llm = config.get("llm_config") or {}
+    policy = RetryPolicy()
+    tries = int(llm.get("retry_max_retries", policy.transport_max))
+    schedule = tuple(llm.get("retry_backoff_ms") or policy.transport_backoff_ms)
+    for attempt in range(tries + 1):
+        try:
+            return await fetch()
+        except Exception as exc:
+            if attempt >= tries or not getattr(exc, "retryable", False):
+                raise
+            await asyncio.sleep(backoff_s(schedule, attempt))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 @dataclass(frozen=True)
