@@ -36,7 +36,13 @@ from figures import Figure, emit, load_average
 from smith_tui.cancel import CancelToken
 from smith_tui.tools import sandbox as sandbox_module
 from smith_tui.tools.bash import TOOL
-from smith_tui.tools.sandbox import bwrap_argv, git_paths, probe_bwrap, sandbox_settings
+from smith_tui.tools.sandbox import (
+    bwrap_argv,
+    git_paths,
+    probe_bwrap,
+    sandbox_settings,
+    scratch_folder,
+)
 from smith_tui.tools.spec import ToolContext
 
 TARGET_MS = 30.0
@@ -209,6 +215,9 @@ def main() -> None:
         emit("sandbox", figures, loads=loads)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        for files in (options.files, options.small):  # the projects' private /tmp folders
+            if scratch := scratch_folder(base / f"project-{files}"):
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
