@@ -50,6 +50,6 @@ def test_memory_open_runs_the_editor_and_the_app_comes_back(
         pane.type("/memory")
         pane.send("Enter")
         screen = pane.wait_for("60 bytes")  # the prompt works, and reads the file as it is now
-        assert any("AGENTS.md" in line and "60 bytes" in line for line in screen.splitlines())
+        assert "1. repository" in screen and "31 bytes" not in screen
         pane.send("C-q")
         pane.wait_for("SMITH-EXIT=0")
