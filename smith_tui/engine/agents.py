@@ -35,6 +35,7 @@ from smith_tui.engine.setup_files import (
     Origin,
     SetupFileError,
     SetupProblem,
+    clash,
     entries,
     read_setup_file,
 )
@@ -281,17 +282,9 @@ def discover_agents(
             problems += found_problems
             if found is None:
                 continue
-            first = agents.get(found.role.name)
-            if first is None:
-                agents[found.role.name] = found
-            else:
-                problems.append(
-                    SetupProblem(
-                        path,
-                        1,
-                        f"agent {found.role.name!r} is ignored: {first.path} defines it first",
-                    )
-                )
+            first = agents.setdefault(found.role.name, found)
+            if first is not found:
+                problems.append(clash("agent", found.role.name, path, first.path))
     return sorted(agents.values(), key=lambda a: a.role.name), problems
 
 

@@ -76,6 +76,12 @@ class SetupProblem:
         return f"{self.path}:{self.line}: {self.message}"
 
 
+def clash(what: str, name: str, path: Path, first: Path) -> SetupProblem:
+    """The problem of a second file defining ``name`` (``what``: skill, agent): the first
+    one found keeps it (:func:`origins` puts the user's folders first)."""
+    return SetupProblem(path, 1, f"{what} {name!r} is ignored: {first} defines it first")
+
+
 class SetupFileError(OSError):
     """A setup file that cannot be read; the message says why."""
 

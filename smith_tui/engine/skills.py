@@ -22,6 +22,7 @@ from smith_tui.engine.setup_files import (
     Origin,
     SetupFileError,
     SetupProblem,
+    clash,
     entries,
     folder_is_usable,
     read_setup_file,
@@ -122,17 +123,9 @@ def discover_skills(
             if isinstance(found, SetupProblem):
                 problems.append(found)
             elif found is not None:
-                first = skills.get(found.name)
-                if first is None:
-                    skills[found.name] = found
-                else:
-                    problems.append(
-                        SetupProblem(
-                            found.skill_file,
-                            1,
-                            f"skill {found.name!r} is ignored: {first.skill_file} defines it first",
-                        )
-                    )
+                first = skills.setdefault(found.name, found)
+                if first is not found:
+                    problems.append(clash("skill", found.name, found.skill_file, first.skill_file))
     return sorted(skills.values(), key=lambda s: s.name), problems
 
 
