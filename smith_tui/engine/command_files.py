@@ -67,6 +67,7 @@ _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9])(?![0-9])")
 #: valid YAML (two flow lists), so the value is taken as the text it is meant to show.
 _BRACKET_HINT = re.compile(r"^(argument-hint:[ \t]*)(\[.*?)[ \t]*$", re.MULTILINE)
 
+
 @dataclass(frozen=True)
 class CommandFile:
     """A command defined by a Markdown file."""
