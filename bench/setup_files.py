@@ -134,6 +134,66 @@ print(cold_s, warm_s, scope_s, bare_s)
 """
 
 
+def paint_and_turn(
+    tmp: str, empty: Path, full: Path, runs: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """First paint and ``smith -p hi`` (seconds) of the ``empty`` and ``full`` projects,
+    alternating run by run after one warm-up each (what both setup benches measure)."""
+    python = sys.executable
+    smith = str(Path(python).with_name("smith"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = f"{tmp}/pycache"
+    env["HOME"] = tmp  # no setup of the machine's user (~/.claude)
+
+    def paint_cmd(base: Path) -> str:
+        cache = f"env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX={tmp}/pycache HOME={tmp}"
+        xdg = f"XDG_CONFIG_HOME={base}/cfg XDG_DATA_HOME={base}/data"
+        return f"cd {base}/project/pkg && {cache} {xdg} {smith} --api-url http://127.0.0.1:9/v1"
+
+    time_to_screen(paint_cmd(empty), ("Quit", "Smith"))  # warm caches
+    time_to_screen(paint_cmd(full), ("Quit", "Smith"))
+    paint: dict[str, list[float]] = {"empty": [], "full": []}
+    for _ in range(runs):
+        for name, base in (("empty", empty), ("full", full)):
+            paint[name].append(time_to_screen(paint_cmd(base), ("Quit", "Smith")))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    turn: dict[str, list[float]] = {"empty": [], "full": []}
+    try:
+        headless_turn(smith, url, empty, env)
+        headless_turn(smith, url, full, env)
+        for _ in range(runs):
+            for name, base in (("empty", empty), ("full", full)):
+                turn[name].append(headless_turn(smith, url, base, env))
+    finally:
+        server.shutdown()
+    return paint, turn
+
+
+def ms(values: list[float]) -> str:
+    """``median … ms (min …, max …)`` of ``values`` in seconds."""
+    return (
+        f"median {statistics.median(values) * 1000:6.1f} ms "
+        f"(min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+    )
+
+
+def print_paint_and_turn(
+    paint: dict[str, list[float]], turn: dict[str, list[float]]
+) -> tuple[float, float]:
+    """Print the four lines of :func:`paint_and_turn`; the two deltas in ms."""
+    paint_delta = (statistics.median(paint["full"]) - statistics.median(paint["empty"])) * 1000
+    turn_delta = (statistics.median(turn["full"]) - statistics.median(turn["empty"])) * 1000
+    print(f"  first paint, empty project : {ms(paint['empty'])}")
+    print(f"  first paint, with the files: {ms(paint['full'])}   delta {paint_delta:+.1f} ms")
+    print(f"  smith -p hi, empty project : {ms(turn['empty'])}")
+    print(f"  smith -p hi, with the files: {ms(turn['full'])}   delta {turn_delta:+.1f} ms")
+    return paint_delta, turn_delta
+
+
 def main() -> None:
     """Measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -141,41 +201,12 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=200)
     args = parser.parse_args()
     python = sys.executable
-    smith = str(Path(python).with_name("smith"))
     with tempfile.TemporaryDirectory() as tmp:
         empty, full = Path(tmp) / "empty", Path(tmp) / "full"
         make_project(empty, 0)
         make_project(full, args.commands)
+        paint, turn = paint_and_turn(tmp, empty, full, args.runs)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = f"{tmp}/pycache"
-        env["HOME"] = tmp  # no ~/.claude/commands of the machine's user
-
-        def paint_cmd(base: Path) -> str:
-            cache = f"env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX={tmp}/pycache HOME={tmp}"
-            xdg = f"XDG_CONFIG_HOME={base}/cfg XDG_DATA_HOME={base}/data"
-            return f"cd {base}/project/pkg && {cache} {xdg} {smith} --api-url http://127.0.0.1:9/v1"
-
-        time_to_screen(paint_cmd(empty), ("Quit", "Smith"))  # warm caches
-        time_to_screen(paint_cmd(full), ("Quit", "Smith"))
-        paint: dict[str, list[float]] = {"empty": [], "full": []}
-        for _ in range(args.runs):
-            for name, base in (("empty", empty), ("full", full)):
-                paint[name].append(time_to_screen(paint_cmd(base), ("Quit", "Smith")))
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        turn: dict[str, list[float]] = {"empty": [], "full": []}
-        try:
-            headless_turn(smith, url, empty, env)
-            headless_turn(smith, url, full, env)
-            for _ in range(args.runs):
-                for name, base in (("empty", empty), ("full", full)):
-                    turn[name].append(headless_turn(smith, url, base, env))
-        finally:
-            server.shutdown()
-
         inner = []
         for _ in range(args.runs):
             out = subprocess.run(
@@ -187,23 +218,12 @@ def main() -> None:
             ).stdout.split()
             inner.append([float(x) for x in out])
 
-    def ms(values: list[float]) -> str:
-        return (
-            f"median {statistics.median(values) * 1000:6.1f} ms "
-            f"(min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
-        )
-
-    paint_delta = (statistics.median(paint["full"]) - statistics.median(paint["empty"])) * 1000
-    turn_delta = (statistics.median(turn["full"]) - statistics.median(turn["empty"])) * 1000
     cold = [row[0] for row in inner]
     warm = [row[1] for row in inner]
     scope = [row[2] for row in inner]
     bare = [row[3] for row in inner]
     print(f"{args.commands} command files + 3 AGENTS.md, {args.runs} runs, load {os.getloadavg()}")
-    print(f"  first paint, empty project : {ms(paint['empty'])}")
-    print(f"  first paint, with the files: {ms(paint['full'])}   delta {paint_delta:+.1f} ms")
-    print(f"  smith -p hi, empty project : {ms(turn['empty'])}")
-    print(f"  smith -p hi, with the files: {ms(turn['full'])}   delta {turn_delta:+.1f} ms")
+    paint_delta, _ = print_paint_and_turn(paint, turn)
     print(f"  discovery, cold (yaml too) : {ms(cold)}")
     print(f"  discovery, warm            : {ms(warm)}")
     print(f"  a turn's scope, AGENTS.md  : {ms(scope)}  (without instructions {ms(bare)})")
