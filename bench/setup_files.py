@@ -111,9 +111,14 @@ from pathlib import Path
 import smith_tui.engine.runtime  # loaded before discovery runs in the app: not counted
 started = time.perf_counter()
 from smith_tui.engine.command_files import CommandFiles
-from smith_tui.engine.setup_files import origins
 base = Path(sys.argv[1])
-files = CommandFiles(lambda: origins("commands", base / "project", base / "cfg" / "smith", base))
+try:
+    from smith_tui.engine.command_files import default_folders  # a tree from before origins()
+except ImportError:
+    from smith_tui.engine.setup_files import origins
+    files = CommandFiles(lambda: origins("commands", base / "project", base / "cfg" / "smith", base))
+else:
+    files = CommandFiles(lambda: default_folders(base / "project", base / "cfg" / "smith", base))
 cold = files.discover()
 cold_s = time.perf_counter() - started
 started = time.perf_counter()
