@@ -29,9 +29,12 @@ if TYPE_CHECKING:
     import yaml
 
 FENCE = "---"
-#: Most blocks a :class:`MetaCache` keeps (the oldest used go first), and its file's cap.
-MAX_CACHED = 4096
-MAX_CACHE_FILE_BYTES = 8 * 1024 * 1024
+#: Most blocks a :class:`MetaCache` keeps (the oldest used go first), the longest block it
+#: keeps (characters; a longer one is parsed every time) and its file's cap: reading the
+#: file is part of every session's start, so it stays small.
+MAX_CACHED = 2048
+MAX_CACHED_BLOCK_CHARS = 8 * 1024
+MAX_CACHE_FILE_BYTES = 4 * 1024 * 1024
 CACHE_FILE_NAME = "front-matter-cache.json"
 _CACHE_VERSION = 1
 
@@ -81,6 +84,8 @@ class MetaCache:
 
     def get(self, block: str) -> Mapping[str, Any] | None:
         """What ``block`` parsed to before, or ``None``."""
+        if len(block) > MAX_CACHED_BLOCK_CHARS:
+            return None
         key = self._key(block)
         with self._lock:
             entries = self._loaded()
@@ -91,6 +96,8 @@ class MetaCache:
 
     def put(self, block: str, meta: Mapping[str, Any]) -> None:
         """Keep what ``block`` parsed to, when JSON holds it exactly."""
+        if len(block) > MAX_CACHED_BLOCK_CHARS:
+            return
         try:
             if json.loads(json.dumps(meta, allow_nan=False)) != meta:
                 return

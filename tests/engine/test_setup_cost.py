@@ -10,7 +10,13 @@ import json
 import shutil
 from pathlib import Path
 
-from smith_tui.config.front_matter import CACHE_FILE_NAME, MetaCache, split
+from smith_tui.config.front_matter import (
+    CACHE_FILE_NAME,
+    MAX_CACHED,
+    MAX_CACHED_BLOCK_CHARS,
+    MetaCache,
+    split,
+)
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 from tests.support.runtime import make_git_repo
 from tests.support.smith_cli import run_smith, server_args, smith_env
@@ -81,3 +87,14 @@ def test_a_cache_file_that_cannot_be_used_is_no_cache(tmp_path: Path) -> None:
         assert split("---\nname: x\n---\n", cache).meta == {"name": "x"}
         cache.save()
         assert MetaCache(path).get("name: x\n") == {"name": "x"}  # rewritten, usable again
+
+
+def test_the_cache_stays_small(tmp_path: Path) -> None:
+    cache = MetaCache(tmp_path / "cache.json")
+    long_block = "description: " + "x" * MAX_CACHED_BLOCK_CHARS + "\n"
+    assert split(f"---\n{long_block}---\n", cache).meta["description"].startswith("xxx")
+    assert cache.get(long_block) is None  # parsed every time, never kept
+    for n in range(MAX_CACHED + 10):
+        cache.put(f"name: s{n}\n", {"name": f"s{n}"})
+    assert cache.get("name: s0\n") is None  # the oldest went first
+    assert cache.get(f"name: s{MAX_CACHED + 9}\n") == {"name": f"s{MAX_CACHED + 9}"}
