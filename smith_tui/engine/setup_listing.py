@@ -29,7 +29,7 @@ async def skills_listing(host: SetupHost) -> tuple[str, dict[str, Any]]:
         return (
             "no skills: put a folder with a SKILL.md (front matter name and description) in "
             ".smith/skills/, .claude/skills/ or .agents/skills/ of the project, or in "
-            "~/.config/smith/skills/",
+            "~/.config/smith/skills/ or ~/.claude/skills/",
             {"skills": []},
         )
     width = max(len(s.name) for s in skills)
