@@ -203,6 +203,37 @@ class ToolActivity(ScrollView, can_focus=True):
         self._mark_layout()
         self._update_ticker()
 
+    def load_calls(self, calls: list[Any]) -> None:
+        """Show a stored conversation's calls (``engine.stored_calls.StoredCall``, oldest
+        first) as they ended, in place of what is listed."""
+        self.clear()
+        for stored in calls[-self.max_calls :]:
+            key = (stored.turn_id, stored.call_id)
+            record = ToolCallRecord(
+                key=key,
+                call_id=stored.call_id,
+                name=visible(stored.name),
+                role=stored.role,
+                job_id=stored.job_id,
+                argument=key_argument(stored.name, stored.arguments),
+                started=self.clock(),
+                output=OutputTail(self.tail_size),
+                state=call_state(
+                    finished=True,
+                    ok=stored.ok,
+                    cancelled=stored.cancelled or not stored.finished,
+                    metadata=stored.metadata,
+                ),
+                exit=exit_label(stored.metadata),
+                duration_s=stored.duration_s,
+            )
+            old = self._by_key.pop(key, None)
+            if old is not None:
+                self._calls.remove(old)
+            self._calls.append(record)
+            self._by_key[key] = record
+        self._mark_layout()
+
     # -- events ---------------------------------------------------------------------------
     def handle_event(self, event: ev.Event) -> None:
         """Follow tool calls; every other event is ignored."""

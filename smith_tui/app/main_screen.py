@@ -72,6 +72,9 @@ class ConversationView(EventSink, Protocol):
     turn_marks: Callable[[list[str]], Mapping[str, dict[str, Any]]] | None
     """``turn_marks(turn_ids)``: the stored checkpoint marks of those turns that changed files."""
 
+    turn_records: Callable[[list[str]], Mapping[str, Mapping[str, Any]]] | None
+    """``turn_records(turn_ids)``: the stored records of those turns (roles, notices)."""
+
     def load_messages(self, messages: list[dict[str, Any]]) -> object:
         """Replace what is shown with ``messages`` (stored, wire-shaped)."""
 
@@ -170,6 +173,8 @@ class MainScreen(Screen):
         self._started = False
         self._first_frame_at: float | None = None
         self._side_choice: bool | None = None
+        self._resumed_said: object = None
+        """The resume (``engine.conversations.Resumed``) the screen has said already."""
 
     @property
     def smith(self) -> SmithHost:
@@ -355,14 +360,37 @@ class MainScreen(Screen):
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
         view.loader = runtime.messages_before
         view.turn_marks = runtime.turn_marks
+        view.turn_records = runtime.turn_records
         self._guarded(view, view.load_messages, messages)
         usage = self.query_one("#usage")
         self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
+        tools = self.query_one("#tools")
+        load_calls = getattr(tools, "load_calls", None)  # (a stand-in pane may lack it)
+        if load_calls is not None:
+            self._guarded(tools, load_calls, runtime.stored_calls())
         todo = self.query_one("#todo")
         todo.set_items(list(getattr(runtime, "todo", []) or []))  # type: ignore[attr-defined]
         prompt = self.query_one(PromptInput)
         prompt.load_history(runtime.recent_prompts(prompt.prompt_history.limit))
         self.refresh_title()
+        self._say_resumed()
+
+    def _say_resumed(self) -> None:
+        """A conversation reopened without being picked just now (plain ``smith``,
+        ``--continue``) says so once, in the transcript and the status line (until the next
+        turn): the next prompt sends its whole context."""
+        from smith_tui.engine.conversations import ago, resumed_line
+
+        resumed = self.runtime.conversations.resumed
+        if resumed is None or resumed is self._resumed_said:
+            return
+        self._resumed_said = resumed
+        transcript = self.query_one("#transcript")
+        self._guarded(transcript, transcript.add_notice, resumed_line(resumed))  # type: ignore[attr-defined]
+        title = resumed.title or "last conversation"
+        self.query_one(StatusLine).title = (
+            f"resumed {title} · {ago(time.time() - resumed.last_active)}"
+        )
 
     def _stored_usage(self) -> list[Any]:
         """The active conversation's stored usage rows (none before it has one)."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from smith_tui.engine import events as ev
@@ -12,6 +15,49 @@ from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.persistence import Persistence, message_dict
 from smith_tui.store import Store, codec
 from smith_tui.tools import todo as todo_tool
+
+log = logging.getLogger(__name__)
+
+#: The key of a turn record under which the notices the turn showed are kept.
+NOTICES_KEY = "notices"
+
+#: ``ConversationChanged`` reasons that reopen a conversation the user did not pick just now
+#: (plain ``smith``, ``--continue``, ``--resume``): the screen says what was reopened.
+RESUME_REASONS = frozenset({"resume", "continue"})
+
+#: Where the active role of a conversation is kept (its metadata), for a resume to restore.
+ROLE_KEY = "active_role"
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What a resume reopened, as it stood before this session touched it."""
+
+    title: str
+    messages: int
+    last_active: float
+    """When it last changed (epoch seconds)."""
+    reason: str
+
+
+def ago(seconds: float) -> str:
+    """``seconds`` in the past in a person's words: ``just now``, ``5 min ago``, ``2 h ago``."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} d ago"
+
+
+def resumed_line(resumed: Resumed, now: float | None = None) -> str:
+    """The line a resumed conversation opens with (transcript and status line)."""
+    title = f"‘{resumed.title}’" if resumed.title else "the last conversation"
+    count = f"{resumed.messages} message{'' if resumed.messages == 1 else 's'}"
+    when = ago((time.time() if now is None else now) - resumed.last_active)
+    return f"Resumed {title} · {count} · {when} — /new starts fresh"
 
 
 class Conversations:
@@ -32,6 +78,7 @@ class Conversations:
         role: Callable[[], str],
         require_idle: Callable[[], None],
         auto_resume: bool = False,
+        restore_role: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.persistence = persistence
@@ -39,11 +86,17 @@ class Conversations:
         self.project_id = project_id
         self.role = role
         self.require_idle = require_idle
+        self.restore_role = restore_role
+        """Called with a loaded conversation's role (the one it last ran as)."""
+        self.resumed: Resumed | None = None
+        """What the last resume reopened (``None`` after ``new`` or a load the user picked)."""
         self.conversation_id: str | None = None
         self._messages: list[TranscriptMessage] | None = []
         self._messages_lock = threading.Lock()  # read on first use, maybe off the event loop
         self.todo: list[dict[str, Any]] = []
         self._resume_checked = not auto_resume
+        self._notices: dict[str, list[dict[str, Any]]] = {}
+        """The notices of the turns running, by turn id (see observe)."""
         self._unsaved: tuple[str, str | None] | None = None
         # (project id, title) of a new conversation that has no row yet: it is written with
         # its first message (see ensure), so starting smith or /new leaves nothing behind.
@@ -144,6 +197,7 @@ class Conversations:
         self.messages = []
         self.todo = []
         self._resume_checked = True
+        self.resumed = None
         self.emit(
             ev.ConversationChanged(
                 conversation_id=self.conversation_id, reason="new", role=self.role()
@@ -167,6 +221,16 @@ class Conversations:
                 )
             conv = self.store.conversations.get(matches[0])
             assert conv is not None
+        self.resumed = (
+            Resumed(
+                title=conv.title or self._first_prompt(conv.id),
+                messages=self.store.conversations.count_messages(conv.id),
+                last_active=conv.updated_at,
+                reason=reason,
+            )
+            if reason in RESUME_REASONS
+            else None
+        )
         self.store.conversations.repair_orphan_tool_calls(conv.id)
         self.conversation_id = conv.id
         self._unsaved = None
@@ -175,8 +239,39 @@ class Conversations:
         # Under the conversation's own project: resuming project A's conversation while in
         # project B must not make a restart in B reopen it.
         self.persistence.set_active_conversation(conv.id, conv.project_id)
+        role = self.stored_role(conv.id)
+        if role and self.restore_role is not None:
+            self.restore_role(role)
         self.emit(ev.ConversationChanged(conversation_id=conv.id, reason=reason, role=self.role()))
         return conv.id
+
+    def _first_prompt(self, conversation_id: str, limit: int = 50) -> str:
+        """The first words of a conversation's first prompt (what names one without a title)."""
+        for message in self.store.conversations.list_messages(conversation_id, limit=5):
+            if message.role == "user" and isinstance(message.content, str):
+                words = " ".join(message.content.split())
+                return words if len(words) <= limit else words[: limit - 1] + "…"
+        return ""
+
+    def stored_role(self, conversation_id: str) -> str | None:
+        """The role ``conversation_id`` last ran as: the one ``/role`` chose for it, else its
+        last turn's."""
+        conv = self.store.conversations.get(conversation_id)
+        chosen = (conv.metadata or {}).get(ROLE_KEY) if conv is not None else None
+        if isinstance(chosen, str) and chosen:
+            return chosen
+        turns = self.store.turns.list_for_conversation(conversation_id)
+        return turns[-1].role if turns else None
+
+    def remember_role(self, role: str) -> None:
+        """Keep ``role`` with the active conversation (a resume restores it)."""
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
+            return
+        conv = self.store.conversations.get(conversation_id)
+        if conv is None or (conv.metadata or {}).get(ROLE_KEY) == role:
+            return
+        self.store.conversations.set_metadata(conversation_id, {**conv.metadata, ROLE_KEY: role})
 
     def reload(self) -> None:
         """Rebuild the live transcript and todo list from the store."""
@@ -221,6 +316,62 @@ class Conversations:
             self.persistence.set_active_conversation(conversation_id, project_id)
         return conversation_id
 
+    # -- the notices a turn showed, kept with its record ---------------------------------
+    def observe(self, event: ev.Event) -> None:
+        """Keep what a top-level turn said besides its messages (retries, warnings) and write
+        it into the turn's record when the turn ends, so a reload shows it where it was.
+
+        Each notice keeps ``after``: the position of the turn's last stored message when it
+        was shown (``None``: before the turn stored anything past its prompt). How the turn
+        ended (error, cancel, a truncated answer) is in the record already.
+        """
+        if event.job_id is not None:
+            return
+        if isinstance(event, ev.TurnFinished):
+            self._write_notices(event.conversation_id, event.turn_id)
+            return
+        notice = _notice_of(event)
+        if notice is None:
+            return
+        turn_id = str(getattr(event, "turn_id", ""))
+        self._notices.setdefault(turn_id, []).append({**notice, "after": self._after(turn_id)})
+
+    def _after(self, turn_id: str) -> int | None:
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
+            return None
+        last = self.store.conversations.tail_messages(conversation_id, 1)
+        return last[0].position if last and last[0].turn_id == turn_id else None
+
+    def _write_notices(self, conversation_id: str, turn_id: str) -> None:
+        notices = self._notices.pop(turn_id, None)
+        if not notices:
+            return
+        try:
+            record = self.store.notes.get_turn_record(conversation_id, turn_id) or {}
+            self.store.notes.put_turn_record(
+                conversation_id, turn_id, {**record, NOTICES_KEY: notices}
+            )
+        except Exception:  # the record is best effort, as the rest of it
+            log.exception("keeping the notices of turn %s failed", turn_id)
+
+    def turn_records(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The stored records of the active conversation's turns ``turn_ids``, by turn id
+        (how each ended, as which role, what it noticed); unreadable ones are left out."""
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
+            return {}
+        records: dict[str, dict[str, Any]] = {}
+        for turn_id in dict.fromkeys(turn_ids):
+            try:
+                record = self.store.notes.get_turn_record(conversation_id, turn_id)
+            except Exception:
+                log.warning("reading the record of turn %s failed", turn_id, exc_info=True)
+                continue
+            if isinstance(record, dict):
+                records[turn_id] = record
+        return records
+
     def clear_todo(self, role: str) -> None:
         """Empty the todo list at the start of a turn (stored and live)."""
         if self.conversation_id is not None:
@@ -235,3 +386,19 @@ class Conversations:
             self.todo = list(event.metadata["todo"])
             return ev.TodoUpdated(items=self.todo, role=event.role, job_id=event.job_id)
         return None
+
+
+def _notice_of(event: ev.Event) -> dict[str, Any] | None:
+    """The stored form of a notice the transcript shows for ``event`` during a turn."""
+    if isinstance(event, ev.RetryScheduled):
+        return {
+            "kind": "retry",
+            "attempt": event.attempt,
+            "delay_s": event.delay_s,
+            "reason": event.reason,
+        }
+    if isinstance(event, ev.BudgetWarning):
+        return {"kind": "budget", "message": event.message}
+    if isinstance(event, ev.ScopeWarning):
+        return {"kind": "scope", "message": event.message}
+    return None

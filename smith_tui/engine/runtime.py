@@ -176,6 +176,7 @@ class Runtime:
             require_idle=self._require_idle,
             # The front end asks for it (plain `smith`); the `auto_resume` setting can refuse.
             auto_resume=self.options.auto_resume and self.config.model.auto_resume,
+            restore_role=self._restore_role,
         )
         self.driver = TurnDriver(
             book=self.persistence,
@@ -308,6 +309,7 @@ class Runtime:
     def emit(self, event: ev.Event) -> None:
         """Deliver ``event`` on the bus (a finished ``todo`` call is followed by ``TodoUpdated``)."""
         follow = self.conversations.todo_changed(event)
+        self.conversations.observe(event)
         self.bus.emit(event)
         if follow is not None:
             self.bus.emit(follow)
@@ -392,7 +394,19 @@ class Runtime:
                 "choose direct or orchestrator"
             )
         self._active_role_override = spec.name
+        self.conversations.remember_role(spec.name)
         return spec
+
+    def _restore_role(self, name: str) -> None:
+        """A loaded conversation runs as the role it last ran as, unless ``--role`` says."""
+        if "active_role" in self.options.ephemeral:
+            return
+        try:
+            spec = resolve_role(name)
+        except UnknownRoleError:  # a role gone since (an agent file removed): keep this one
+            return
+        if spec.user_facing:
+            self._active_role_override = spec.name
 
     @property
     def model(self) -> str | None:
@@ -505,6 +519,19 @@ class Runtime:
         from smith_tui.engine.checkpoints import stored_marks
 
         return stored_marks(self.store, self.conversation_id, turn_ids)
+
+    def turn_records(self, turn_ids: list[str]) -> dict[str, Any]:
+        """The stored records of the active conversation's turns ``turn_ids`` (a reloaded
+        transcript's roles and notices)."""
+        return self.conversations.turn_records(turn_ids)
+
+    def stored_calls(self) -> list[Any]:
+        """The tool calls of the active conversation's recent turns and of the sub-agents
+        they dispatched, oldest first (the tools pane after a reload)."""
+        from smith_tui.engine.stored_calls import stored_calls
+
+        saved = self.conversations.saved
+        return list(stored_calls(self.store, self.conversation_id if saved else None))
 
     def recent_prompts(self, limit: int) -> list[str]:
         """The text of the active conversation's newest ``limit`` user messages."""

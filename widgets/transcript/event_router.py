@@ -7,6 +7,11 @@ from typing import Any, Protocol
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import display_text
 from smith_tui.engine.checkpoints import NOTICE_COMMAND
+from smith_tui.widgets.transcript.turn_notices import (
+    budget_notice,
+    retry_notice,
+    turn_end_notice,
+)
 
 
 class Transcript(Protocol):
@@ -73,9 +78,7 @@ def route_event(transcript: Transcript, event: Any) -> None:
             event.call_id, event.ok, event.duration_s, event.summary, content, metadata
         )
     elif isinstance(event, ev.RetryScheduled):
-        t.add_notice(
-            f"Retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {event.reason}", "warning"
-        )
+        t.add_notice(*retry_notice(event.attempt, event.delay_s, event.reason))
     elif isinstance(event, ev.TurnFinished):
         t.end_assistant()
         _turn_finished(t, event)
@@ -87,7 +90,7 @@ def route_event(transcript: Transcript, event: Any) -> None:
     elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
         t.add_notice(compaction_notice(event), "info")  # /compact prints its own output
     elif isinstance(event, ev.BudgetWarning):
-        t.add_notice(f"Budget: {event.message}", "warning")
+        t.add_notice(*budget_notice(event.message))
     elif isinstance(event, ev.ScopeWarning):
         t.add_notice(event.message, "warning")
     elif isinstance(event, ev.SandboxStatus) and event.notice:
@@ -106,10 +109,6 @@ def compaction_notice(event: ev.ContextCompacted) -> str:
 
 
 def _turn_finished(t: Transcript, event: ev.TurnFinished) -> None:
-    if event.stop_reason == "error":
-        message = (event.error or {}).get("message") or "the turn failed"
-        t.add_notice(f"Error: {message}", "error")
-    elif event.stop_reason == "cancelled":
-        t.add_notice("Turn cancelled.", "warning")
-    elif event.stop_reason == "budget_exhausted":
-        t.add_notice("Stopped: the step budget for this turn is used up.", "warning")
+    line = turn_end_notice(event.stop_reason, event.error)
+    if line is not None:
+        t.add_notice(*line)

@@ -7,15 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from smith_tui.engine.attachments import display_text
+from smith_tui.engine.conversations import NOTICES_KEY
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
     ChangesEntry,
     DispatchEntry,
     Entry,
+    NoticeEntry,
     ToolEntry,
     UserEntry,
 )
 from smith_tui.widgets.transcript.turn_changes import changes_entry
+from smith_tui.widgets.transcript.turn_notices import stored_notice, turn_end_notice
 
 
 def message_text(content: Any) -> str:
@@ -65,6 +68,7 @@ def entries_from_messages(
     drop_unanswered_calls: bool = False,
     marks: Mapping[str, dict[str, Any]] | None = None,
     continued_turn: str | None = None,
+    records: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Entry]:
     """Build the entries for stored messages (oldest first).
 
@@ -75,10 +79,14 @@ def entries_from_messages(
     ``marks`` (turn id → the turn's checkpoint mark) puts a :class:`ChangesEntry` after
     the last message of each turn that changed files, except after the last turn of
     ``messages`` when it is ``continued_turn`` (its end is in newer messages).
+    ``records`` (turn id → the turn's stored record) names the role of each turn's answers
+    and puts back the notices the turn showed live: its retries and warnings where they
+    came, and how it ended (error, cancel, a truncated answer) after its mark.
     """
     entries: list[Entry] = []
     open_calls: dict[str, ToolEntry] = {}
     marks = marks or {}
+    records = records or {}
     turn: str | None = None
     last_position: int | None = None
     for message in messages:
@@ -86,10 +94,11 @@ def entries_from_messages(
             continue
         position = message.get("position")
         position = position if isinstance(position, int) else None
-        if marks and message.get("turn_id") != turn:
-            _add_mark(entries, marks, turn, last_position)
+        if message.get("turn_id") != turn:
+            _end_turn(entries, marks, records, turn, last_position)
             turn = message.get("turn_id")
         last_position = position
+        record = records.get(turn) if turn else None
         kind = message.get("role")
         raw_metadata = message.get("metadata")
         metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
@@ -100,7 +109,12 @@ def entries_from_messages(
         elif kind == "assistant":
             reasoning = message_text(message.get("reasoning"))
             if text.strip() or reasoning.strip():
-                agent = message.get("agent_role") or metadata.get("role") or role
+                agent = (
+                    message.get("agent_role")
+                    or metadata.get("role")
+                    or (record or {}).get("role")
+                    or role
+                )
                 entries.append(
                     AssistantEntry(
                         role=str(agent), text=text, reasoning=reasoning, position=position
@@ -113,23 +127,54 @@ def entries_from_messages(
                     entries.append(entry)
         elif kind == "tool":
             _add_result(entries, open_calls, message, text, metadata, position)
+        if record is not None:
+            _add_notices(entries, record, position, first=kind == "user")
     if turn != continued_turn:
-        _add_mark(entries, marks, turn, last_position)
+        _end_turn(entries, marks, records, turn, last_position)
     if drop_unanswered_calls:
         entries = [e for e in entries if not (isinstance(e, ToolEntry) and not e.finished)]
     return entries
 
 
-def _add_mark(
+def _end_turn(
     entries: list[Entry],
     marks: Mapping[str, dict[str, Any]],
+    records: Mapping[str, Mapping[str, Any]],
     turn: str | None,
     position: int | None,
 ) -> None:
+    """After a turn's last message: its file-change mark, then how it ended (as live)."""
     mark = marks.get(turn) if turn else None
     entry: ChangesEntry | None = changes_entry(mark, position) if mark else None
     if entry is not None:
         entries.append(entry)
+    record = records.get(turn) if turn else None
+    if record is None:
+        return
+    error = record.get("error")
+    line = turn_end_notice(
+        str(record.get("stop_reason") or ""), error if isinstance(error, Mapping) else None
+    )
+    if line is not None:
+        entries.append(NoticeEntry(text=line[0], style=line[1], position=position))
+
+
+def _add_notices(
+    entries: list[Entry], record: Mapping[str, Any], position: int | None, *, first: bool
+) -> None:
+    """The notices the turn showed just after the message at ``position`` (those shown
+    before it stored anything but its prompt follow the prompt)."""
+    notices = record.get(NOTICES_KEY)
+    if not isinstance(notices, list):
+        return
+    for data in notices:
+        if not isinstance(data, Mapping):
+            continue
+        after = data.get("after")
+        if (after is None and first) or (after is not None and after == position):
+            line = stored_notice(data)
+            if line is not None:
+                entries.append(NoticeEntry(text=line[0], style=line[1], position=position))
 
 
 def _call_entry(call: Any, position: int | None) -> ToolEntry | None:

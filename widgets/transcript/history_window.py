@@ -15,6 +15,9 @@ Loader = Callable[[int, int], list[dict[str, Any]]]
 #: ``marks(turn_ids)``: the checkpoint marks of those turns that changed files, by turn id.
 MarkLoader = Callable[[list[str]], Mapping[str, dict[str, Any]]]
 
+#: ``records(turn_ids)``: the stored records of those turns, by turn id (roles, notices).
+RecordLoader = Callable[[list[str]], Mapping[str, Mapping[str, Any]]]
+
 
 class HistoryWindow:
     """Entries older than the mounted ones, handed out a page at a time (newest first).
@@ -28,6 +31,8 @@ class HistoryWindow:
         self.role = role
         self.marks: MarkLoader | None = None
         """Where the marks of turns that changed files come from (none without it)."""
+        self.records: RecordLoader | None = None
+        """Where the turns' records come from (their roles and notices; none without it)."""
         self._older: list[Entry] = []  # oldest first
         self._before: int | None = None
         self._oldest_turn: str | None = None
@@ -72,6 +77,7 @@ class HistoryWindow:
         """The entries of ``messages``, with the marks of their turns that changed files."""
         turn_ids = [str(m["turn_id"]) for m in messages if m.get("turn_id")]
         marks = self.marks(turn_ids) if self.marks is not None and turn_ids else None
+        records = self.records(turn_ids) if self.records is not None and turn_ids else None
         continued = self._oldest_turn  # its end (and mark) is in the newer messages
         self._oldest_turn = messages[0].get("turn_id") if messages else None
         return entries_from_messages(
@@ -80,4 +86,5 @@ class HistoryWindow:
             drop_unanswered_calls=drop_unanswered_calls,
             marks=marks,
             continued_turn=continued,
+            records=records,
         )

@@ -46,7 +46,12 @@ from smith_tui.widgets.transcript.entries import (
 from smith_tui.widgets.transcript.entry_widgets import build_widget
 from smith_tui.widgets.transcript.event_router import route_event
 from smith_tui.widgets.transcript.history import dispatch_result_of
-from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader, MarkLoader
+from smith_tui.widgets.transcript.history_window import (
+    HistoryWindow,
+    Loader,
+    MarkLoader,
+    RecordLoader,
+)
 from smith_tui.widgets.transcript.notice import Notice
 from smith_tui.widgets.transcript.parking import (
     Placeholder,
@@ -198,6 +203,15 @@ class Transcript(VerticalScroll, can_focus=True):
     @turn_marks.setter
     def turn_marks(self, marks: MarkLoader | None) -> None:
         self.history.marks = marks
+
+    @property
+    def turn_records(self) -> RecordLoader | None:
+        """Where the records of stored turns come from (see :data:`RecordLoader`)."""
+        return self.history.records
+
+    @turn_records.setter
+    def turn_records(self, records: RecordLoader | None) -> None:
+        self.history.records = records
 
     def _report_error(self, error: Exception) -> None:
         # One failed update must not stop the pane (nor the session).
