@@ -189,8 +189,10 @@ class ToolCallEntry(Vertical, can_focus=True):
                 return  # not composed yet: composing adds the lines
             self._tail = ToolOutputLines(self.entry)
             self.mount(self._tail, after=self.line)
-        else:
+        elif self._tail.size.height != len(self._tail.lines()):
             self._tail.refresh(layout=True)
+        else:
+            self._tail.refresh()  # same height: no layout of the transcript
 
     def finish(
         self,
