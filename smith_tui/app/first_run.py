@@ -56,6 +56,29 @@ def url_problem(url: str) -> str:
     return ""
 
 
+async def report_server(app: Any, runtime: Runtime, url: str) -> str:
+    """Ask the server at ``url`` for its models (``GET /models``) and say what it answered;
+    returns the words shown."""
+    try:
+        models = list(await runtime.services.model.catalog())
+    except Exception as exc:
+        why = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        text = (
+            f"{url} did not list its models (GET /models): {why}. If that is not the server, "
+            f"change {URL_SETTING} (f2)."
+        )
+        app.notify(text, severity="warning", timeout=15)
+        return text
+    ids = [str(getattr(model, "id", model)) for model in models]
+    if not ids:
+        text = f"{url} answers, but lists no models: name one with /config set default_model ID."
+    else:
+        listed = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        text = f"{url} answers: {len(ids)} model{'s' if len(ids) != 1 else ''} ({listed})."
+    app.notify(text, timeout=10)
+    return text
+
+
 class FirstRunScreen(Screen):
     """Asks for the server URL (offering local servers that answer) and saves it.
 
@@ -182,7 +205,11 @@ class FirstRunScreen(Screen):
         if problem:
             self.query_one("#first-run-url", Input).focus()
             return False
-        self.app.notify(f"Saved {URL_SETTING} = {url} in {path}", timeout=4)
+        self.app.notify(f"Saved {URL_SETTING} = {url} in {path}; asking it for its models…")
+        # On the app: the check outlives this screen, and its answer shows on the next one.
+        self.app.run_worker(
+            report_server(self.app, self.runtime, url), group="check-server", exit_on_error=False
+        )
         self._leave()
         return True
 

@@ -2,8 +2,9 @@
 
 A silent server is named on the status line (after half the stall timeout here, so the
 test waits seconds, not 15) with the stall timeout in effect, and the retry names the
-setting that fired; the permission mode and the sandbox show before the first prompt.
-At 80×24 and 160×45.
+setting that fired; the permission mode and the sandbox show before the first prompt; the
+welcome screen asks the URL it saves for its models and says what came back. At 80×24
+and 160×45.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from tests.support.llm_script import stall
 from tests.support.llm_server import text_reply
-from tests.support.tmux import smith_in_tmux
+from tests.support.tmux import SMITH, TmuxPane, smith_in_tmux, tmux_env
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -51,3 +52,45 @@ def test_a_silent_server_is_named_and_the_retry_names_the_setting(
         assert not QUIET.search(screen)
         pane.send("C-q")
         pane.wait_for("SMITH-EXIT=0")
+
+
+def _welcome(tmp_path, size):
+    """``smith`` with no server configured anywhere: the welcome screen."""
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    config = tmp_path / "config.json"
+    config.write_text("{}", encoding="utf-8")
+    command = (
+        f"{SMITH} --db {tmp_path / 'smith.db'} --config {config}; echo SMITH-EXIT=$?; sleep 60"
+    )
+    return TmuxPane(command, project, tmux_env(tmp_path), size=size), config
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+@pytest.mark.parametrize("catalog_status", [200, 503])
+def test_the_welcome_screen_says_what_the_saved_url_answered(
+    tmp_path, llm_server, size, catalog_status
+) -> None:
+    llm_server.catalog_status = catalog_status
+    pane, config = _welcome(tmp_path, size)
+    try:
+        pane.wait_for("Welcome to Agent Smith")
+        probed = re.compile(r"No server answered|Found on this machine")
+        pane._wait(lambda text: probed.search(text) is not None, "the ports were not probed", 20)
+        if "Found on this machine" in pane.text():
+            pytest.skip("a server on this machine's usual ports fills the field in")
+        pane.type(llm_server.base_url)
+        pane.send("Enter")
+        if catalog_status == 200:
+            # (short needles: the notice wraps at 80 columns)
+            pane.wait_for("answers:")
+            pane.wait_for("(scripted-model).")
+        else:
+            pane.wait_for("did not")
+            pane.wait_for("503")
+        assert json.loads(config.read_text())["llm_config"]["api_url"] == llm_server.base_url
+        assert any(r.path.endswith("/models") for r in llm_server.requests)
+        pane.send("C-q")
+        pane.wait_for("SMITH-EXIT=0")
+    finally:
+        pane.kill()
