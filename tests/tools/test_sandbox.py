@@ -8,6 +8,7 @@ in this container). ``.ci/run`` installs bubblewrap so they run in CI.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import tempfile
@@ -261,6 +262,44 @@ async def test_cancel_kills_the_sandboxed_process_tree(project: Path) -> None:
     assert result.metadata["sandboxed"] is True
     assert not [pid for pid in started if is_running(pid)]
     assert live_members(result.metadata["pgid"]) == []
+
+
+@needs_bwrap
+@pytest.mark.parametrize("pidfds", [True, False], ids=["pidfd", "polling"])
+async def test_the_wait_for_a_sandbox_to_end_sees_its_end(
+    monkeypatch: pytest.MonkeyPatch, pidfds: bool
+) -> None:
+    from smith_tui.tools.bash import _ended
+    from smith_tui.tools.sandbox import NamespaceInit
+
+    if not pidfds:
+        monkeypatch.setattr(NamespaceInit, "open_pidfd", lambda self: None)
+    assert PROBE.path is not None
+    info_r, info_w = os.pipe()
+    line = [PROBE.path, "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/"]
+    outer = await asyncio.create_subprocess_exec(
+        *line,
+        *("--info-fd", str(info_w), "sleep", sleep_marker()),
+        pass_fds=(info_w,),
+        stdin=asyncio.subprocess.DEVNULL,
+    )
+    os.close(info_w)
+    try:
+        with os.fdopen(info_r, "rb") as report:
+            init = NamespaceInit.from_info(await asyncio.to_thread(report.read))
+        assert init is not None and init.alive()
+        if pidfds:
+            fd = init.open_pidfd()
+            assert fd is not None, "this kernel has no pidfds"
+            os.close(fd)
+        assert not await _ended(init, 0.05)  # still running: the wait runs out
+        outer.kill()  # bwrap's death SIGKILLs the sandbox's pid 1
+        assert await _ended(init, 5.0)
+        assert not init.alive()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            outer.kill()
+        await outer.wait()
 
 
 # ---------------------------------------------------------------------------
