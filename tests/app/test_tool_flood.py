@@ -78,7 +78,7 @@ class PeakResident:
 async def test_a_100_mb_line_keeps_the_app_responsive_and_its_memory_bounded(
     runtime, llm_server, tmp_path
 ) -> None:
-    release = tmp_path / "release"
+    release = tmp_path / "project" / "release"  # inside the project: the sandbox's /tmp is its own
     # One line of x, in 4 MB bursts, until the test releases it.
     command = f"while [ ! -e '{release}' ]; do head -c {BURST_BYTES} /dev/zero | tr '\\0' x; done"
     llm_server.enqueue(
