@@ -21,6 +21,7 @@ import argparse
 import http.server
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -166,16 +167,25 @@ def paint_and_turn(
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    turn: dict[str, list[float]] = {"empty": [], "full": []}
+    turn: dict[str, list[float]] = {"empty": [], "full": [], "empty cpu": [], "full cpu": []}
     try:
         headless_turn(smith, url, empty, env)
         headless_turn(smith, url, full, env)
         for _ in range(runs):
             for name, base in (("empty", empty), ("full", full)):
+                before = _children_cpu()
                 turn[name].append(headless_turn(smith, url, base, env))
+                turn[f"{name} cpu"].append(_children_cpu() - before)
     finally:
         server.shutdown()
     return paint, turn
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the waited-for child processes so far: a figure the
+    other processes of a loaded machine disturb much less than the wall clock."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def ms(values: list[float]) -> str:
@@ -196,6 +206,9 @@ def print_paint_and_turn(
     print(f"  first paint, with the files: {ms(paint['full'])}   delta {paint_delta:+.1f} ms")
     print(f"  smith -p hi, empty project : {ms(turn['empty'])}")
     print(f"  smith -p hi, with the files: {ms(turn['full'])}   delta {turn_delta:+.1f} ms")
+    cpu_delta = (statistics.median(turn["full cpu"]) - statistics.median(turn["empty cpu"])) * 1000
+    print(f"    its CPU time, empty      : {ms(turn['empty cpu'])}")
+    print(f"    its CPU time, with files : {ms(turn['full cpu'])}   delta {cpu_delta:+.1f} ms")
     return paint_delta, turn_delta
 
 
