@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 from textual.widget import Widget
 
+from smith_tui.engine import events as ev
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Store
 from smith_tui.widgets.transcript import Transcript
 from smith_tui.widgets.transcript import transcript as transcript_module
+from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.history_window import HistoryWindow, Loader
 from smith_tui.widgets.transcript.parking import Placeholder, child_offsets
 from smith_tui.widgets.transcript.transcript import ParkedEntry
@@ -316,6 +318,57 @@ async def test_a_prompt_sent_while_a_load_waits_in_the_queue_is_kept() -> None:
         assert len(texts) == 1 + sum(1 for m in conversation(3) if m["role"] == "user")
         # the loaded history stays above what the live session added
         assert transcript.children[-1] is users[-1]
+
+
+async def test_an_answer_streamed_while_a_load_waits_in_the_queue_is_kept() -> None:
+    """The app loads the conversation when its panes are mounted and only then hands them
+    the events held meanwhile: under load a whole first reply (an answer and the dispatch
+    call it makes) comes in before that load has run. The answer must not be swept away by
+    it (seen in tmux: Tank's answer above a dispatch row vanished from the live screen)."""
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        loaded = transcript.load_messages(conversation(3))
+        answer = "I hand the reading to Niobe."
+        for event in (
+            ev.TurnStarted(
+                role="orchestrator", turn_id="t1", conversation_id="c1", prompt="read the note"
+            ),
+            ev.TextDelta(role="orchestrator", turn_id="t1", text=answer),
+            ev.AssistantMessage(role="orchestrator", turn_id="t1", content=answer),
+            ev.ToolCallStarted(
+                role="orchestrator", turn_id="t1", call_id="call_1", name="dispatch", arguments=""
+            ),
+        ):
+            transcript.handle_event(event)
+        await loaded
+        await transcript.settle()  # (raised before: the answer was finished off the screen)
+        await pilot.pause()
+        kinds = [type(w).__name__ for w in transcript.entry_widgets]
+        # the loaded history, then the live turn in the order it happened
+        assert kinds[-3:] == ["UserMessage", "AssistantMessage", "ToolCallEntry"], kinds
+        assert len(kinds) == 3 + len(conversation(3))
+        message = transcript.entry_widgets[-2]
+        assert isinstance(message, AssistantMessage) and message.entry.text == answer
+        assert answer in screen_text(app)
+
+
+async def test_a_notice_added_while_an_answer_streams_keeps_its_place_after_a_load() -> None:
+    """A row appended while an answer streams sits above the answer; a load that waited in
+    the queue keeps the live rows in that order (and the history above them all)."""
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE):
+        transcript = app.transcript
+        loaded = transcript.load_messages(conversation(3))
+        transcript.append_text("streaming answer")
+        transcript.add_notice("a notice meanwhile")
+        await loaded
+        transcript.end_assistant()
+        await transcript.settle()
+        kinds = [type(w).__name__ for w in transcript.entry_widgets]
+        assert kinds[-2:] == ["Notice", "AssistantMessage"], kinds
+        assert len(kinds) == 2 + len(conversation(3))
+        assert kinds[0] == "UserMessage"  # (the history's first question)
 
 
 async def settled_view(pilot: Any, transcript: Transcript, within: float = 40.0) -> None:

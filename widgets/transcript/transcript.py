@@ -274,6 +274,7 @@ class Transcript(VerticalScroll, can_focus=True):
             AssistantEntry(role=role, job_id=job_id), streaming=True, part_chars=self.part_chars
         )
         mounted = self.mount(widget)
+        self._track_live(widget)
         self._stream = _Stream(widget=widget, mounted=mounted)
         self._prune()
         return widget
@@ -424,14 +425,16 @@ class Transcript(VerticalScroll, can_focus=True):
                 entry.output = OutputTail(TAIL_LINES)
                 self._tools[entry.call_id] = entry
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
-        # What the live session appends from now on (the user's prompt sent while this load
-        # waits in the queue, say) is newer than the loaded history: the replace keeps it.
+        # What the live session shows from now on (the user's prompt sent while this load
+        # waits in the queue, the answer streaming to it, its tool calls) is newer than the
+        # loaded history: the replace keeps it.
         live: list[Widget] = []
         self._live_since_load = live
 
         async def replace() -> None:
             with one_update(self):
-                kept = [widget for widget in live if widget.parent is self]
+                # In screen order: a row appended while an answer streams sits above it.
+                kept = [child for child in self.children if child in live]
                 await self.remove_children([c for c in self.children if c not in kept])
                 if widgets:
                     if kept:
@@ -668,9 +671,13 @@ class Transcript(VerticalScroll, can_focus=True):
         return None
 
     # -- internals ----------------------------------------------------------------------
-    def _append(self, widget: Widget) -> Any:
+    def _track_live(self, widget: Widget) -> None:
+        """Note ``widget`` as live output a pending :meth:`load_messages` must keep."""
         if self._live_since_load is not None:
             self._live_since_load.append(widget)
+
+    def _append(self, widget: Widget) -> Any:
+        self._track_live(widget)
         stream = self._stream
         if stream is not None and stream.widget.is_attached:
             # Keep the streaming message last so its text stays in place.
