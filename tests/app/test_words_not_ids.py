@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from smith_tui.app.screens.rewind_screen import RewindScreen
 from smith_tui.app.screens.turn_diff_screen import TurnDiffScreen
 from smith_tui.engine.roles import role_display
 from smith_tui.widgets.prompt_input import PromptInput
@@ -70,6 +71,12 @@ async def test_turns_are_named_by_number_and_prompt_in_undo_rewind_and_the_diff(
             assert label in out.text and "(1 file)" in out.text
             turn_id = out.data["checkpoints"][0]["turn_id"]
             assert turn_id not in out.text
+            # /rewind without arguments also opens the checkpoints screen (its output's
+            # action): it lists the turn by its words too; close it before typing /undo.
+            await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), "rewind")
+            await wait_for_text(pilot, label)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not isinstance(app.screen, RewindScreen), "closed")
 
             await submit(pilot, "/undo")
             await wait_for_text(pilot, "restored 1 file")
