@@ -73,13 +73,15 @@ IN_PROCESS = """
 import sys, time
 from pathlib import Path
 import smith_tui.engine.runtime  # loaded before discovery runs: not counted
+import inspect
 from smith_tui.engine.user_setup import SetupCatalog
 base, mode = Path(sys.argv[1]), sys.argv[4]
-try:
-    from smith_tui.config.front_matter import CACHE_FILE_NAME, MetaCache
-except ImportError:  # a tree from before the cache (bench the old code with PYTHONPATH)
+if "cache" not in inspect.signature(SetupCatalog).parameters:
+    # a tree from before the cache (the old code, with PYTHONPATH); importing its
+    # front_matter here would import yaml before the clock starts
     catalog, mode = SetupCatalog(lambda: base / "cfg" / "smith"), "cold"
 else:
+    from smith_tui.config.front_matter import CACHE_FILE_NAME, MetaCache
     cache_file = base / "bench-data" / CACHE_FILE_NAME
     if mode == "cold":
         cache_file.unlink(missing_ok=True)
