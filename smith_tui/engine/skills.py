@@ -24,7 +24,6 @@ from smith_tui.engine.setup_files import (
     SetupProblem,
     clash,
     entries,
-    folder_is_usable,
     read_setup_file,
 )
 
@@ -116,10 +115,8 @@ def discover_skills(
     problems: list[SetupProblem] = []
     for origin in folders:
         for entry in entries(origin):
-            folder = Path(entry.path)
-            if not folder_is_usable(origin, folder):
-                continue
-            found = read_skill(origin, folder, cache)
+            # A folder that leads out of the project is refused by the reader (a notice).
+            found = read_skill(origin, Path(entry.path), cache)
             if isinstance(found, SetupProblem):
                 problems.append(found)
             elif found is not None:

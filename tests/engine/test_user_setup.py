@@ -418,3 +418,21 @@ async def test_the_users_claude_code_folders_are_read_too(
     out = await runtime.submit("/skills")
     assert "[~/.claude/skills (user)]" in out.text
     await runtime.aclose()
+
+
+async def test_a_skill_folder_linked_out_of_the_project_is_refused_with_a_notice(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    outside = tmp_path / "elsewhere" / "leak"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: leak\ndescription: secret\n---\nTOKEN\n")
+    runtime, rec = _open(tmp_path, llm_server)
+    skills = runtime.options.cwd / ".claude" / "skills"
+    (skills / "leak").symlink_to(outside)
+    await runtime.refresh_setup()
+    assert "leak" not in [s.name for s in runtime.setup.skills]
+    assert any(
+        f"{skills / 'leak' / 'SKILL.md'}:1: skill not loaded: {skills / 'leak'} leads outside" in n
+        for n in _notices(rec)
+    ), _notices(rec)
+    await runtime.aclose()
