@@ -140,20 +140,34 @@ class StreamAssembler:
         except _DECODE_ERRORS as exc:
             self._not_json(data, exc)
             return
+        self._keep_raw(data)
+        self._process(chunk)
+
+    def _keep_raw(self, data: str) -> None:
+        """Keep ``data`` (one event's wire text) while the raw budget lasts."""
         if self.raw is not None and self._raw_left > 0:
             # keep the wire text, not the dict: 10^5 live dicts make the cyclic GC crawl
             self._raw_left -= len(data)
             self.raw.append(data)
+
+    def _decoded(self, text: str) -> bool:
+        """Process ``text`` if it is JSON (its wire text kept like any event's)."""
+        try:
+            chunk = json.loads(text)
+        except _DECODE_ERRORS:
+            return False
+        if isinstance(chunk, str):
+            self.feed_event(None, chunk)  # as feed() did with a JSON string
+            return True
+        self._keep_raw(text)
         self._process(chunk)
+        return True
 
     def _not_json(self, data: bytes | str, exc: Exception) -> None:
         if isinstance(data, bytes):
             text = data.decode("utf-8", "replace")
-            try:
-                self.feed(json.loads(text))
+            if self._decoded(text):
                 return
-            except _DECODE_ERRORS:
-                pass
         else:
             text = data
         stripped = text.strip()
@@ -162,12 +176,8 @@ class StreamAssembler:
             return
         if not stripped:
             return
-        if stripped != text:
-            try:
-                self.feed(json.loads(stripped))
-                return
-            except _DECODE_ERRORS:
-                pass
+        if stripped != text and self._decoded(stripped):
+            return
         raise _invalid_json(text, exc) from None
 
     def feed_events(self, events: Any) -> LLMError | None:
