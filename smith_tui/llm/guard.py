@@ -1,7 +1,8 @@
 """Watches a running request for cancellation, stalls and deadlines.
 
 The watchdog lives beside the task doing the I/O. When the caller's cancel
-token fires, when no SSE line arrived for ``stall`` seconds, or when the
+token fires, when no SSE line arrived for ``stall`` seconds (seconds the event loop was
+held up by other work do not count: nothing could be read then), or when the
 deadline passes, it cancels that task; the client then turns the
 ``CancelledError`` into an :class:`LLMError` (see :meth:`Watchdog.reason`).
 This reaches the task wherever it waits - connecting, waiting for headers or
@@ -40,6 +41,7 @@ class Watchdog:
         self.started = False  # set by the client once response headers arrived
         self.last_activity = self._loop.time()
         self._handle: asyncio.TimerHandle | None = None
+        self._due = 0.0  # when the next tick was asked for
         self._waiter: asyncio.Task[Any] | None = None
         wait = getattr(cancel, "wait", None)
         self._has_wait = wait is not None and inspect.iscoroutinefunction(wait)
@@ -52,8 +54,12 @@ class Watchdog:
         """Begin watching (call right before the guarded awaits)."""
         if self._has_wait:
             self._waiter = self._loop.create_task(self._wait_cancel())
-        self._handle = self._loop.call_later(self._interval, self._tick)
+        self._schedule()
         return self
+
+    def _schedule(self) -> None:
+        self._due = self._loop.time() + self._interval
+        self._handle = self._loop.call_later(self._interval, self._tick)
 
     def touch(self) -> None:
         """Record activity (an SSE line arrived)."""
@@ -88,6 +94,10 @@ class Watchdog:
         if self.reason is not None or self._stopped:
             return
         now = self._loop.time()
+        # A tick that runs late means the loop itself was held up (a handler blocked on a
+        # full stdout pipe, a starved process): nothing was read then, whatever the server
+        # sent, so that time is not the server's silence.
+        self.last_activity += max(0.0, now - self._due)
         cancel = self._cancel
         if cancel is not None and cancel.is_cancelled():
             self._fire(CANCELLED)
@@ -96,7 +106,7 @@ class Watchdog:
         elif self._deadline is not None and now >= self._deadline:
             self._fire(DEADLINE)
         else:
-            self._handle = self._loop.call_later(self._interval, self._tick)
+            self._schedule()
 
     def _fire(self, reason: str) -> None:
         if self.reason is not None or self._stopped:
