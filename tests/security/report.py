@@ -57,6 +57,18 @@ def _sections(prose: str) -> dict[str, str]:
     return parts
 
 
+def _outcome(outcomes: list[str]) -> str:
+    """One cell for the runs of one row (a parametrized test has several)."""
+    if not outcomes:
+        return "not run"
+    if len(set(outcomes)) == 1:
+        return outcomes[0] if len(outcomes) == 1 else f"{outcomes[0]} ×{len(outcomes)}"
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return ", ".join(f"{outcome} ×{n}" for outcome, n in counts.items())
+
+
 def render(runs: Sequence[Mapping[str, Any]], prose: str) -> str:
     """The whole document for ``runs`` (the root run first, then the plain one)."""
     text = _sections(prose)
@@ -102,7 +114,7 @@ def render(runs: Sequence[Mapping[str, Any]], prose: str) -> str:
         out += [f"## {title}", "", text.get(key, "").strip(), ""]
         out += ["| | what | " + " | ".join(run["user"] for run in runs) + " | test |"]
         out += ["|---|---|" + "---|" * len(runs) + "---|"]
-        seen: dict[tuple[str, str], dict[str, str]] = {}
+        seen: dict[tuple[str, str], dict[str, list[str]]] = {}
         tests: dict[tuple[str, str], str] = {}
         for run in runs:
             for row in run["rows"]:
@@ -111,12 +123,12 @@ def render(runs: Sequence[Mapping[str, Any]], prose: str) -> str:
                 ident = (row["kind"], row["what"])
                 outcome = row["outcome"]
                 if outcome == "skipped" and row.get("detail"):
-                    outcome = f"skipped: {row['detail']}"
-                seen.setdefault(ident, {})[run["user"]] = outcome
-                tests.setdefault(ident, row["test"].split("::")[-1])
+                    outcome = f"skipped ({row['detail'].removeprefix('Skipped: ')})"
+                seen.setdefault(ident, {}).setdefault(run["user"], []).append(outcome)
+                tests.setdefault(ident, row["test"].split("::")[-1].split("[")[0])
         for (kind, what), outcomes in sorted(seen.items(), key=lambda item: item[0][0]):
             label = "attack" if kind == "attack" else "control"
-            cells = [cell(outcomes.get(run["user"], "not run")) for run in runs]
+            cells = [cell(_outcome(outcomes.get(run["user"], []))) for run in runs]
             out.append(
                 f"| {label} | {cell(what)} | " + " | ".join(cells) + f" | `{tests[(kind, what)]}` |"
             )

@@ -47,3 +47,18 @@ def test_figures_count_attacks_held_and_controls_per_user() -> None:
         and text.rstrip().endswith("Out of scope.")
     )
     assert "| attack | socket | failed | not run | `socket` |" in text
+
+
+def test_a_parametrized_row_counts_each_outcome() -> None:
+    root = _run(
+        "root",
+        [
+            ("control", "sandbox", "forms", "passed"),
+            ("control", "sandbox", "forms", "passed"),
+            ("control", "sandbox", "forms", "skipped"),
+        ],
+    )
+    text = render([root], PROSE)
+    assert "| control | forms | passed ×2, skipped ×1 |" in text
+    line = next(row for row in text.splitlines() if row.startswith("| The sandbox"))
+    assert "2 of 3" in line
