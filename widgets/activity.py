@@ -208,16 +208,13 @@ class ToolActivity(ScrollView, can_focus=True):
         first) as they ended, in place of what is listed."""
         self.clear()
         for stored in calls[-self.max_calls :]:
-            key = (stored.turn_id, stored.call_id)
-            record = ToolCallRecord(
-                key=key,
-                call_id=stored.call_id,
-                name=visible(stored.name),
-                role=stored.role,
-                job_id=stored.job_id,
-                argument=key_argument(stored.name, stored.arguments),
-                started=self.clock(),
-                output=OutputTail(self.tail_size),
+            record = self._record(
+                stored.turn_id,
+                stored.call_id,
+                stored.name,
+                stored.role,
+                stored.job_id,
+                stored.arguments,
                 state=call_state(
                     finished=True,
                     ok=stored.ok,
@@ -227,11 +224,11 @@ class ToolActivity(ScrollView, can_focus=True):
                 exit=exit_label(stored.metadata),
                 duration_s=stored.duration_s,
             )
-            old = self._by_key.pop(key, None)
+            old = self._by_key.pop(record.key, None)
             if old is not None:
                 self._calls.remove(old)
             self._calls.append(record)
-            self._by_key[key] = record
+            self._by_key[record.key] = record
         self._mark_layout()
 
     # -- events ---------------------------------------------------------------------------
@@ -255,18 +252,34 @@ class ToolActivity(ScrollView, can_focus=True):
         elif isinstance(event, ev.ConversationChanged):
             self.clear()
 
-    def _started(self, event: ev.ToolCallStarted) -> None:
-        key = (event.turn_id, event.call_id)
-        record = ToolCallRecord(
-            key=key,
-            call_id=event.call_id,
-            name=visible(event.name),
-            role=event.role,
-            job_id=event.job_id,
-            argument=key_argument(event.name, event.arguments),
+    def _record(
+        self,
+        turn_id: str,
+        call_id: str,
+        name: str,
+        role: str,
+        job_id: str | None,
+        arguments: Any,
+        **ended: Any,
+    ) -> ToolCallRecord:
+        """A row for one call, live or stored (``ended``: how a stored call ended)."""
+        return ToolCallRecord(
+            key=(turn_id, call_id),
+            call_id=call_id,
+            name=visible(name),
+            role=role,
+            job_id=job_id,
+            argument=key_argument(name, arguments),
             started=self.clock(),
             output=OutputTail(self.tail_size),
+            **ended,
         )
+
+    def _started(self, event: ev.ToolCallStarted) -> None:
+        record = self._record(
+            event.turn_id, event.call_id, event.name, event.role, event.job_id, event.arguments
+        )
+        key = record.key
         old = self._by_key.pop(key, None)
         if old is not None:
             self._calls.remove(old)
