@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="PATH", help="user config JSON path")
     parser.add_argument(
         "--permission-mode",
-        choices=["read-only", "ask", "auto-edit", "yolo"],
+        choices=_permission_modes(),
         help=(
             "which tool calls may run (default: permissions.mode, else ask in the app and "
             "yolo headless; headless, a call that would ask is denied)"
@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
         "acp: serve the Agent Client Protocol on stdio (for Zed and other editors)",
     )
     return parser
+
+
+def _permission_modes() -> tuple[str, ...]:
+    """``--permission-mode``'s choices: the one list of modes (config/permissions.py)."""
+    from smith_tui.config.permissions import PERMISSION_MODES
+
+    return PERMISSION_MODES
 
 
 def _positive_int(text: str) -> int:

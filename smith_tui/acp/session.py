@@ -41,19 +41,13 @@ from acp.schema import (
 from smith_tui.acp import updates
 from smith_tui.acp.files import EditorFiles
 from smith_tui.acp.terminals import EditorTerminals
-from smith_tui.config.permissions import PERMISSION_MODES
+from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
 from smith_tui.engine.permissions import PermissionReply, PermissionRequest
 from smith_tui.engine.roles import resolve_role
 
 log = logging.getLogger(__name__)
 
-MODE_TEXT = {
-    "read-only": ("Read only", "No edits or writes; bash only sandboxed read-only; no workers."),
-    "ask": ("Ask", "bash, edit, write, web_fetch, dispatch and MCP tools ask first."),
-    "auto-edit": ("Auto edit", "Edits inside the project go through; the rest asks."),
-    "yolo": ("Yolo", "Nothing asks."),
-}
 ROLES = ("direct", "orchestrator")
 ROLE_OPTION = "role"
 """The session config option that picks the role turns run as."""

@@ -426,7 +426,7 @@ class SmithApp(App[int]):
             self.push_screen(screen)
 
     def action_cycle_mode(self) -> None:
-        """Switch to the next permission mode (read-only → ask → auto-edit → yolo)."""
+        """Switch to the next permission mode (in the order of ``PERMISSION_MODES``)."""
         if self.runtime is None:
             return
         mode = self.runtime.cycle_permission_mode()

@@ -25,6 +25,7 @@ from smith_tui.config import (
 )
 from smith_tui.config.front_matter import MetaCache
 from smith_tui.config.locations import home_dir
+from smith_tui.config.permissions import MODES_USAGE
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
@@ -131,7 +132,7 @@ COMMANDS: dict[str, str] = {
     "/model": "/model [ID|--unpin] — show or pin the conversation's model",
     "/models": "list the server's models",
     "/role": "/role [direct|orchestrator] — show or switch the active role",
-    "/mode": "/mode [read-only|ask|auto-edit|yolo] — show or switch the permission mode",
+    "/mode": f"/mode [{MODES_USAGE}] — show or switch the permission mode",
     "/usage": "tokens per role for this session and conversation",
     "/inspect": "inspect and edit persisted messages",
     "/pager": "read the whole transcript",
@@ -423,7 +424,7 @@ class CommandService:
 
     async def _cmd_mode(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if len(args) > 1:
-            raise CommandError("usage: /mode [read-only|ask|auto-edit|yolo]")
+            raise CommandError(f"usage: /mode [{MODES_USAGE}]")
         if args:
             mode = self.runtime.set_permission_mode(args[0].lower())
             text = f"permission mode: {mode} (from the next turn; this session only — "

@@ -454,7 +454,7 @@ class Runtime:
         return mode
 
     def cycle_permission_mode(self) -> str:
-        """Switch to the next mode (read-only → ask → auto-edit → yolo → read-only)."""
+        """Switch to the next mode, in the order of ``PERMISSION_MODES``, round."""
         index = PERMISSION_MODES.index(self.permission_mode)
         return self.set_permission_mode(PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)])
 

@@ -14,6 +14,9 @@ Modes (``permissions.mode``):
 - ``ask``: ``bash``, ``edit``, ``write``, ``web_fetch``, ``dispatch`` and MCP tools ask.
 - ``auto-edit``: edits inside the project and dispatches go through; the rest asks.
 - ``yolo``: nothing asks.
+- ``plan``: as ``read-only``, and stricter: only reading tools and explorer dispatches run
+  (``edit``/``write``, workers and MCP tools are refused, ``bash`` runs only sandboxed with
+  the project read-only); the turn ends with ``present_plan`` for the user to approve.
 
 Rules are ``tool`` or ``tool(pattern)``; a deny rule refuses in every mode, an allow
 rule (or a session grant) lets through what would ask. Refusals of the mode itself
@@ -38,11 +41,18 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from smith_tui.config.permissions import PERMISSION_MODES
 from smith_tui.tools.shell_words import Command, read_command
 from smith_tui.tools.spec import ToolContext
 
 Action = Literal["allow", "ask", "deny"]
-MODES: tuple[str, ...] = ("read-only", "ask", "auto-edit", "yolo")
+MODES: tuple[str, ...] = PERMISSION_MODES
+READ_ONLY_MODES = frozenset({"read-only", "plan"})
+"""Modes in which nothing may change the project's files (bash gets it read-only)."""
+PLAN_HINT = (
+    "plan mode allows only reading tools and explorer dispatches: research, then call "
+    "present_plan with the plan; the user approves it before anything is changed"
+)
 FILE_TOOLS = frozenset({"edit", "write"})
 """Tools whose patterns are paths; a rule for either covers both."""
 GATED_TOOLS = frozenset({"bash", "edit", "write", "web_fetch", "dispatch"})
@@ -472,6 +482,8 @@ def _mode_verdict(mode: str, subject: Subject, sandboxed: bool) -> Verdict:
     tool = subject.tool
     if mode == "yolo" or not is_gated(tool):
         return Verdict("allow", f"{mode} mode")
+    if mode == "plan":
+        return _plan_verdict(subject, sandboxed)
     if mode == "read-only":
         if tool in FILE_TOOLS:
             return Verdict("deny", "permissions.mode is read-only: files may not be changed")
@@ -498,7 +510,30 @@ def _mode_verdict(mode: str, subject: Subject, sandboxed: bool) -> Verdict:
     return Verdict("ask", f"{mode} mode asks before {tool}")
 
 
+def _plan_verdict(subject: Subject, sandboxed: bool) -> Verdict:
+    """Plan mode: reading only. Fails closed: what cannot be known to only read is refused
+    (an MCP tool may do anything), with a reason that tells the model what to do instead."""
+    tool = subject.tool
+    if tool in FILE_TOOLS:
+        return Verdict("deny", f"{tool} is refused: {PLAN_HINT}")
+    if tool == "dispatch":
+        if subject.value == "explorer":
+            return Verdict("allow", "plan mode: the explorer only reads")
+        return Verdict("deny", f"dispatching {subject.value} is refused: {PLAN_HINT}")
+    if tool == "bash":
+        if sandboxed:
+            return Verdict("allow", "plan mode: sandboxed, project read-only")
+        return Verdict(
+            "deny",
+            "bash is refused: plan mode runs bash only sandboxed with the project read-only, "
+            "and it cannot run sandboxed here (install bubblewrap)",
+        )
+    if tool.startswith(MCP_PREFIX):
+        return Verdict("deny", f"{tool} is refused (it may change things): {PLAN_HINT}")
+    return Verdict("ask", "plan mode asks before this tool")
+
+
 def project_writable(ctx: ToolContext) -> bool:
-    """Whether a sandboxed command may write the project (not in ``read-only`` mode)."""
+    """Whether a sandboxed command may write the project (not in ``read-only`` or ``plan``)."""
     gate = ctx.services.get("permissions") if isinstance(ctx.services, Mapping) else None
-    return getattr(gate, "mode", None) != "read-only"
+    return getattr(gate, "mode", None) not in READ_ONLY_MODES
