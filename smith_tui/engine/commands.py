@@ -154,6 +154,20 @@ COMMANDS: dict[str, str] = {
 #: Other names of commands: typing the key runs the value's handler. /help lists them.
 ALIASES: dict[str, str] = {"/context": "/memory"}
 
+#: Where a command does not work outside the TUI (``smith acp``, driven by an editor):
+#: ``screen`` needs the TUI itself (a viewer, the clipboard, its process); ``switch`` moves
+#: the front end to another conversation, which an editor's session cannot follow (its
+#: session id stays the conversation's). A command not listed works in every front end.
+NOT_IN_EDITOR: dict[str, str] = {
+    "/inspect": "screen",
+    "/pager": "screen",
+    "/copy": "screen",
+    "/quit": "screen",
+    "/new": "switch",
+    "/clear": "switch",
+    "/load": "switch",
+}
+
 
 class CommandError(Exception):
     """A command used wrongly; the message says how to use it."""
@@ -411,7 +425,9 @@ class CommandService:
             + (f"  max out {m.max_output_tokens}" if m.max_output_tokens else "")
             for m in models
         ]
-        return "\n".join(lines), {"models": [m.id for m in models]}
+        # The app shows a picker of these rows (action "models"); choosing one runs /model ID.
+        data = {"models": [m.id for m in models], "rows": lines, "action": "models"}
+        return "\n".join(lines), data
 
     async def _cmd_role(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if not args:
@@ -515,7 +531,12 @@ class CommandService:
         if not hits:
             return "no matches", {"hits": []}
         lines = [f"{h.conversation_id} #{h.position} {h.role}: {h.snippet}" for h in hits]
-        return "\n".join(lines), {"hits": [h.__dict__ for h in hits]}
+        # The app lists the hits (action "search"); choosing one opens the pager at it.
+        return "\n".join(lines), {
+            "hits": [h.__dict__ for h in hits],
+            "query": " ".join(args),
+            "action": "search",
+        }
 
     async def _cmd_notes(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         notes = self.runtime.store.project_memory.list(self.runtime.project_id)
