@@ -32,6 +32,7 @@ from smith_tui.config.fields import (
     SafeRelativePath,
 )
 from smith_tui.config.frozen import FrozenDict, freeze
+from smith_tui.config.hooks import HooksTable, claude_entries
 from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.section import Section
 from smith_tui.config.services import AbsoluteFolder, Services
@@ -374,6 +375,15 @@ class SmithConfig(Section):
             "NAME applies a change."
         ),
     )
+    hooks: HooksTable = Field(
+        default_factory=dict,
+        description=(
+            "Programs run at points of a session, by event (SessionStart, UserPromptSubmit, "
+            "PreToolUse, PermissionRequest, PostToolUse, Notification, Stop, SubagentStart, "
+            "SubagentStop, PreCompact, SessionEnd): lists of {command, matcher, timeout_s}, "
+            "with Claude Code's stdin/stdout contract (README, Hooks)."
+        ),
+    )
 
     @field_validator(
         "models",
@@ -389,6 +399,11 @@ class SmithConfig(Section):
     @classmethod
     def _null_table_means_default(cls, value: Any) -> Any:
         return {} if value is None else value
+
+    @field_validator("hooks", mode="before")
+    @classmethod
+    def _hooks_in_claude_form(cls, value: Any) -> Any:
+        return {} if value is None else claude_entries(value)
 
     @property
     def role(self) -> str:

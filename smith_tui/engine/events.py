@@ -342,3 +342,26 @@ class ContextCompacted(Event):
     tokens_after: int
     summary: str = ""
     turn_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookRun(Event):
+    """A hook command ran (README, Hooks): for which event, how it ended.
+
+    ``outcome`` is ``ok``, ``blocked``, ``allowed``, ``denied``, ``ask``, ``stopped``,
+    ``notice`` (it failed; the turn went on), ``timeout`` or ``cancelled``. ``source`` is
+    ``user`` (the config file) or ``project`` (a trusted ``.smith/settings.json``).
+    ``call_id``/``tool`` name the tool call it ran for, if any.
+    """
+
+    type: ClassVar[str] = "hook_run"
+    event: str
+    command: str
+    outcome: str
+    source: str = "user"
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    message: str = ""
+    turn_id: str | None = None
+    call_id: str | None = None
+    tool: str | None = None
