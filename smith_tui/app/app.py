@@ -67,14 +67,22 @@ def screen_class(name: str) -> type[Screen[Any]]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+#: Pickers built from a command's output: action → (module, function of runtime and data).
+PICKERS: dict[str, tuple[str, str]] = {
+    "models": ("smith_tui.app.screens.models_picker", "models_picker"),
+    "search": ("smith_tui.app.screens.search_hits", "search_picker"),
+}
+
+
 def _app_action(event: ev.Event) -> str:
-    """The app action a successful command asks for (``quit`` or a screen name), or ``""``."""
+    """The app action a successful command asks for (``quit``, a screen or a picker name),
+    or ``""``."""
     from smith_tui.engine import events as ev
 
     if not isinstance(event, ev.CommandOutput) or not event.ok:
         return ""
     action = str(event.data.get("action") or "")
-    return action if action == "quit" or action in SCREENS else ""
+    return action if action == "quit" or action in SCREENS or action in PICKERS else ""
 
 
 def smith_commands() -> type[Provider]:
@@ -258,12 +266,15 @@ class SmithApp(App[int]):
                     self.copy_text(str(event.data.get("text") or ""), event.text)
             action = _app_action(event)
             if action and isinstance(event, ev.CommandOutput):
-                actions.append(action)
+                actions.append((action, event))
                 event = dataclasses.replace(event, text="")
             events.append(event)
         self.main_screen.apply_events(events)
-        for action in actions:
-            self._command_action(action)
+        for action, output in actions:
+            if action in PICKERS:
+                self.open_picker(action, output)
+            else:
+                self._command_action(action)
 
     def on_dispatch_tree_job_selected(self, message: Any) -> None:
         """A job chosen in the dispatch tree: open that sub-agent's own transcript."""
@@ -309,6 +320,19 @@ class SmithApp(App[int]):
             self.notify(f"Could not open {path} in {editor[0]}: {exc}", severity="error")
         self.refresh()
 
+    def action_external_editor(self) -> None:
+        """Edit the prompt (or the value the screen on top is editing) in ``$VISUAL`` /
+        ``$EDITOR``; what is saved comes back (a failed editor is a notice)."""
+        from smith_tui.app import external_editor
+        from smith_tui.widgets.prompt_input import PromptInput
+
+        if self.screen is self.main_screen:
+            prompt = self.main_screen.query_one(PromptInput)
+            work = external_editor.edit_text_area(self, prompt)
+        else:
+            work = self.screen.edit_externally()  # type: ignore[attr-defined]
+        self.run_worker(work, group="editor", exclusive=True, exit_on_error=False)
+
     def action_start_command(self, name: str) -> None:
         """Put ``name`` and a space in the prompt, for its arguments (the palette's command
         files)."""
@@ -317,6 +341,28 @@ class SmithApp(App[int]):
         prompt = self.main_screen.query_one(PromptInput)
         prompt.focus()
         prompt.insert(f"{name} ")
+
+    def open_picker(self, action: str, output: ev.CommandOutput) -> None:
+        """Show the picker of a command's output: a chosen model runs ``/model ID``, a chosen
+        ``/search`` hit opens the pager at its message."""
+        if self.runtime is None:
+            return
+        runtime = self.runtime
+        module_name, function = PICKERS[action]
+        picker = getattr(importlib.import_module(module_name), function)(runtime, output.data)
+
+        def chosen(key: str | None) -> None:
+            if key is None:
+                return
+            if action == "models":
+                self.action_pin_model(key)
+            else:
+                from smith_tui.app.screens.search_hits import hit_pager
+
+                hit = output.data["hits"][int(key)]
+                self.push_screen(hit_pager(runtime, hit, str(output.data.get("query") or "")))
+
+        self.push_screen(picker, chosen)
 
     def _command_action(self, action: str) -> None:
         if action == "quit":
@@ -457,6 +503,8 @@ class SmithApp(App[int]):
         """Offer the side-pane key only where there are side panes (the main screen)."""
         if action in ("toggle_side", "toggle_tool_results", "focus_dispatch"):
             return self.screen is self.main_screen
+        if action == "external_editor":  # a screen offers it with an edit_externally()
+            return self.screen is self.main_screen or hasattr(self.screen, "edit_externally")
         return True
 
     def action_toggle_side(self) -> None:

@@ -36,11 +36,21 @@ class PagerScreen(SmithModal):
     ]
 
     def __init__(
-        self, runtime: Runtime, *, messages: Sequence[Mapping[str, Any]] | None = None
+        self,
+        runtime: Runtime,
+        *,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        at_position: int | None = None,
+        find: str = "",
     ) -> None:
+        """The pager on ``messages`` (default: the active conversation's); ``at_position``
+        opens it at that stored message with the first match of ``find`` in it current
+        (a ``/search`` hit)."""
         super().__init__()
         self.runtime = runtime
         self._messages = messages
+        self.at_position = at_position
+        self.find_text = find
         self.query_text = ""
 
     def compose(self) -> ComposeResult:
@@ -56,9 +66,44 @@ class PagerScreen(SmithModal):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Render the transcript."""
+        """Render the transcript (at the message asked for, once laid out)."""
         messages = self._messages if self._messages is not None else self.runtime.messages
         self.pager.load_text(transcript_text(list(messages)))
+        if self.at_position is not None:
+            self.call_after_refresh(self.go_to_message, self.at_position, self.find_text)
+
+    def message_lines(self, position: int) -> tuple[int, int] | None:
+        """The first and past-the-last text line of stored message ``position``."""
+        lines = self.pager.lines
+        head = f"{HEADING_PREFIX}#{position} "
+        start = next((n for n, line in enumerate(lines) if line.startswith(head)), None)
+        if start is None:
+            return None
+        end = next(
+            (n for n in range(start + 1, len(lines)) if lines[n].startswith(HEADING_PREFIX + "#")),
+            len(lines),
+        )
+        return start, end
+
+    def go_to_message(self, position: int, find: str = "") -> None:
+        """Scroll to message ``position``; with ``find``, its first match there is current
+        (every match highlighted, n/N move on from it)."""
+        span = self.message_lines(position)
+        if span is None:
+            self.notify(f"Message #{position} is not in this transcript.", severity="warning")
+            return
+        pager = self.pager
+        if find and pager.find(find):
+            inside = [i for i, m in enumerate(pager.matches) if span[0] <= m.line < span[1]]
+            if inside:
+                self.query_text = find
+                pager.current_index = inside[0] - 1
+                pager.find_next(1)
+                self._show_count()
+            else:
+                pager.find("")
+        if pager.current_match is None or not span[0] <= pager.current_match.line < span[1]:
+            pager.scroll_to(y=pager.row_of(span[0]), animate=False)
 
     @property
     def pager(self) -> TextPager:
