@@ -22,6 +22,7 @@ CONFIGURABLE = {
     "tool_results": "smith.tool_results",
     "dispatch_tree": "smith.dispatch_tree",
     "quit": "smith.quit",
+    "external_editor": "smith.editor",
 }
 
 APP_BINDINGS: list[Binding] = [
@@ -48,6 +49,14 @@ APP_BINDINGS: list[Binding] = [
         "focus_dispatch",
         "Dispatch tree",
         id="smith.dispatch_tree",
+        priority=True,
+        show=False,
+    ),
+    Binding(
+        "ctrl+g",
+        "external_editor",
+        "Edit in $EDITOR",
+        id="smith.editor",
         priority=True,
         show=False,
     ),

@@ -38,6 +38,10 @@ class KeyBindings(Section):
     dispatch_tree: NonEmptyStr = Field(
         "alt+d", description="Focus the dispatch tree (enter on a job opens its transcript)."
     )
+    external_editor: NonEmptyStr = Field(
+        "ctrl+g",
+        description="Edit the prompt (or the /config value being edited) in $VISUAL or $EDITOR.",
+    )
     quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
 
 

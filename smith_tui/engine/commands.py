@@ -329,6 +329,7 @@ class CommandService:
             f"  {keys.permission_mode:<9} next permission mode",
             f"  {keys.tool_results:<9} expand or collapse every tool call",
             f"  {keys.dispatch_tree:<9} focus the dispatch tree (enter: a job's transcript)",
+            f"  {keys.external_editor:<9} edit the prompt in $VISUAL / $EDITOR",
             f"  {keys.quit:<9} quit",
         ]
         return "\n".join(lines), {"action": "help"}

@@ -207,6 +207,12 @@ class ConfigScreen(SmithModal):
         else:
             self.query_one("#config-value", Input).focus()
 
+    async def edit_externally(self) -> None:
+        """The editor key: edit the value box in ``$VISUAL`` / ``$EDITOR`` (enter saves)."""
+        from smith_tui.app.external_editor import edit_input
+
+        await edit_input(self.app, self.query_one("#config-value", Input))
+
     def _mcp_saved(self, changed: list[str] | None) -> None:
         """After the MCP editor: show the new rows and say how to apply the change."""
         if changed is None:
