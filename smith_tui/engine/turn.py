@@ -43,6 +43,8 @@ from smith_tui.engine.compaction import (
     Compactor,
 )
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.hooks.service import Asker
+from smith_tui.engine.hooks.tool_calls import after_call, gate_call
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
@@ -914,6 +916,9 @@ class _CallRunner:
             )
         )
         emit(ev.StatusChanged(status="tool", detail=call.name, role=role, job_id=job))
+        hooks = setup.services.get("hooks")
+        asker = Asker(role, job, setup.turn_id, call.id, setup.cancel)
+        gate = await gate_call(hooks, call.name, call.arguments, asker) if hooks else None
 
         def on_output(text: str) -> None:
             emit(
@@ -931,14 +936,24 @@ class _CallRunner:
             conversation_id=setup.conversation_id,
             project_id=setup.project_id,
             project_root=setup.project_root,
-            services={**setup.services, "call_id": call.id, "job_id": job},
+            services={
+                **setup.services,
+                "call_id": call.id,
+                "job_id": job,
+                "hook_permission": gate.permission if gate else None,
+            },
             on_output=on_output,
         )
         async with self.semaphore:
             started = time.monotonic()
-            res = await execute_tool_call(
-                self.deps.registry, call.id, call.name, call.arguments, ctx
-            )
+            if gate is not None and gate.refusal is not None:
+                res = _not_run(call, gate.refusal, "hook_denied")
+            else:
+                res = await execute_tool_call(
+                    self.deps.registry, call.id, call.name, call.arguments, ctx
+                )
+                if gate is not None:
+                    res = await after_call(hooks, gate, res, asker)
         if res.metadata.get("error_code") == "permission_denied":
             key = _repeat_key(call)
             self.denied[key] = self.denied.get(key, 0) + 1
