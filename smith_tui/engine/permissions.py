@@ -336,6 +336,12 @@ def _diff(ctx: ToolContext, raw: str, change: Callable[[str], str]) -> str:
     return _cut(text.rstrip("\n") or f"{raw}: no change")
 
 
+def edited_text(old: str, args: Any) -> str:
+    """The file text after the line edit of ``args`` (an object with ``operation``,
+    ``start_line``, ``end_line`` and ``text``): what ``edit`` would write over ``old``."""
+    return _edited(old, args)
+
+
 def _edited(old: str, args: Any) -> str:
     """The file text after the line edit of ``args`` (the same operations as ``edit``)."""
     lines = old.splitlines(keepends=True)
@@ -362,6 +368,7 @@ __all__ = [
     "PermissionReply",
     "PermissionRequest",
     "SessionGrants",
+    "edited_text",
     "preview",
     "role_subject",
 ]
