@@ -320,6 +320,19 @@ class SmithApp(App[int]):
             self.notify(f"Could not open {path} in {editor[0]}: {exc}", severity="error")
         self.refresh()
 
+    def action_external_editor(self) -> None:
+        """Edit the prompt (or the value the screen on top is editing) in ``$VISUAL`` /
+        ``$EDITOR``; what is saved comes back (a failed editor is a notice)."""
+        from smith_tui.app import external_editor
+        from smith_tui.widgets.prompt_input import PromptInput
+
+        if self.screen is self.main_screen:
+            prompt = self.main_screen.query_one(PromptInput)
+            work = external_editor.edit_text_area(self, prompt)
+        else:
+            work = self.screen.edit_externally()  # type: ignore[attr-defined]
+        self.run_worker(work, group="editor", exclusive=True, exit_on_error=False)
+
     def action_start_command(self, name: str) -> None:
         """Put ``name`` and a space in the prompt, for its arguments (the palette's command
         files)."""
@@ -490,6 +503,8 @@ class SmithApp(App[int]):
         """Offer the side-pane key only where there are side panes (the main screen)."""
         if action in ("toggle_side", "toggle_tool_results", "focus_dispatch"):
             return self.screen is self.main_screen
+        if action == "external_editor":  # a screen offers it with an edit_externally()
+            return self.screen is self.main_screen or hasattr(self.screen, "edit_externally")
         return True
 
     def action_toggle_side(self) -> None:
