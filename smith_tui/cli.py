@@ -254,13 +254,13 @@ def _acp(args: argparse.Namespace) -> int:
     if args.prompt is not None:
         sys.stderr.write("smith: 'smith acp' takes no prompt; the editor sends them\n")
         return 2
-    options = _options(args, headless=False)
-    options.auto_resume = False
-    runtime_class = _runtime_class()
-
     def open_runtime(cwd: Path, extra: Mapping[str, Any]) -> Runtime:
+        # Here, in a session's thread, not before serving: the engine's import must not
+        # delay `initialize`'s answer (smith_tui.acp.preload loads it meanwhile).
+        options = _options(args, headless=False)
+        options.auto_resume = False
         ephemeral = {**options.ephemeral, **extra}
-        runtime: Runtime = runtime_class.open(
+        runtime: Runtime = _runtime_class().open(
             dataclasses.replace(options, cwd=cwd, ephemeral=ephemeral)
         )
         return runtime

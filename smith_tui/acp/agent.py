@@ -11,7 +11,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
@@ -29,7 +29,13 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from smith_tui.acp.session import ROLE_OPTION, AcpSession
+from smith_tui.acp.options import ROLE_OPTION
+
+if TYPE_CHECKING:
+    from smith_tui.acp.session import AcpSession
+
+# The engine (and smith_tui.acp.session with it) loads after `initialize` was answered
+# (smith_tui.acp.preload): the handshake waits for the protocol SDK alone.
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +107,8 @@ class SmithAgent:
         old = self.sessions.pop(session_id, None)
         if old is not None:
             await old.aclose()
+        from smith_tui.acp.session import AcpSession
+
         session = AcpSession(self._conn, runtime, session_id, self._caps)
         self.sessions[session_id] = session
         return session

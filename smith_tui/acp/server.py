@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from acp import Agent, run_agent
 
+from smith_tui.acp import preload
 from smith_tui.acp.agent import RuntimeOpener, SmithAgent
 
 STREAM_LIMIT = 50 * 1024 * 1024
@@ -78,17 +79,26 @@ async def _streams(
         transport, _ = await loop.connect_write_pipe(lambda: protocol, proto_out)
     except ValueError:  # a regular file
         transport = _FileWriter(proto_out)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    writer = _PreloadingWriter(transport, protocol, None, loop)
     return reader, writer
+
+
+class _PreloadingWriter(asyncio.StreamWriter):
+    """Starts loading the engine (:mod:`smith_tui.acp.preload`) once the first message,
+    ``initialize``'s answer, is written: the answer never waits for it."""
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        super().write(data)
+        preload.start()
 
 
 async def _serve(open_runtime: RuntimeOpener, version: str, proto_in: Any, proto_out: Any) -> None:
     agent = SmithAgent(open_runtime, version)
     reader, writer = await _streams(proto_in, proto_out)
     try:
-        # SmithAgent implements the methods it offers; the SDK answers the rest
-        # (session/list, fork, resume, ...) with method-not-found.
-        await run_agent(cast(Agent, agent), writer, reader)
+        # SmithAgent implements the methods it offers; the SDK answers the rest with
+        # method-not-found. session/fork, resume and close are "unstable" in the SDK.
+        await run_agent(cast(Agent, agent), writer, reader, use_unstable_protocol=True)
     finally:
         await agent.aclose()
 

@@ -30,27 +30,21 @@ from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
     PermissionOption,
-    SessionConfigOptionSelect,
-    SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
     TerminalToolCallContent,
     ToolCallUpdate,
 )
 
-from smith_tui.acp import updates
+from smith_tui.acp import options, updates
 from smith_tui.acp.files import EditorFiles
 from smith_tui.acp.terminals import EditorTerminals
 from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
 from smith_tui.engine.permissions import PermissionReply, PermissionRequest
-from smith_tui.engine.roles import resolve_role
 
 log = logging.getLogger(__name__)
 
-ROLES = ("direct", "orchestrator")
-ROLE_OPTION = "role"
-"""The session config option that picks the role turns run as."""
 SNAPSHOT_LIMIT = 2 * 1024 * 1024
 """Largest file whose before/after text is shown as a diff."""
 ALLOW_ONCE, ALLOW_SESSION, REJECT = "allow_once", "allow_session", "reject"
@@ -93,6 +87,8 @@ class AcpSession:
         self._sender = asyncio.create_task(self._send_loop(), name=f"acp-updates-{session_id}")
         self._calls: dict[tuple[str | None, str], _Call] = {}
         self._jobs: dict[str, _Job] = {}
+        self.models: list[str] = []
+        """The server's model ids (``GET /models``), read when the session opens."""
         self.command_running = False
         """A ``/command`` typed in the editor runs: its output is the answer."""
         self.cwd = Path(runtime.options.cwd)
@@ -120,20 +116,8 @@ class AcpSession:
         )
 
     def config_options(self) -> list[Any]:
-        """The role turns run as (direct or orchestrator), as a select option."""
-        return [
-            SessionConfigOptionSelect(
-                type="select",
-                id=ROLE_OPTION,
-                name="Role",
-                description="direct works itself; orchestrator plans and dispatches sub-agents.",
-                current_value=self.runtime.active_role,
-                options=[
-                    SessionConfigSelectOption(value=role, name=resolve_role(role).alias or role)
-                    for role in ROLES
-                ],
-            )
-        ]
+        """The role, model and permission mode as select options (smith_tui.acp.options)."""
+        return options.config_options(self.runtime, self.models)
 
     # -- sending --------------------------------------------------------------------------
     def send(self, update: Any) -> None:

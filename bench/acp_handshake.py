@@ -1,0 +1,155 @@
+"""ACP handshake: process start to ``initialize`` answered, ``smith acp`` beside a bare agent.
+
+Run with ``.venv/bin/python bench/acp_handshake.py [--runs N]``. Each run starts a fresh
+process, writes one ``initialize`` request to its stdin at once (as an editor does) and
+stops the clock when the answer's line arrives on stdout; then stdin is closed and the
+process waits for. The two programs alternate, so load on the machine hits both alike.
+
+* ``smith acp --api-url URL`` in a fresh folder with its own config and database folders
+  (the scripted Chat-Completions server answers on loopback; the handshake does not call it);
+* the baseline: a Python script that imports the ACP SDK (``acp``) and answers
+  ``initialize`` through its ``run_agent`` (the least any Python ACP agent does).
+
+Both run with Python's bytecode cache (kept in a temporary ``PYTHONPYCACHEPREFIX``), as an
+installed program does. The figure is the median; the report prints min–max too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from figures import Figure, emit, load_average  # noqa: E402
+
+from tests.support.llm_server import ScriptedLLMServer, text_reply  # noqa: E402
+
+BARE_AGENT = """
+import asyncio
+
+from acp import PROTOCOL_VERSION, run_agent
+from acp.schema import InitializeResponse
+
+
+class Agent:
+    async def initialize(self, protocol_version, client_capabilities=None, client_info=None,
+                         **kwargs):
+        return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION))
+
+
+asyncio.run(run_agent(Agent()))
+"""
+
+TARGET_S = 0.5
+INITIALIZE = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": 1, "clientCapabilities": {}},
+        }
+    )
+    + "\n"
+).encode()
+
+
+def handshake(argv: list[str], env: dict[str, str], cwd: str) -> float:
+    """Start ``argv``, send ``initialize``; seconds until its answer arrived."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(INITIALIZE)
+    process.stdin.flush()
+    line = process.stdout.readline()
+    elapsed = time.perf_counter() - started
+    process.stdin.close()
+    process.wait(timeout=60)
+    answer = json.loads(line) if line.strip() else {}
+    if answer.get("id") != 1 or "result" not in answer:
+        raise SystemExit(f"{argv[0]}: no initialize answer, got {line[:300]!r}")
+    return elapsed
+
+
+def figures(runs: int = 7) -> tuple[list[Figure], dict[str, list[float]]]:
+    """Measure both programs ``runs`` times each, alternating."""
+    python = sys.executable
+    smith = str(Path(python).with_name("smith"))
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ScriptedLLMServer(default_reply=text_reply("hello")) as server,
+    ):
+        bare = Path(tmp) / "bare_agent.py"
+        bare.write_text(BARE_AGENT)
+        work = Path(tmp) / "work"
+        work.mkdir()
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))},
+            "XDG_CONFIG_HOME": f"{tmp}/cfg",
+            "XDG_DATA_HOME": f"{tmp}/data",
+            "SMITH_MODEL": "m",
+            "PYTHONPYCACHEPREFIX": f"{tmp}/pycache",
+        }
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        ours_argv = [smith, "acp", "--api-url", server.base_url]
+        bare_argv = [python, str(bare)]
+        handshake(ours_argv, env, str(work))  # fills the bytecode cache, warms the files
+        handshake(bare_argv, env, str(work))
+        times: dict[str, list[float]] = {"smith acp": [], "bare": []}
+        for _ in range(runs):
+            times["smith acp"].append(handshake(ours_argv, env, str(work)))
+            times["bare"].append(handshake(bare_argv, env, str(work)))
+    ours = statistics.median(times["smith acp"])
+    base = statistics.median(times["bare"])
+    spread = f"{min(times['smith acp']):.3f}–{max(times['smith acp']):.3f} s"
+    return [
+        Figure(
+            f"`smith acp`: process start → `initialize` answered (median of {runs}, {spread})",
+            ours,
+            "s",
+            f"≤ {TARGET_S} s",
+            base,
+            "bare Python agent on the ACP SDK",
+            met=ours <= TARGET_S,
+        )
+    ], times
+
+
+def main() -> None:
+    """Measure, print a report and the figures line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    if args.runs < 3:
+        parser.error("--runs must be at least 3")
+    load_before = load_average()
+    found, times = figures(args.runs)
+    print(f"ACP handshake, {args.runs} runs each (load {load_before} -> {load_average()})")
+    for name, values in times.items():
+        print(
+            f"  {name:10} median {statistics.median(values):.3f} s   "
+            f"min {min(values):.3f} s   max {max(values):.3f} s"
+        )
+    emit("acp_handshake", found, runs=args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""A session's config options: the model (the server's models), the role turns run as, and
+the permission mode, each with its ACP category so an editor puts it in the right selector.
+
+Importing this module is cheap (the handshake may import it); what it reads from the
+engine is imported when a session asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+ROLE_OPTION = "role"
+"""The option that picks the role turns run as (direct or orchestrator)."""
+MODEL_OPTION = "model"
+"""The option that picks the model of the next requests (pinned to the conversation)."""
+MODE_OPTION = "mode"
+"""The option that picks the permission mode (also offered as the session's modes)."""
+AUTO_MODEL = "auto"
+"""The model option's value for "no pin": Smith's model selection picks (config, role)."""
+ROLE_CATEGORY = "_smith_role"
+"""The role's category: ACP has none for it; names starting with ``_`` are free to use."""
+ROLES = ("direct", "orchestrator")
+MODE_NAMES = {"read-only": "Read only", "ask": "Ask", "auto-edit": "Auto edit", "yolo": "Yolo"}
+
+
+def model_ids(catalog: Sequence[Any]) -> list[str]:
+    """The ids of a ``GET /models`` catalog, in its order, each once."""
+    return list(dict.fromkeys(str(getattr(m, "id", m)) for m in catalog))
+
+
+def current_model(runtime: Any) -> str:
+    """The model option's value: ``--model``, else the conversation's pin, else ``auto``."""
+    return runtime.options.model or runtime.pinned_model or AUTO_MODEL
+
+
+def model_option(runtime: Any, models: Sequence[str]) -> SessionConfigOptionSelect:
+    """The server's models as a select option (``category: model``); a pinned model the
+    server no longer lists is kept as a choice, so the current value is always offered."""
+    current = current_model(runtime)
+    values = [AUTO_MODEL, *models]
+    if current not in values:
+        values.append(current)
+    choices = [
+        SessionConfigSelectOption(
+            value=value,
+            name="Auto" if value == AUTO_MODEL else value,
+            description="Smith picks (config, role, the server's catalog)"
+            if value == AUTO_MODEL
+            else None,
+        )
+        for value in values
+    ]
+    return SessionConfigOptionSelect(
+        type="select",
+        id=MODEL_OPTION,
+        name="Model",
+        description="The model of the next requests, pinned to this conversation.",
+        category="model",
+        current_value=current,
+        options=choices,
+    )
+
+
+def role_option(runtime: Any) -> SessionConfigOptionSelect:
+    """The role turns run as, as a select option."""
+    from smith_tui.engine.roles import resolve_role
+
+    return SessionConfigOptionSelect(
+        type="select",
+        id=ROLE_OPTION,
+        name="Role",
+        description="direct works itself; orchestrator plans and dispatches sub-agents.",
+        category=ROLE_CATEGORY,
+        current_value=runtime.active_role,
+        options=[
+            SessionConfigSelectOption(value=role, name=resolve_role(role).alias or role)
+            for role in ROLES
+        ],
+    )
+
+
+def mode_option(runtime: Any) -> SessionConfigOptionSelect:
+    """The permission mode as a select option (``category: mode``): clients that take
+    config options instead of the session's modes still offer it."""
+    from smith_tui.config.permissions import PERMISSION_MODES
+
+    return SessionConfigOptionSelect(
+        type="select",
+        id=MODE_OPTION,
+        name="Permissions",
+        description="Which tool calls run without asking.",
+        category="mode",
+        current_value=runtime.permission_mode,
+        options=[
+            SessionConfigSelectOption(value=mode, name=MODE_NAMES.get(mode, mode))
+            for mode in PERMISSION_MODES
+        ],
+    )
+
+
+def config_options(runtime: Any, models: Sequence[str]) -> list[Any]:
+    """Every option of a session, in the order an editor shows them."""
+    return [role_option(runtime), model_option(runtime, models), mode_option(runtime)]
+
+
+async def load_models(runtime: Any) -> list[str]:
+    """The server's model ids (empty when ``GET /models`` fails: the option then offers
+    ``auto`` and the current pin)."""
+    return model_ids(await runtime.catalog())
+
+
+def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
+    """Pin ``value`` to the conversation (``auto`` unpins), as ``/model`` does; a model the
+    server does not list is refused (a typo would fail every later request)."""
+    from smith_tui.engine.errors import RuntimeError_
+
+    if value != AUTO_MODEL and value not in models and value != runtime.pinned_model:
+        listed = ", ".join(models[:20]) or "none (GET /models failed or is empty)"
+        raise RuntimeError_(f"the server offers no model {value!r}; its models: {listed}")
+    conversation = runtime.ensure_conversation()
+    runtime.store.conversations.set_pinned_model(
+        conversation, None if value == AUTO_MODEL else value
+    )
