@@ -128,6 +128,8 @@ class JobInfo:
     node: TreeNode[tuple[str, str]] | None = None
     conversation_id: str | None = None
     """The child's own conversation (from its first turn's event)."""
+    call_id: str | None = None
+    """The parent's ``dispatch`` tool call that started the job."""
     unstored: list[ev.Event] = field(default_factory=list)
     """The job's events since its last stored reply, merged (while it runs)."""
 
@@ -379,6 +381,7 @@ class DispatchTree(Widget, can_focus=False):
             parent_job_id=event.parent_job_id,
             started=self.clock(),
             tokens=self._pending_tokens.pop(job_id, 0),
+            call_id=event.call_id,
         )
         self._place_job(job)
         self._update_ticker()

@@ -1,6 +1,8 @@
 """A sub-agent's own transcript: what one dispatched job said, thought, ran and got back.
 
-Opened from the dispatch tree (enter on a job). The child's messages come from its own
+Opened from the dispatch tree (enter on a job), and from the pager and inspect (``o`` on a
+``dispatch`` call: :func:`child_of_call` finds its job, running or stored). The child's
+messages come from its own
 conversation in the store; while the job runs, the screen follows its live events as the
 main transcript follows the top level's: streamed text and reasoning, tool calls with the
 last lines of their output, results. ``p`` shows the same messages in the pager.
@@ -13,6 +15,8 @@ opening is missed.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 
 #: Stored messages of a child read at most (a child's step budget keeps it far below).
 MAX_MESSAGES = 2000
+#: Levels of sub-agents under the active conversation searched for a stored job.
+MAX_DEPTH = 4
 
 
 def child_conversation(runtime: Runtime, job: JobInfo) -> str | None:
@@ -48,6 +54,90 @@ def child_conversation(runtime: Runtime, job: JobInfo) -> str | None:
         if (child.metadata or {}).get("job_id") == job.job_id:
             return child.id
     return None
+
+
+def child_of_call(
+    runtime: Runtime,
+    tree: DispatchTree | None,
+    call_id: str,
+    messages: Sequence[Mapping[str, Any]] = (),
+) -> tuple[str, str | None] | None:
+    """``(job id, child conversation id)`` of the job the ``dispatch`` call ``call_id``
+    started: from the dispatch tree while it knows the job (a running one), else from the
+    call's result in ``messages`` or stored in the active conversation (after it ended,
+    after a restart); ``None`` when none knows."""
+    if tree is not None:
+        for job in tree.jobs.values():
+            if job.call_id == call_id:
+                return job.job_id, child_conversation(runtime, job)
+    job_id = _job_of_result(messages, call_id)
+    if job_id is None and runtime.conversation_id:
+        stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+        job_id = _job_of_result([message_dict(m) for m in stored], call_id)
+    if job_id is None:
+        return None
+    conversation = _conversation_of_job(runtime, job_id)
+    return (job_id, conversation) if conversation else None
+
+
+def _job_of_result(messages: Sequence[Mapping[str, Any]], call_id: str) -> str | None:
+    """The job id a stored ``dispatch`` result names (its result JSON's ``job_id``)."""
+    for message in messages:
+        if message.get("tool_call_id") != call_id or message.get("name") != "dispatch":
+            continue
+        try:
+            result = json.loads(str(message.get("content") or ""))
+        except ValueError:
+            return None
+        job_id = result.get("job_id") if isinstance(result, dict) else None
+        return str(job_id) if job_id else None
+    return None
+
+
+def _conversation_of_job(runtime: Runtime, job_id: str) -> str | None:
+    """The sub-agent conversation under the active one (children, their children…) whose
+    metadata names ``job_id``: only the store's link opens a transcript, not the text."""
+    parents = [runtime.conversation_id] if runtime.conversation_id else []
+    for _ in range(MAX_DEPTH):
+        children = [c for parent in parents for c in runtime.store.conversations.children(parent)]
+        for child in children:
+            if (child.metadata or {}).get("job_id") == job_id:
+                return child.id
+        parents = [child.id for child in children]
+    return None
+
+
+def dispatch_call_ids(message: Mapping[str, Any]) -> list[str]:
+    """The ids of the ``dispatch`` calls a message made or answers (tool calls of an
+    assistant message, the call a ``dispatch`` result answers)."""
+    if message.get("role") == "tool":
+        answered = message.get("tool_call_id")
+        return [str(answered)] if message.get("name") == "dispatch" and answered else []
+    return [
+        str(call.get("id"))
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict) and (call.get("function") or {}).get("name") == "dispatch"
+    ]
+
+
+def open_child(
+    screen: Any, runtime: Runtime, call_id: str, messages: Sequence[Mapping[str, Any]] = ()
+) -> bool:
+    """Push the transcript of the sub-agent ``dispatch`` call ``call_id`` started over
+    ``screen`` (``False``, with a notice, when it cannot be found); ``messages`` are the
+    ones ``screen`` shows (a sub-agent's own, for the jobs it dispatched)."""
+    main = getattr(screen.app, "main_screen", None)
+    found_tree = main.query(DispatchTree) if main is not None else None
+    tree = found_tree.first() if found_tree else None
+    found = child_of_call(runtime, tree, call_id, messages)
+    if found is None:
+        screen.notify("That sub-agent's transcript is not known (yet).", severity="warning")
+        return False
+    job_id, conversation_id = found
+    screen.app.push_screen(
+        ChildTranscriptScreen(runtime, tree, job_id, conversation_id=conversation_id)
+    )
+    return True
 
 
 class ChildTranscriptScreen(SmithModal):
@@ -66,12 +156,21 @@ class ChildTranscriptScreen(SmithModal):
         Binding("e", "toggle_tool_results", "Tool results"),
     ]
 
-    def __init__(self, runtime: Runtime, tree: DispatchTree, job_id: str) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        tree: DispatchTree | None,
+        job_id: str,
+        *,
+        conversation_id: str | None = None,
+    ) -> None:
+        """The transcript of job ``job_id``: followed live while ``tree`` knows it, else
+        the stored messages of ``conversation_id`` (a job of an earlier session)."""
         super().__init__()
         self.runtime = runtime
         self.dispatch = tree
         self.job_id = job_id
-        self.conversation_id: str | None = None
+        self.conversation_id: str | None = conversation_id
         self._unfollow: Any = None
         self._stored_prompt = False
         self._stored_calls: set[str] = set()
@@ -82,7 +181,7 @@ class ChildTranscriptScreen(SmithModal):
     @property
     def job(self) -> JobInfo | None:
         """The job as the dispatch tree knows it (``None`` once the tree dropped it)."""
-        return self.dispatch.jobs.get(self.job_id)
+        return self.dispatch.jobs.get(self.job_id) if self.dispatch is not None else None
 
     @property
     def transcript(self) -> Transcript:
@@ -100,8 +199,8 @@ class ChildTranscriptScreen(SmithModal):
     def on_mount(self) -> None:
         """Show the stored messages, then the unstored round, then follow the job."""
         job = self.job
-        if job is None:
-            self.query_one("#child-header", Static).update("This job is no longer listed.")
+        if job is None or self.dispatch is None:
+            self._show_stored()
             return
         self.transcript.role = job.role
         self.conversation_id = child_conversation(self.runtime, job)
@@ -112,6 +211,24 @@ class ChildTranscriptScreen(SmithModal):
             self._route(event)
         self._unfollow = self.dispatch.follow_job(self.job_id, self._live)
         self._show_header()
+
+    def _show_stored(self) -> None:
+        """A job the tree does not know (an earlier session's): its stored messages."""
+        header = self.query_one("#child-header", Static)
+        found = (
+            self.runtime.store.conversations.get(self.conversation_id)
+            if self.conversation_id
+            else None
+        )
+        if found is None:
+            header.update("This job is no longer listed.")
+            return
+        role = str((found.metadata or {}).get("role") or "worker")
+        self.transcript.role = role
+        self.transcript.load_messages(self.stored_messages())
+        alias, style = role_label(role)
+        title = (found.title or "").split(": ", 1)[-1]
+        header.update(Text.assemble((alias, style), " · finished · ", first_words(title, 200)))
 
     def on_unmount(self) -> None:
         """Stop following the job."""

@@ -3,6 +3,7 @@
 Edits and deletions are written through the store and the live session is rebuilt
 from it (``runtime.reload_conversation``), so the next request sends what is shown
 here. A second tab shows each request's debug snapshot (model, system prompt, tools).
+ctrl+o on a ``dispatch`` call or result opens that sub-agent's transcript.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class InspectScreen(SmithModal):
         Binding("ctrl+s", "save", "Save edit"),
         Binding("delete", "delete", "Delete message"),
         Binding("ctrl+t", "switch_tab", "Messages/Requests"),
+        Binding("ctrl+o", "open_child", "Sub-agent"),
     ]
 
     def __init__(self, runtime: Runtime) -> None:
@@ -162,6 +164,18 @@ class InspectScreen(SmithModal):
     def current(self) -> Message | None:
         """The message in the editor."""
         return next((m for m in self.stored if m.id == self.current_id), None)
+
+    def action_open_child(self) -> None:
+        """ctrl+o on a ``dispatch`` call or its result: that sub-agent's transcript (live
+        while it runs, from the store after)."""
+        from smith_tui.app.screens.child_transcript import dispatch_call_ids, open_child
+
+        message = self.current
+        calls = dispatch_call_ids(message_dict(message)) if message is not None else []
+        if not calls:
+            self.notify("Highlight a dispatch call or its result to open its sub-agent.")
+            return
+        open_child(self, self.runtime, calls[0], [message_dict(m) for m in self.stored])
 
     def _show_message(self, message: Message | None) -> None:
         editor = self.query_one("#inspect-editor", TextArea)

@@ -3,10 +3,12 @@
 The text lives in one :class:`TextPager`, which draws only the visible rows, so long
 conversations open quickly. Find highlights every match and moves through them (enter /
 f3 / n for the next, shift+enter / shift+f3 / N for the previous); case is ignored.
+``o`` (ctrl+o) opens the transcript of the sub-agent a ``dispatch`` call in view started.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,10 +19,16 @@ from textual.widgets import Footer, Input, Static
 
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.app.screens.transcript_text import HEADING_PREFIX, transcript_text
+from smith_tui.engine.persistence import message_dict
 from smith_tui.widgets.text_pager import TextPager
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
+
+_DISPATCH_CALL = re.compile(r"^→ dispatch .*  \[([^\]]+)\]$")
+"""A ``dispatch`` call's line in the text (see ``message_text``)."""
+_DISPATCH_RESULT = re.compile(r"^── (?:#\d+ )?tool dispatch \[([^\]]+)\]")
+"""The header of a ``dispatch`` result."""
 
 
 class PagerScreen(SmithModal):
@@ -33,6 +41,7 @@ class PagerScreen(SmithModal):
         Binding("f3,n", "find(1)", "Next"),
         Binding("shift+f3,N", "find(-1)", "Previous"),
         Binding("c", "copy", "Copy selection"),
+        Binding("o,ctrl+o", "open_child", "Sub-agent"),
     ]
 
     def __init__(
@@ -67,10 +76,22 @@ class PagerScreen(SmithModal):
 
     def on_mount(self) -> None:
         """Render the transcript (at the message asked for, once laid out)."""
-        messages = self._messages if self._messages is not None else self.runtime.messages
-        self.pager.load_text(transcript_text(list(messages)))
+        self.pager.load_text(transcript_text(self.messages))
         if self.at_position is not None:
             self.call_after_refresh(self.go_to_message, self.at_position, self.find_text)
+
+    @property
+    def messages(self) -> list[Mapping[str, Any]]:
+        """The messages shown: those given, else the active conversation's; while a turn
+        runs, from the store (its rounds so far are stored, the session's list gets them
+        when the turn ends)."""
+        if self._messages is not None:
+            return list(self._messages)
+        runtime = self.runtime
+        if getattr(runtime, "busy", False) and runtime.conversation_id:
+            stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+            return [dict(message_dict(message)) for message in stored]
+        return list(runtime.messages)
 
     def message_lines(self, position: int) -> tuple[int, int] | None:
         """The first and past-the-last text line of stored message ``position``."""
@@ -104,6 +125,33 @@ class PagerScreen(SmithModal):
                 pager.find("")
         if pager.current_match is None or not span[0] <= pager.current_match.line < span[1]:
             pager.scroll_to(y=pager.row_of(span[0]), animate=False)
+
+    def dispatch_in_view(self) -> str | None:
+        """The call id of the ``dispatch`` call to open: the first one on screen, else the
+        nearest above, else the nearest below; ``None`` when the text has none."""
+        pager = self.pager
+        calls = []
+        for number, line in enumerate(pager.lines):
+            found = _DISPATCH_CALL.match(line) or _DISPATCH_RESULT.match(line)
+            if found:
+                calls.append((pager.row_of(number), found.group(1)))
+        if not calls:
+            return None
+        top, height = int(pager.scroll_y), pager.scrollable_content_region.height
+        shown = [call for row, call in calls if top <= row < top + height]
+        above = [call for row, call in calls if row < top]
+        return (shown or above[-1:] or [calls[0][1]])[0]
+
+    def action_open_child(self) -> None:
+        """``o``: the transcript of the sub-agent the ``dispatch`` call in view started
+        (live while it runs, from the store after)."""
+        from smith_tui.app.screens.child_transcript import open_child
+
+        call_id = self.dispatch_in_view()
+        if call_id is None:
+            self.notify("No sub-agent was dispatched in this transcript.", timeout=3)
+            return
+        open_child(self, self.runtime, call_id, self.messages)
 
     @property
     def pager(self) -> TextPager:
