@@ -25,11 +25,17 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionForkCapabilities,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
-from smith_tui.acp.options import ROLE_OPTION
+from smith_tui.acp import options
+from smith_tui.acp.lifecycle import SessionLifecycle
 
 if TYPE_CHECKING:
     from smith_tui.acp.session import AcpSession
@@ -51,7 +57,7 @@ RuntimeOpener = Callable[[Path, Mapping[str, Any]], Any]
 """Opens a runtime in the given folder with extra session settings (blocking)."""
 
 
-class SmithAgent:
+class SmithAgent(SessionLifecycle):
     """Implements the ``acp.Agent`` protocol on Smith runtimes."""
 
     def __init__(self, open_runtime: RuntimeOpener, version: str) -> None:
@@ -80,7 +86,15 @@ class SmithAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                # Images are taken when the session's model takes them (its catalog entry's
+                # input modalities); a prompt with one for a model without is refused.
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    fork=SessionForkCapabilities(),
+                ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="smith", title="Agent Smith", version=self._version),
@@ -111,6 +125,7 @@ class SmithAgent:
 
         session = AcpSession(self._conn, runtime, session_id, self._caps)
         self.sessions[session_id] = session
+        await self._attach(session)
         return session
 
     async def new_session(
@@ -165,16 +180,20 @@ class SmithAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        """``role``: the role the next turns run as (direct or orchestrator)."""
+        """``role`` (direct or orchestrator), ``model`` (pinned to the conversation, or
+        ``auto``) and ``mode`` (the permission mode): smith_tui.acp.options."""
         session = self._session(session_id)
-        if config_id != ROLE_OPTION:
-            raise RequestError.invalid_params({"configId": f"unknown option {config_id!r}"})
         try:
-            session.runtime.set_active_role(str(value))
+            options.apply(session.runtime, config_id, str(value), session.models)
+        except KeyError:
+            raise RequestError.invalid_params(
+                {"configId": f"unknown option {config_id!r}"}
+            ) from None
         except Exception as exc:
             raise RequestError.invalid_params(
                 {"value": getattr(exc, "message", str(exc))}
             ) from None
+        await session.flush()
         return SetSessionConfigOptionResponse(config_options=session.config_options())
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:

@@ -7,6 +7,7 @@ engine is imported when a session asks.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,9 @@ AUTO_MODEL = "auto"
 ROLE_CATEGORY = "_smith_role"
 """The role's category: ACP has none for it; names starting with ``_`` are free to use."""
 ROLES = ("direct", "orchestrator")
+warnings.filterwarnings(
+    "ignore", message=rf"(?s)Pydantic serializer warnings:.*'{ROLE_CATEGORY}'", category=UserWarning
+)
 MODE_NAMES = {"read-only": "Read only", "ask": "Ask", "auto-edit": "Auto edit", "yolo": "Yolo"}
 
 
@@ -68,18 +72,21 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
     """The role turns run as, as a select option."""
     from smith_tui.engine.roles import resolve_role
 
-    return SessionConfigOptionSelect(
+    option = SessionConfigOptionSelect(
         type="select",
         id=ROLE_OPTION,
         name="Role",
         description="direct works itself; orchestrator plans and dispatches sub-agents.",
-        category=ROLE_CATEGORY,
         current_value=runtime.active_role,
         options=[
             SessionConfigSelectOption(value=role, name=resolve_role(role).alias or role)
             for role in ROLES
         ],
     )
+    # The SDK's model (0.12) types the category as the spec's names only, though the spec
+    # leaves names starting with "_" free: set after validation, it is sent as it is.
+    option.category = ROLE_CATEGORY
+    return option
 
 
 def mode_option(runtime: Any) -> SessionConfigOptionSelect:
@@ -124,3 +131,16 @@ def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
     runtime.store.conversations.set_pinned_model(
         conversation, None if value == AUTO_MODEL else value
     )
+
+
+def apply(runtime: Any, config_id: str, value: str, models: Sequence[str]) -> None:
+    """Set option ``config_id`` to ``value``; ``KeyError`` for an option that is not one of
+    the session's, the engine's error (with its message) for a value it refuses."""
+    if config_id == ROLE_OPTION:
+        runtime.set_active_role(value)
+    elif config_id == MODEL_OPTION:
+        set_model(runtime, value, models)
+    elif config_id == MODE_OPTION:
+        runtime.set_permission_mode(value)
+    else:
+        raise KeyError(config_id)

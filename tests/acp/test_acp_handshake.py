@@ -20,9 +20,7 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def test_serving_acp_imports_no_engine_before_initialize() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60
-    )
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stdout)
     assert "acp.schema" in modules and "smith_tui.acp.agent" in modules

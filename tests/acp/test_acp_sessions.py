@@ -1,0 +1,174 @@
+"""`smith acp` driven by the ACP Python SDK's client side: session/list (titles, updatedAt,
+a conversation started outside the editor too), session/resume, session/close, session/fork
+from a prompt, session_info_update, the model as a config option (category model) and
+usage_update after each request. The same items through the TypeScript SDK's client are in
+test_acp_ts_client.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import text_block
+
+from tests.acp.test_acp_agent import EditorClient, _error_of, agent
+from tests.engine.test_headless_cli import smith
+from tests.support.llm_server import ScriptedLLMServer, text_reply
+from tests.support.runtime import make_git_repo
+
+CATALOG = {
+    "object": "list",
+    "data": [
+        {
+            "id": "vision-model",
+            "context_length": 32000,
+            "architecture": {"input_modalities": ["text", "image"]},
+        },
+        {"id": "text-model", "context_length": 16000},
+    ],
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_git_repo(tmp_path / "repo")
+
+
+def _user_texts(request: dict[str, Any]) -> list[str]:
+    """The prompts a request carries (the engine's own state snapshots left out)."""
+    return [
+        m["content"]
+        for m in request["messages"]
+        if m["role"] == "user" and not str(m["content"]).startswith("[state snapshot]")
+    ]
+
+
+async def test_list_resume_close_fork_and_titles(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # A conversation of the same project started outside the editor (smith -p).
+    llm_server.enqueue(text_reply("from the terminal"))
+    done = smith(tmp_path, repo, llm_server, "-p", "asked in the terminal")
+    assert done.returncode == 0, done.stderr
+    llm_server.enqueue(
+        text_reply("one"), text_reply("two"), text_reply("forked answer"), text_reply("resumed")
+    )
+    client = EditorClient()
+    async with agent(tmp_path, repo, llm_server, client) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("first question\nmore lines")])
+        titles = [u.title for u in client.of("session_info_update")]
+        assert titles == ["first question"]  # named after the first prompt, once
+        await conn.prompt(session_id=sid, prompt=[text_block("second question")])
+        assert [u.title for u in client.of("session_info_update")] == ["first question"]
+
+        listed = await conn.list_sessions(cwd=str(repo))
+        by_id = {s.session_id: s for s in listed.sessions}
+        assert by_id[sid].title == "first question"
+        assert by_id[sid].cwd == str(repo)
+        stamp = dt.datetime.fromisoformat(by_id[sid].updated_at.replace("Z", "+00:00"))
+        assert abs((dt.datetime.now(dt.UTC) - stamp).total_seconds()) < 600
+        assert "asked in the terminal" in [s.title for s in listed.sessions]
+        assert listed.sessions[0].session_id == sid  # newest first
+        assert listed.next_cursor is None
+
+        fork = await conn.fork_session(
+            session_id=sid, cwd=str(repo), mcp_servers=[], smith={"beforePrompt": 2}
+        )
+        assert fork.session_id != sid
+        assert [o.id for o in fork.config_options] == ["role", "model", "mode"]
+        await conn.prompt(session_id=fork.session_id, prompt=[text_block("another second")])
+        forked = llm_server.chat_requests()[-1]
+        assert _user_texts(forked) == ["first question\nmore lines", "another second"]
+        bad = await _error_of(
+            conn.fork_session(
+                session_id=sid, cwd=str(repo), mcp_servers=[], smith={"beforePrompt": 9}
+            )
+        )
+        assert "beforePrompt must be 1 to 2" in json.dumps(bad)
+
+        await conn.close_session(session_id=sid)
+        closed = await _error_of(conn.prompt(session_id=sid, prompt=[text_block("still?")]))
+        assert f"no open session '{sid}'" in json.dumps(closed)
+        again = await _error_of(conn.close_session(session_id=sid))
+        assert "no open session" in json.dumps(again)
+        # The original conversation is untouched by the fork.
+        listed = await conn.list_sessions(cwd=str(repo))
+        assert {s.session_id for s in listed.sessions} >= {sid, fork.session_id}
+
+    resumed_client = EditorClient()
+    async with agent(tmp_path, repo, llm_server, resumed_client) as conn:
+        resumed = await conn.resume_session(cwd=str(repo), session_id=sid, mcp_servers=[])
+        assert resumed.config_options[0].id == "role"
+        # No replay: the client already shows the history.
+        assert not resumed_client.of("user_message_chunk")
+        assert not resumed_client.of("agent_message_chunk")
+        await conn.prompt(session_id=sid, prompt=[text_block("third question")])
+        missing = await _error_of(
+            conn.resume_session(cwd=str(repo), session_id="no-such-id", mcp_servers=[])
+        )
+    assert "no conversation with id 'no-such-id'" in json.dumps(missing)
+    assert _user_texts(llm_server.chat_requests()[-1]) == [
+        "first question\nmore lines",
+        "second question",
+        "third question",
+    ]
+    assert resumed_client.message() == "resumed"
+    # A resumed session is named at once (the editor lists it by its title).
+    assert [u.title for u in resumed_client.of("session_info_update")] == ["first question"]
+
+
+async def test_model_option_switches_the_model_and_usage_is_reported(
+    tmp_path: Path, repo: Path
+) -> None:
+    usage = {"prompt_tokens": 1200, "completion_tokens": 34, "cost": 0.0021}
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("first", usage=usage), text_reply("second", usage=usage))
+        client = EditorClient()
+        async with agent(tmp_path, repo, server, client) as conn:
+            session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+            sid = session.session_id
+            model = next(o for o in session.config_options if o.id == "model")
+            assert model.category == "model"
+            assert [c.value for c in model.options] == ["auto", "vision-model", "text-model"]
+            assert model.current_value == "auto"
+            mode = next(o for o in session.config_options if o.id == "mode")
+            # (The role's custom category "_smith_role" the Python SDK's model drops on
+            # reading; test_acp_ts_client.py asserts it on the wire.)
+            assert mode.category == "mode"
+
+            switched = await conn.set_config_option(
+                config_id="model", session_id=sid, value="text-model"
+            )
+            current = {o.id: o.current_value for o in switched.config_options}
+            assert current["model"] == "text-model"
+            await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+            assert server.chat_requests()[-1]["model"] == "text-model"
+            first = client.of("usage_update")
+            assert first, "a usage_update follows the request"
+            assert first[-1].size == 16000  # text-model's context window
+            assert 0 < first[-1].used <= 16000
+            assert first[-1].cost.amount == 0.0021 and first[-1].cost.currency == "USD"
+            assert first[-1].field_meta["smith"]["text"].endswith("· $0.0021")
+
+            await conn.set_config_option(config_id="model", session_id=sid, value="auto")
+            await conn.prompt(session_id=sid, prompt=[text_block("again")])
+            assert server.chat_requests()[-1]["model"] != "text-model"
+            last = client.of("usage_update")[-1]
+            assert last.cost.amount == 0.0042  # the session's cost so far
+
+            typo = await _error_of(
+                conn.set_config_option(config_id="model", session_id=sid, value="txt-model")
+            )
+            unknown = await _error_of(
+                conn.set_config_option(config_id="colour", session_id=sid, value="x")
+            )
+            await conn.set_config_option(config_id="mode", session_id=sid, value="yolo")
+    assert "the server offers no model 'txt-model'" in json.dumps(typo)
+    assert "vision-model, text-model" in json.dumps(typo)
+    assert "unknown option 'colour'" in json.dumps(unknown)
+    assert [u.current_mode_id for u in client.of("current_mode_update")][-1] == "yolo"
