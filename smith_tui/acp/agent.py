@@ -86,9 +86,8 @@ class SmithAgent(SessionLifecycle):
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                # Images are taken when the session's model takes them (its catalog entry's
-                # input modalities); a prompt with one for a model without is refused.
-                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
+                # No image prompts yet: a user message is text in Smith's store.
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=False),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
