@@ -130,6 +130,9 @@ class JobInfo:
     """The child's own conversation (from its first turn's event)."""
     call_id: str | None = None
     """The parent's ``dispatch`` tool call that started the job."""
+    duration_s: float | None = None
+    """How long its ``dispatch`` call took, without the permission questions' waits (from
+    the call's result); until then the tree's own clock."""
     unstored: list[ev.Event] = field(default_factory=list)
     """The job's events since its last stored reply, merged (while it runs)."""
 
@@ -332,6 +335,15 @@ class DispatchTree(Widget, can_focus=False):
             self._dispatch_finished(event)
         elif isinstance(event, ev.UsageUpdated):
             self._usage(event)
+        elif isinstance(event, ev.ToolCallFinished) and event.name == "dispatch":
+            self._dispatch_call_finished(event)
+
+    def _dispatch_call_finished(self, event: ev.ToolCallFinished) -> None:
+        """The ``dispatch`` call's duration leaves out the questions its sub-agent asked."""
+        job = next((j for j in self.jobs.values() if j.call_id == event.call_id), None)
+        if job is not None:
+            job.duration_s = event.duration_s
+            self._relabel_job(job)
 
     def _turn_started(self, event: ev.TurnStarted) -> None:
         self._turn_count += 1
@@ -453,6 +465,7 @@ class DispatchTree(Widget, can_focus=False):
     def _job_label(self, job: JobInfo) -> Text:
         alias, alias_style = role_label(job.role)
         end = job.finished if job.finished is not None else self.clock()
+        took = job.duration_s if job.duration_s is not None else end - job.started
         style = _JOB_STYLES.get(job.status, "")
         text = Text.assemble(
             (_JOB_MARKS.get(job.status, "?"), style),
@@ -460,7 +473,7 @@ class DispatchTree(Widget, can_focus=False):
             (alias, alias_style),
             " ",
             (job.status, style),
-            (f" {format_duration(end - job.started)}", "dim"),
+            (f" {format_duration(took)}", "dim"),
         )
         if job.tokens:
             text.append(f" {format_tokens(job.tokens)} tok", "dim")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -122,6 +123,22 @@ async def execute_tool_call(
     return _redacted(result, secrets)
 
 
+class _CallClock:
+    """When a running call started, moved later by the time permission questions under it
+    (its own, and those of the sub-agents it dispatched) waited for the user."""
+
+    __slots__ = ("started",)
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+
+_OPEN_CALLS: ContextVar[tuple[_CallClock, ...]] = ContextVar("smith_open_calls", default=())
+"""The clocks of the tool calls running in this task, outermost first: a sub-agent's turn
+runs inside its ``dispatch`` call (asyncio tasks copy the context), so its questions pause
+that call's clock too."""
+
+
 async def _execute(
     registry: ToolRegistry,
     call_id: str,
@@ -129,8 +146,22 @@ async def _execute(
     arguments: Any,
     ctx: ToolContext,
 ) -> ToolResult:
-    started = time.monotonic()
+    clock = _CallClock()
+    token = _OPEN_CALLS.set((*_OPEN_CALLS.get(), clock))
+    try:
+        return await _execute_timed(registry, call_id, name, arguments, ctx, clock)
+    finally:
+        _OPEN_CALLS.reset(token)
 
+
+async def _execute_timed(
+    registry: ToolRegistry,
+    call_id: str,
+    name: str,
+    arguments: Any,
+    ctx: ToolContext,
+    clock: _CallClock,
+) -> ToolResult:
     def error(message: str, code: str, mutation: str = "none") -> ToolResult:
         return ToolResult(
             call_id=call_id,
@@ -140,7 +171,7 @@ async def _execute(
             error=message,
             mutation_state=mutation,  # type: ignore[arg-type]
             metadata={"error_code": code},
-            duration_s=time.monotonic() - started,
+            duration_s=time.monotonic() - clock.started,
         )
 
     try:
@@ -157,16 +188,19 @@ async def _execute(
         )
 
     if ctx.is_cancelled():
-        return _cancelled_result(call_id, name, started, "none")
+        return _cancelled_result(call_id, name, clock.started, "none")
 
     permissions = ctx.services.get("permissions")
     if permissions is not None:
         asked = time.monotonic()
         refusal = await permissions.check(name, args, ctx)
-        # The time a question waited for the user is not the tool's: durations leave it out.
-        started += time.monotonic() - asked
+        # The time a question waited for the user is not the tool's, nor the dispatch's
+        # that ran this sub-agent: durations leave it out.
+        waited = time.monotonic() - asked
+        for open_call in _OPEN_CALLS.get():
+            open_call.started += waited
         if ctx.is_cancelled():
-            return _cancelled_result(call_id, name, started, "none")
+            return _cancelled_result(call_id, name, clock.started, "none")
         if refusal is not None:
             return error(refusal, "permission_denied")
 
@@ -181,7 +215,7 @@ async def _execute(
         return error(exc.message, exc.code, "attempted" if spec.mutating else "none")
     except (Cancelled, asyncio.CancelledError):
         if ctx.is_cancelled():
-            return _cancelled_result(call_id, name, started, mutation_if_cancelled)
+            return _cancelled_result(call_id, name, clock.started, mutation_if_cancelled)
         raise
     except Exception as exc:  # a buggy tool must not take the turn down
         return error(
@@ -200,7 +234,7 @@ async def _execute(
         error=output.error,
         mutation_state=output.mutation_state,
         metadata=dict(output.metadata),
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - clock.started,
     )
     if ctx.is_cancelled():
         return replace(result, cancelled=True, ok=False, error=result.error or "cancelled")
