@@ -35,6 +35,7 @@ from typing import Any
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
 from smith_tui.engine.errors import AgentFailure
+from smith_tui.engine.hooks.service import Asker
 from smith_tui.engine.prompt import RequestBudget, estimate_request
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings, message_chars
@@ -329,6 +330,8 @@ class CompactionContext:
     cancel: CancelToken | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     max_output_tokens: int | None = None
+    hooks: Any = None
+    """The session's hooks (``engine.hooks.Hooks``): ``PreCompact`` runs first, and may block."""
 
 
 class Compactor:
@@ -470,6 +473,16 @@ class Compactor:
         )
         return lo, cut, rendered
 
+    async def _pre_compact(self, reason: str, focus: str | None) -> None:
+        """``PreCompact`` hooks; one that blocks (exit 2, ``decision: block``) stops it."""
+        ctx = self.context
+        asker = Asker(ctx.role, ctx.job_id, ctx.turn_id, None, ctx.cancel)
+        answer = await ctx.hooks.pre_compact(reason, focus, asker)
+        if answer.blocked or answer.stop:
+            raise CompactionError(
+                f"a PreCompact hook blocked compaction: {answer.reason or 'no reason given'}"
+            )
+
     async def compact(
         self,
         transcript: Sequence[Mapping[str, Any]],
@@ -491,6 +504,8 @@ class Compactor:
         ctx = self.context
         before = self.estimate(transcript)
         _, cut, rendered = self.plan(transcript, min_older_tokens, keep_turns)
+        if ctx.hooks is not None:
+            await self._pre_compact(reason, focus)
         summary = await self._summarise(rendered, focus)
         first = transcript[cut]
         position = first.get("position")

@@ -25,6 +25,8 @@ from smith_tui.engine.attachments import Attached, ResourceSource, attach
 from smith_tui.engine.budget import SpendMeter, read_limits
 from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
+from smith_tui.engine.hooks.service import Asker, Hooks
+from smith_tui.engine.hooks.turns import PromptBlocked, opening_context, run_to_stop
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
 from smith_tui.engine.prompt import build_system_prompt, project_notes
@@ -165,6 +167,9 @@ class TurnDriver:
         """Where ``@server:uri`` attachments are read (the MCP servers), or ``None``."""
         self.user_setup: Any = None
         """The user's skills and sub-agents (``engine.user_setup.SetupCatalog``), or ``None``."""
+        self.hooks: Hooks | None = None
+        """The session's hooks (``engine.hooks``) for the top-level turn in flight and its
+        children, or ``None``: no hooks configured."""
 
     async def drive(self, plan: TurnPlan, hooks: TurnHooks | None = None) -> TurnResult:
         """Run ``plan`` to its end and return how it ended (a task cancel still propagates)."""
@@ -225,7 +230,13 @@ class TurnDriver:
             if metadata:
                 user["metadata"] = metadata
             reply = handoff_reply(plan.handoff) if plan.handoff else None
-            return await TurnLoop(setup, self.deps(), plan.history, user, reply).run()
+            asker = Asker(plan.role.name, plan.job_id, plan.turn_id, None, plan.cancel)
+            if self.hooks is not None and plan.handoff is None:
+                await opening_context(self.hooks, plan.prompt, user, asker)
+            loop = TurnLoop(setup, self.deps(), plan.history, user, reply)
+            return await run_to_stop(self.hooks, loop, asker)
+        except PromptBlocked as exc:
+            return self._failed(plan, AgentError("policy", "hook_blocked", str(exc), origin="hook"))
         except ModelSelectionError as exc:
             return self._failed(plan, AgentError("config", "no_model", str(exc)))
         except AgentFailure as exc:
@@ -338,6 +349,7 @@ class TurnDriver:
                     "permissions": self.permissions,
                     "files": self.files,
                     "commands": self.commands,
+                    "hooks": self.hooks,
                     "skills": self.user_setup,
                 }
             ),

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from smith_tui.engine import events as ev
+from smith_tui.engine.hooks.service import Asker
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
 from smith_tui.tools.permissions import (
     Rule,
@@ -166,18 +167,32 @@ class PermissionGate:
         """
         subject = role_subject(subject_of(name, args, ctx))
         verdict = self.verdict(subject, ctx)
-        if verdict.action == "allow":
+        # A PreToolUse hook's answer (engine/hooks/tool_calls.py): allow skips the
+        # question, never a deny; ask asks even where the rules allow.
+        forced = ctx.services.get("hook_permission")
+        if verdict.action == "allow" and forced != "ask":
             return None
         if verdict.action == "deny":
             return self._denied(subject, ctx, f"{verdict.reason}.")
+        if forced == "allow":
+            return None
+        if forced == "ask" and verdict.action == "allow":
+            verdict = Verdict("ask", "a PreToolUse hook asks for confirmation")
+        arguments = args.model_dump() if hasattr(args, "model_dump") else dict(args)
+        refusal = await self._permission_hooks(name, arguments, subject, ctx)
+        if refusal is not None:
+            return refusal or None
         if self.ask is None:
             return self._denied(subject, ctx, self._cannot_ask(subject, verdict, ctx))
-        arguments = args.model_dump() if hasattr(args, "model_dump") else dict(args)
         key = _call_key(name, arguments)
         async with self._lock:
-            verdict = self.verdict(subject, ctx)  # a grant may have come while we waited
+            if forced != "ask":
+                verdict = self.verdict(subject, ctx)  # a grant may have come while we waited
             if verdict.action == "allow":
                 return None
+            hooks = ctx.services.get("hooks")
+            if hooks is not None:
+                hooks.notify(f"Smith asks to run {name}", "permission_prompt", _asker(ctx))
             request = PermissionRequest(
                 tool=name,
                 role=ctx.role,
@@ -209,6 +224,22 @@ class PermissionGate:
                 self.stop_turn(f"you denied {name} again and stopped the turn")
             return refusal
         return self._denied(subject, ctx, f"the user denied this call ({subject.describe()}).{why}")
+
+    async def _permission_hooks(
+        self, name: str, arguments: Mapping[str, Any], subject: Subject, ctx: ToolContext
+    ) -> str | None:
+        """``PermissionRequest`` hooks: ``""`` when one allowed the call, a refusal when one
+        denied it, ``None`` when they left it to the question."""
+        hooks = ctx.services.get("hooks")
+        if hooks is None:
+            return None
+        answer = await hooks.permission_request(name, dict(arguments), _asker(ctx))
+        if answer.blocked or answer.decision == "deny":
+            why = answer.reason or "no reason given"
+            return self._denied(subject, ctx, f"a PermissionRequest hook denied it: {why}")
+        if answer.decision == "allow":
+            return ""
+        return None
 
     def _cannot_ask(self, subject: Subject, verdict: Verdict, ctx: ToolContext) -> str:
         if verdict.unsure:
@@ -259,6 +290,12 @@ class PermissionGate:
             )
         )
         return message
+
+
+def _asker(ctx: ToolContext) -> Asker:
+    """Who asks, for the hooks: the call's role, job, turn and id."""
+    services = ctx.services
+    return Asker(ctx.role, services.get("job_id"), ctx.turn_id, services.get("call_id"), ctx.cancel)
 
 
 def _call_key(name: str, arguments: Mapping[str, Any]) -> str:

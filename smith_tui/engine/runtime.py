@@ -42,6 +42,8 @@ from smith_tui.engine.compaction import (
 from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
+from smith_tui.engine.hooks import TrustStore, default_trust_path
+from smith_tui.engine.hooks.session import SessionHooks
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
@@ -205,6 +207,14 @@ class Runtime:
         )
         """The skills and sub-agents from files (discovered off the event loop, on demand)."""
         self.driver.user_setup = self.setup
+        self.hook_setup = SessionHooks(
+            session_id=self.session_id,
+            emit=self.emit,
+            trust=TrustStore(default_trust_path(self.env)),
+            user_hooks=lambda: self.config.model.hooks,
+            permission_mode=lambda: self.permission_mode,
+        )
+        """The session's hooks: the config's, and the repository's once trusted (README, Hooks)."""
         self._mcp: McpManager | None = None
 
     # -- construction ---------------------------------------------------------------------
@@ -294,6 +304,7 @@ class Runtime:
     async def aclose(self) -> None:
         """Stop the session, close the client and the store."""
         if self.session.status == "running":
+            await self.hook_setup.session_end("closed")
             self.stop_session("closed")
         if self._mcp is not None:
             await self._mcp.aclose()
@@ -710,6 +721,7 @@ class Runtime:
             selected=selected,
             closed=closed,
         )
+        self.driver.hooks = self.hook_setup.hooks(ctx.scope.project_root, ctx.scope.cwd)
         return await self.driver.drive(plan, hooks)
 
     def user_config_dir(self) -> Path:
@@ -807,6 +819,7 @@ class Runtime:
                 role=role_spec.name,
                 retry=RetryPolicy.from_config(config.model),
                 max_output_tokens=selection.max_output_tokens,
+                hooks=self.hook_setup.hooks(scope.project_root, scope.cwd),
             )
         )
         return await compactor.compact(

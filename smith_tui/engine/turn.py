@@ -330,6 +330,7 @@ class TurnLoop:
                 cancel=setup.cancel,
                 retry=setup.settings.retry,
                 max_output_tokens=setup.max_output_tokens,
+                hooks=setup.services.get("hooks"),
             )
         )
         self.calls = _CallRunner(setup, deps)
@@ -952,7 +953,7 @@ class _CallRunner:
                 res = await execute_tool_call(
                     self.deps.registry, call.id, call.name, call.arguments, ctx
                 )
-                if gate is not None:
+                if gate is not None and hooks is not None:
                     res = await after_call(hooks, gate, res, asker)
         if res.metadata.get("error_code") == "permission_denied":
             key = _repeat_key(call)
