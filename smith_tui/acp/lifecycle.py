@@ -66,8 +66,8 @@ class SessionLifecycle:
         if not Path(folder).is_absolute() or not await asyncio.to_thread(Path(folder).is_dir):
             raise RequestError.invalid_params({"cwd": f"not an existing absolute folder: {cwd}"})
         open_here = next((s.runtime for s in self.sessions.values() if str(s.cwd) == folder), None)
-        runtime = open_here
-        if runtime is None:
+        runtime: Any = open_here
+        if open_here is None:
             try:
                 runtime = await asyncio.to_thread(self._open_runtime, Path(folder), {})
             except Exception as exc:
@@ -122,7 +122,8 @@ class SessionLifecycle:
         session and the project's files stay as they are."""
         from smith_tui.acp.session_list import fork_conversation
 
-        meta = kwargs.get("smith") if isinstance(kwargs.get("smith"), dict) else {}
+        given = kwargs.get("smith")
+        meta: dict[str, Any] = given if isinstance(given, dict) else {}
         before_prompt = meta.get("beforePrompt")
         before_turn = meta.get("beforeTurn")
         if before_prompt is not None and (

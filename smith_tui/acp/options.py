@@ -85,7 +85,7 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
     )
     # The SDK's model (0.12) types the category as the spec's names only, though the spec
     # leaves names starting with "_" free: set after validation, it is sent as it is.
-    option.category = ROLE_CATEGORY
+    option.category = ROLE_CATEGORY  # type: ignore[assignment]
     return option
 
 
