@@ -16,6 +16,7 @@ from typing import Any
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine.roles import UnknownRoleError, child_role_names, resolve_role
+from smith_tui.engine.turn_control import TurnControl
 from smith_tui.tools.spec import ToolError
 
 CHILD_ROLES = ("worker", "explorer")
@@ -36,6 +37,8 @@ class DispatchJob:
     role_instructions: str
     files: tuple[str, ...] = ()
     cancel: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
+    control: TurnControl = field(default_factory=TurnControl, compare=False, repr=False)
+    """Pause / step / resume of the child's turn (below the parent turn's control)."""
     model: str | None = None
     transcript: str | None = None
     """A raw transcript excerpt, only when the parent flagged ``allow_raw_transcript``."""
@@ -154,6 +157,7 @@ def build_job(
     parent_turn_id: str,
     parent_cancel: CancelToken,
     check_dispatch: Callable[[str, str], bool],
+    parent_control: TurnControl | None = None,
 ) -> DispatchJob:
     """Validate the dispatch arguments and build a job; raise ToolError saying what is wrong."""
     target = _target_role(args, parent_role, check_dispatch)
@@ -174,6 +178,7 @@ def build_job(
         role_instructions=instructions,
         files=files,
         cancel=parent_cancel.child(),
+        control=parent_control.child() if parent_control is not None else TurnControl(),
         model=model.strip() if model else None,
         transcript=transcript,
     )

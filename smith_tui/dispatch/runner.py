@@ -2,7 +2,8 @@
 
 The child gets its own conversation (linked to the parent's), its own step
 budget, a repeat guard and a wall-clock deadline (``services.dispatch.child_timeout_s``:
-past it the child is cancelled and the parent gets a ``blocked`` result saying so),
+past it the child is cancelled and the parent gets a ``blocked`` result saying so; time
+it spends paused does not count), its own pause control below the parent's,
 shares the parent's config, service handles and token/cost budget, and must end with
 ``report``. Its events carry the job id, so front ends can
 show it in the dispatch tree; ``DispatchFinished`` carries the normalised
@@ -23,6 +24,7 @@ from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnPlan
 from smith_tui.engine.errors import normalize
 from smith_tui.engine.roles import resolve_role
 from smith_tui.engine.turn import TurnResult
+from smith_tui.engine.turn_control import wait_running
 from smith_tui.tools.spec import ToolContext
 
 
@@ -79,6 +81,7 @@ class ChildRunner:
         :class:`ChildOutcome`, and ``DispatchFinished`` is always emitted.
         """
         parent_job = parent.services.get("job_id") if parent.services else None
+        self.jobs[job.job_id] = job  # before it is announced: a front end may pause it at once
         self.emit(
             ev.DispatchStarted(
                 turn_id=parent.turn_id,
@@ -90,7 +93,6 @@ class ChildRunner:
                 job_id=job.job_id,
             )
         )
-        self.jobs[job.job_id] = job
         try:
             outcome = await self._run_child_turn(job, parent)
         except asyncio.CancelledError:
@@ -100,6 +102,7 @@ class ChildRunner:
             outcome = ChildOutcome("error", None, {}, error=normalize(exc).message)
         finally:
             self.jobs.pop(job.job_id, None)
+            job.control.close()
         self._finished(job, parent, outcome)
         return outcome
 
@@ -132,6 +135,7 @@ class ChildRunner:
             # A dispatch's model, else the one a user's agent file chose.
             requested_model=job.model or role_spec.model,
             job_id=job.job_id,
+            control=job.control,
             usage_scope=(context.conversation_id, context.turn_id),
             record={"job_id": job.job_id, "session": child_session_id(job)},
         )
@@ -165,11 +169,11 @@ class ChildRunner:
         self, plan: TurnPlan, job: DispatchJob, deadline_s: float
     ) -> tuple[TurnResult, bool]:
         """Run the child turn; past ``deadline_s`` seconds cancel it (its token first, so it
-        winds down and goes on record; its task after :data:`CHILD_GRACE_S` more)."""
+        winds down and goes on record; its task after :data:`CHILD_GRACE_S` more). Time
+        the child spends paused does not count (:func:`wait_running`)."""
         task = asyncio.ensure_future(self.driver.drive(plan))
         try:
-            done, _ = await asyncio.wait({task}, timeout=deadline_s)
-            if done:
+            if await wait_running(task, deadline_s, job.control):
                 return task.result(), False
             job.cancel.cancel(f"deadline of {deadline_s:g} s passed")
             done, _ = await asyncio.wait({task}, timeout=CHILD_GRACE_S)

@@ -157,6 +157,7 @@ class DispatchService:
             parent_turn_id=ctx.turn_id,
             parent_cancel=ctx.cancel,
             check_dispatch=self.check_dispatch,
+            parent_control=ctx.services.get("turn_control") if ctx.services else None,
         )
         outcome = await self.run_child(job, ctx)
         result = dispatch_result(job, outcome)

@@ -33,6 +33,7 @@ from smith_tui.engine.prompt import build_system_prompt, project_notes
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
+from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.user_setup import handoff_reply, setup_blocks
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,8 @@ class TurnPlan:
     handoff: Mapping[str, Any] | None = None
     """``@name``: the arguments of the dispatch the turn makes instead of asking its model
     (engine/routing.py); nothing of the prompt is attached then, the sub-agent reads."""
+    control: TurnControl | None = None
+    """Pause / step / resume of the turn (a dispatched child's: below its parent's)."""
 
 
 @dataclass
@@ -337,6 +340,7 @@ class TurnDriver:
             job_id=plan.job_id,
             usage_scope=plan.usage_scope,
             tools=plan.tools,
+            control=plan.control,
             project_id=plan.scope.project_id,
             project_root=plan.scope.project_root,
             pricing=selection.pricing,
@@ -351,6 +355,7 @@ class TurnDriver:
                     "commands": self.commands,
                     "hooks": self.hooks,
                     "skills": self.user_setup,
+                    "turn_control": plan.control,
                 }
             ),
         )

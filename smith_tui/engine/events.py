@@ -84,6 +84,28 @@ class StatusChanged(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TurnPaused(Event):
+    """A paused turn (with ``job_id``: a sub-agent) holds at a gate of its loop
+    (:mod:`smith_tui.engine.turn_control`): before a model request (``at="request"``, after
+    ``rounds`` rounds) or before the tool calls of round ``rounds`` (``at="tools"``)."""
+
+    type: ClassVar[str] = "turn_paused"
+    turn_id: str
+    at: Literal["request", "tools"]
+    rounds: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResumed(Event):
+    """A held turn goes on: ``resumed``, ``stepped`` (one more round, then it holds
+    again) or ``cancelled`` (it ends now)."""
+
+    type: ClassVar[str] = "turn_resumed"
+    turn_id: str
+    how: Literal["resumed", "stepped", "cancelled"]
+
+
+@dataclass(frozen=True, kw_only=True)
 class LLMRequestStarted(Event):
     """A request to the model is about to be sent."""
 

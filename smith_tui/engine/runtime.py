@@ -57,6 +57,8 @@ from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.setup_commands import SETUP_NOTICE
 from smith_tui.engine.turn import TurnDeps, TurnResult
+from smith_tui.engine.turn_control import State as TurnState
+from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.engine.window import WindowSettings
@@ -117,6 +119,8 @@ class ActiveTurn:
     cancel: CancelToken
     context: ExecutionContext
     started_at: float = field(default_factory=time.time)
+    control: TurnControl = field(default_factory=TurnControl)
+    """Pause / step / resume of the turn; its sub-agents' controls are below it."""
 
 
 class Runtime:
@@ -607,6 +611,39 @@ class Runtime:
         job.cancel.cancel(reason)
         return True
 
+    def turn_control(self, job_id: str | None = None) -> TurnControl | None:
+        """The pause control of the running turn, or of its sub-agent ``job_id``; ``None``
+        when that is not running."""
+        if job_id is not None:
+            job = self.jobs.get(job_id)
+            return job.control if job is not None else None
+        return self.current_turn.control if self.current_turn is not None else None
+
+    def pause_turn(self, job_id: str | None = None) -> TurnState | None:
+        """Pause the running turn (or one sub-agent) at its next round boundary; returns
+        its state, or ``None`` when that is not running (engine/turn_control.py)."""
+        control = self.turn_control(job_id)
+        return control.pause() if control is not None else None
+
+    def step_turn(self, job_id: str | None = None) -> TurnState | None:
+        """Let the paused turn (or one sub-agent) run one more round, then hold again."""
+        control = self.turn_control(job_id)
+        return control.step() if control is not None else None
+
+    def resume_turn(self, job_id: str | None = None) -> TurnState | None:
+        """Let the paused turn (or one sub-agent, and what it dispatched) go on."""
+        control = self.turn_control(job_id)
+        return control.resume() if control is not None else None
+
+    @property
+    def paused(self) -> bool:
+        """Whether the running turn or any of its sub-agents is paused."""
+        if self.current_turn is None:
+            return False
+        return self.current_turn.control.paused or any(
+            job.control.paused for job in self.jobs.values()
+        )
+
     def compute_scope(self) -> TurnScope:
         """Discover the project and read its index file (blocking: git runs, a file is read)."""
         return compute_scope(
@@ -707,6 +744,7 @@ class Runtime:
             ),
             handoff=handoff,
             tools=tools,
+            control=active.control,
         )
 
         def selected(selection: ModelSelection) -> None:

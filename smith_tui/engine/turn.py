@@ -11,7 +11,9 @@ request the transcript is compacted when it fills the window
 long is compacted and sent once more (:meth:`TurnLoop._request`). The
 assistant message is handed to the recorder before its tools start and the results as
 soon as they are in, so a crash loses at most the model reply in flight, and a call
-whose tool was running is on record (repair answers it on resume).
+whose tool was running is on record (repair answers it on resume). Before each request and
+before a reply's tools start, a paused turn holds (:meth:`TurnLoop._gate`,
+:mod:`smith_tui.engine.turn_control`).
 
 Turns are started by :class:`smith_tui.engine.driver.TurnDriver`.
 """
@@ -48,6 +50,7 @@ from smith_tui.engine.hooks.tool_calls import after_call, gate_call
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
+from smith_tui.engine.turn_control import Gate, TurnControl
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings
 from smith_tui.llm import (
@@ -168,6 +171,8 @@ class TurnSetup:
     """The top-level turn's spend against the ``budget`` limits (its children share it)."""
     tools: frozenset[str] | None = None
     """The only tools offered (``None``: all the role may use); a call to another is refused."""
+    control: TurnControl | None = None
+    """Pause / step / resume of this turn (``None``: it never holds)."""
 
 
 class ChatStreamer(Protocol):
@@ -345,6 +350,7 @@ class TurnLoop:
             self._add([self.user_message])
             self.deps.recorder.user_message(self.setup, self.user_message)
         while True:
+            await self._gate("request")
             if self.setup.cancel.is_cancelled():
                 return self._end("cancelled", self.last_text, normalize("cancelled"))
             spent = self.setup.spend.exhausted() if self.setup.spend is not None else None
@@ -364,6 +370,7 @@ class TurnLoop:
             calls = self._record_reply(response)
             if not calls:
                 return self._end("completed", response.content or "")
+            await self._gate("tools")  # a cancel while held: the runner runs none of them
             outcome = await self.calls.run(calls)
             self._record_results(calls, outcome)
             result = self._decide(outcome)
@@ -371,6 +378,20 @@ class TurnLoop:
                 return result
             if handoff is not None:
                 return self._end("completed", _handoff_text(outcome.results))
+
+    async def _gate(self, at: Gate) -> None:
+        """Hold here while the turn is paused (:mod:`smith_tui.engine.turn_control`),
+        reporting the hold and how it went on."""
+        control = self.setup.control
+        if control is None:
+            return
+
+        def held() -> None:
+            self._emit(ev.TurnPaused, turn_id=self.setup.turn_id, at=at, rounds=self.round_no)
+
+        how = await control.gate(at, self.setup.cancel, held)
+        if how is not None:
+            self._emit(ev.TurnResumed, turn_id=self.setup.turn_id, how=how)
 
     # -- one round ------------------------------------------------------------------------
     async def _request(self) -> ChatResponse:
