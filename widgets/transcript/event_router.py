@@ -9,6 +9,8 @@ from smith_tui.engine.attachments import display_text
 from smith_tui.engine.checkpoints import NOTICE_COMMAND
 from smith_tui.widgets.transcript.turn_notices import (
     budget_notice,
+    command_notice,
+    compaction_notice,
     retry_notice,
     turn_end_notice,
 )
@@ -86,26 +88,20 @@ def route_event(transcript: Transcript, event: Any) -> None:
         if event.command == NOTICE_COMMAND and event.ok and event.data.get("files"):
             t.add_turn_changes(event.data)  # the turn's mark: files changed, a key for the diff
         elif event.text:
-            t.add_notice(event.text, "info" if event.ok else "error")
+            t.add_notice(*command_notice(event.text, event.ok))
     elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
-        t.add_notice(compaction_notice(event), "info")  # /compact prints its own output
+        # /compact prints its own output
+        t.add_notice(
+            *compaction_notice(
+                event.reason, event.summarised, event.kept, event.tokens_before, event.tokens_after
+            )
+        )
     elif isinstance(event, ev.BudgetWarning):
         t.add_notice(*budget_notice(event.message))
     elif isinstance(event, ev.ScopeWarning):
         t.add_notice(event.message, "warning")
     elif isinstance(event, ev.SandboxStatus) and event.notice:
         t.add_notice(event.notice, "error" if event.mode == "on" else "warning")
-
-
-def compaction_notice(event: ev.ContextCompacted) -> str:
-    """The transcript line marking where a compaction happened and what it kept."""
-    why = {"auto": "the context window filled up", "overflow": "the server refused a long request"}
-    return (
-        f"Context compacted ({why.get(event.reason, event.reason)}): {event.summarised} older "
-        f"messages summarised, the newest {event.kept} kept as they are "
-        f"(about {event.tokens_before} → {event.tokens_after} tokens). "
-        "The pager still shows the whole history."
-    )
 
 
 def _turn_finished(t: Transcript, event: ev.TurnFinished) -> None:

@@ -104,6 +104,8 @@ def entries_from_messages(
         metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
         text = message_text(message.get("content"))
         if kind == "user":
+            if record is not None:
+                _add_commands(entries, record, position, before=True)
             # A prompt with @path attachments shows as typed, with a marker per file.
             entries.append(UserEntry(text=display_text(text, metadata), position=position))
         elif kind == "assistant":
@@ -157,6 +159,21 @@ def _end_turn(
     )
     if line is not None:
         entries.append(NoticeEntry(text=line[0], style=line[1], position=position))
+    _add_commands(entries, record, position, before=False)
+
+
+def _add_commands(
+    entries: list[Entry], record: Mapping[str, Any], position: int | None, *, before: bool
+) -> None:
+    """The output of the slash commands typed after the turn ended (``before``: those typed
+    before the conversation's first prompt, shown ahead of it)."""
+    notices = record.get(NOTICES_KEY)
+    for data in notices if isinstance(notices, list) else []:
+        if isinstance(data, Mapping) and data.get("kind") == "command":
+            if bool(data.get("before")) == before:
+                line = stored_notice(data)
+                if line is not None:
+                    entries.append(NoticeEntry(text=line[0], style=line[1], position=position))
 
 
 def _add_notices(
@@ -168,8 +185,8 @@ def _add_notices(
     if not isinstance(notices, list):
         return
     for data in notices:
-        if not isinstance(data, Mapping):
-            continue
+        if not isinstance(data, Mapping) or data.get("kind") == "command":
+            continue  # a command's output follows the turn's end (_add_commands)
         after = data.get("after")
         if (after is None and first) or (after is not None and after == position):
             line = stored_notice(data)

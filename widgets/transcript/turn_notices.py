@@ -1,4 +1,5 @@
-"""The words of the notices a turn shows (retries, warnings, how it ended).
+"""The words of the notices a turn shows (retries, warnings, compactions, how it ended, the
+output of the slash commands typed around it).
 
 One place for them, so the live transcript and one rebuilt from the store (a restart,
 ``--continue``, an edit saved in inspect) say the same thing: the live side formats
@@ -25,6 +26,24 @@ def budget_notice(message: str) -> NoticeLine:
     return f"Budget: {message}", "warning"
 
 
+def compaction_notice(
+    reason: str, summarised: int, kept: int, tokens_before: int, tokens_after: int
+) -> NoticeLine:
+    """The line marking where the context was compacted during a turn and what it kept."""
+    why = {"auto": "the context window filled up", "overflow": "the server refused a long request"}
+    return (
+        f"Context compacted ({why.get(reason, reason)}): {summarised} older "
+        f"messages summarised, the newest {kept} kept as they are "
+        f"(about {tokens_before} → {tokens_after} tokens). "
+        "The pager still shows the whole history."
+    ), "info"
+
+
+def command_notice(text: str, ok: bool) -> NoticeLine:
+    """The line of a slash command's output."""
+    return text, "info" if ok else "error"
+
+
 def turn_end_notice(stop_reason: str | None, error: Mapping[str, Any] | None) -> NoticeLine | None:
     """The line after a turn that did not complete (``None`` when it did)."""
     if stop_reason == "error":
@@ -48,4 +67,10 @@ def stored_notice(data: Mapping[str, Any]) -> NoticeLine | None:
         return budget_notice(data["message"])
     elif kind == "scope" and isinstance(data.get("message"), str):
         return data["message"], "warning"
+    elif kind == "compacted":
+        numbers = [data.get(key) for key in ("summarised", "kept", "tokens_before", "tokens_after")]
+        if isinstance(data.get("reason"), str) and all(isinstance(n, int) for n in numbers):
+            return compaction_notice(str(data["reason"]), *numbers)  # type: ignore[arg-type]
+    elif kind == "command" and isinstance(data.get("text"), str):
+        return command_notice(data["text"], data.get("ok") is not False)
     return None
