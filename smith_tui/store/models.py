@@ -121,14 +121,23 @@ class MemoryRow(_Base):
         table_name = "project_memory"
 
 
+class PayloadRow(_Base):
+    id = peewee.AutoField()
+    digest = peewee.TextField(unique=True)
+    system_prompt = peewee.TextField()
+    tool_schemas = peewee.TextField()
+
+    class Meta:
+        table_name = "request_payloads"
+
+
 class SnapshotRow(_Base):
     id = peewee.AutoField()
     conversation_id = peewee.TextField()
     turn_id = peewee.TextField(null=True)
     created_at = peewee.FloatField()
     model = peewee.TextField()
-    system_prompt = peewee.TextField()
-    tool_schemas = peewee.TextField()
+    payload_id = peewee.IntegerField()
 
     class Meta:
         table_name = "request_snapshots"
@@ -144,6 +153,7 @@ ALL_MODELS: tuple[type[_Base], ...] = (
     UsageRow,
     MemoryRow,
     SnapshotRow,
+    PayloadRow,
 )
 
 
@@ -160,6 +170,7 @@ class BoundModels:
     usage: type[UsageRow]
     memory: type[MemoryRow]
     snapshot: type[SnapshotRow]
+    payload: type[PayloadRow]
 
 
 def _bind(model: type[_Base], db: peewee.Database) -> type:

@@ -8,6 +8,7 @@ Full-text tables use FTS5 with external content, kept in step with their source 
 triggers, so every insert, update and delete (including cascaded deletes) reaches the index.
 """
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -162,6 +163,74 @@ _TO_V2 = (
 )
 
 
+# Version 3 stores each distinct (system prompt, tool schemas) pair once: a long session sends
+# the same ~18 KB with every request, and storing it per request made these debug rows most
+# of the database. A trigger drops a payload once no snapshot refers to it (prunes and the
+# conversation cascade both delete snapshots).
+_TO_V3_TABLES = (
+    """CREATE TABLE request_payloads (
+        id INTEGER PRIMARY KEY,
+        digest TEXT NOT NULL UNIQUE,
+        system_prompt TEXT NOT NULL,
+        tool_schemas TEXT NOT NULL
+    )""",
+    """CREATE TABLE request_snapshots_v3 (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        turn_id TEXT,
+        created_at REAL NOT NULL,
+        model TEXT NOT NULL,
+        payload_id INTEGER NOT NULL REFERENCES request_payloads (id)
+    )""",
+)
+
+_TO_V3_SWAP = (
+    "DROP TABLE request_snapshots",
+    "ALTER TABLE request_snapshots_v3 RENAME TO request_snapshots",
+    "CREATE INDEX request_snapshots_conversation ON request_snapshots (conversation_id)",
+    "CREATE INDEX request_snapshots_created ON request_snapshots (created_at)",
+    "CREATE INDEX request_snapshots_payload ON request_snapshots (payload_id)",
+    """CREATE TRIGGER request_payloads_unused AFTER DELETE ON request_snapshots BEGIN
+        DELETE FROM request_payloads WHERE id = old.payload_id AND NOT EXISTS (
+            SELECT 1 FROM request_snapshots WHERE payload_id = old.payload_id
+        );
+    END""",
+)
+
+
+def payload_digest(system_prompt: str, tool_schemas_json: str) -> str:
+    """The key under which one (system prompt, tool schemas JSON) pair is stored once."""
+    hasher = hashlib.sha256(system_prompt.encode("utf-8", "surrogatepass"))
+    hasher.update(b"\0")
+    hasher.update(tool_schemas_json.encode("utf-8", "surrogatepass"))
+    return hasher.hexdigest()
+
+
+def _to_v3(db: peewee.SqliteDatabase) -> None:
+    _run_all(db, _TO_V3_TABLES)
+    rows = db.execute_sql(
+        "SELECT id, conversation_id, turn_id, created_at, model, system_prompt, tool_schemas "
+        "FROM request_snapshots ORDER BY id"
+    ).fetchall()
+    for row_id, conversation_id, turn_id, created_at, model, prompt, schemas in rows:
+        digest = payload_digest(prompt, schemas)
+        db.execute_sql(
+            "INSERT INTO request_payloads (digest, system_prompt, tool_schemas) VALUES (?, ?, ?) "
+            "ON CONFLICT (digest) DO NOTHING",
+            (digest, prompt, schemas),
+        )
+        (payload_id,) = db.execute_sql(
+            "SELECT id FROM request_payloads WHERE digest = ?", (digest,)
+        ).fetchone()
+        db.execute_sql(
+            "INSERT INTO request_snapshots_v3 "
+            "(id, conversation_id, turn_id, created_at, model, payload_id) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (row_id, conversation_id, turn_id, created_at, model, payload_id),
+        )
+    _run_all(db, _TO_V3_SWAP)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One upgrade step: applying it to a database at `to_version - 1` yields `to_version`."""
@@ -187,6 +256,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "request_snapshots debug table and messages-by-turn index",
         lambda db: _run_all(db, _TO_V2),
+    ),
+    Migration(
+        3,
+        "request snapshots keep each distinct system prompt and tool schemas once",
+        _to_v3,
     ),
 )
 

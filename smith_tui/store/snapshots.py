@@ -1,4 +1,8 @@
-"""The request-snapshot repository: one write-once debug row per outgoing LLM request."""
+"""The request-snapshot repository: one write-once debug row per outgoing LLM request.
+
+A row holds the request's model and ids; its system prompt and tool schemas live in
+`request_payloads`, each distinct pair once (a session repeats the same pair on every request).
+"""
 
 import time
 from typing import Any
@@ -6,21 +10,22 @@ from typing import Any
 from smith_tui.store import codec
 from smith_tui.store.base import Repository
 from smith_tui.store.errors import StoreError
-from smith_tui.store.models import SnapshotRow
+from smith_tui.store.models import PayloadRow, SnapshotRow
 from smith_tui.store.records import RequestSnapshot
+from smith_tui.store.schema import payload_digest
 
 _DAY = 86400.0
 
 
-def _from_row(row: SnapshotRow) -> RequestSnapshot:
+def _from_row(row: SnapshotRow, payload: PayloadRow) -> RequestSnapshot:
     return RequestSnapshot(
         id=row.id,
         conversation_id=row.conversation_id,
         turn_id=row.turn_id,
         created_at=row.created_at,
         model=row.model,
-        system_prompt=row.system_prompt,
-        tool_schemas=codec.loads(row.tool_schemas),
+        system_prompt=payload.system_prompt,
+        tool_schemas=codec.loads(payload.tool_schemas),
     )
 
 
@@ -47,29 +52,44 @@ class SnapshotRepository(Repository):
             tool_schemas=tool_schemas,
         )
         codec.validate_record(snapshot)
-        conv = self._m.conversation
+        schemas_json = codec.dumps(tool_schemas, what="tool_schemas")
+        digest = payload_digest(system_prompt, schemas_json)
+        conv, payload = self._m.conversation, self._m.payload
         with self._db.atomic():
             if not conv.select().where(conv.id == conversation_id).exists():
                 raise StoreError(f"no conversation with id {conversation_id!r}")
+            payload.insert(
+                digest=digest, system_prompt=system_prompt, tool_schemas=schemas_json
+            ).on_conflict_ignore().execute()
+            payload_id = payload.get(payload.digest == digest).id
             return self._m.snapshot.insert(
                 conversation_id=conversation_id,
                 turn_id=turn_id,
                 created_at=snapshot.created_at,
                 model=model,
-                system_prompt=system_prompt,
-                tool_schemas=codec.dumps(tool_schemas, what="tool_schemas"),
+                payload_id=payload_id,
             ).execute()
+
+    def _with_payloads(self, rows: list[SnapshotRow]) -> list[RequestSnapshot]:
+        payload = self._m.payload
+        wanted = {row.payload_id for row in rows}
+        found = {p.id: p for p in payload.select().where(payload.id.in_(wanted))} if wanted else {}
+        return [_from_row(row, found[row.payload_id]) for row in rows]
 
     def get(self, snapshot_id: int) -> RequestSnapshot | None:
         """Return the snapshot, or `None`."""
         row = self._m.snapshot.get_or_none(self._m.snapshot.id == snapshot_id)
-        return None if row is None else _from_row(row)
+        return None if row is None else self._with_payloads([row])[0]
 
     def list_for_conversation(self, conversation_id: str) -> list[RequestSnapshot]:
         """Snapshots of a conversation, oldest first."""
         row = self._m.snapshot
         query = row.select().where(row.conversation_id == conversation_id).order_by(row.id)
-        return [_from_row(r) for r in query]
+        return self._with_payloads(list(query))
+
+    def payload_count(self) -> int:
+        """How many distinct (system prompt, tool schemas) pairs are stored."""
+        return self._m.payload.select().count()
 
     def prune(self, retention_days: float, *, now: float | None = None) -> int:
         """Delete snapshots older than `retention_days`; return how many were deleted."""

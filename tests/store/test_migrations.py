@@ -7,7 +7,7 @@ import peewee
 import pytest
 
 from smith_tui.store import Store, migrate
-from smith_tui.store.schema import MIGRATIONS, Migration, create_baseline
+from smith_tui.store.schema import LATEST_VERSION, MIGRATIONS, Migration, create_baseline
 
 
 def make_v1_database(path: Path) -> None:
@@ -43,7 +43,7 @@ def test_version_1_is_backed_up_and_migrated(tmp_path: Path) -> None:
     make_v1_database(path)
     assert "request_snapshots" not in tables(path)
     with Store.open(path) as store:
-        assert store.schema_version() == 2
+        assert store.schema_version() == LATEST_VERSION
         backup = store.backup_path
         assert backup is not None and backup.parent == tmp_path
         assert backup.name.startswith("smith.db.bak-v1-")
@@ -90,3 +90,36 @@ def test_a_failing_migration_leaves_the_database_at_its_old_version(
 def test_migrations_are_numbered_in_order() -> None:
     versions = [m.to_version for m in MIGRATIONS]
     assert versions == list(range(2, 2 + len(versions)))
+
+
+def test_version_2_snapshots_keep_their_text_and_share_one_payload(tmp_path: Path) -> None:
+    path = tmp_path / "smith.db"
+    make_v1_database(path)
+    db = peewee.SqliteDatabase(str(path))
+    db.connect()
+    with db.atomic():
+        next(m for m in MIGRATIONS if m.to_version == 2).apply(db)
+        db.execute_sql("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        schemas = '[{"function":{"name":"bash"},"type":"function"}]'
+        for row_id, prompt in ((1, "You are Smith."), (2, "You are Smith."), (3, "You are Tank.")):
+            db.execute_sql(
+                "INSERT INTO request_snapshots (id, conversation_id, turn_id, created_at, model,"
+                " system_prompt, tool_schemas) VALUES (?, 'conv1', 't1', 5.0, 'm', ?, ?)",
+                (row_id, prompt, schemas),
+            )
+    db.close()
+
+    with Store.open(path) as store:
+        assert store.schema_version() == LATEST_VERSION
+        backup = store.backup_path
+        assert backup is not None and backup.name.startswith("smith.db.bak-v2-")
+        got = store.snapshots.list_for_conversation("conv1")
+        assert [(s.id, s.system_prompt, s.turn_id, s.model) for s in got] == [
+            (1, "You are Smith.", "t1", "m"),
+            (2, "You are Smith.", "t1", "m"),
+            (3, "You are Tank.", "t1", "m"),
+        ]
+        bash = [{"function": {"name": "bash"}, "type": "function"}]
+        assert [s.tool_schemas for s in got] == [bash, bash, bash]
+        assert store.snapshots.payload_count() == 2
+    assert "request_snapshots_v3" not in tables(path)

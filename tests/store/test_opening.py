@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from smith_tui.store import Store, StoreError, default_db_path
+from smith_tui.store.schema import LATEST_VERSION
 
 
 def fingerprint(path: Path) -> tuple[str, list[str]]:
@@ -43,7 +44,7 @@ def test_new_path_is_created_with_parents_and_pragmas(tmp_path: Path) -> None:
         assert db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
         assert db.execute_sql("PRAGMA busy_timeout").fetchone()[0] == 10_000
-        assert store.schema_version() == 2
+        assert store.schema_version() == LATEST_VERSION
         assert store.backup_path is None
     assert path.is_file()
     raw = sqlite3.connect(path)
@@ -178,7 +179,7 @@ def test_without_verify_the_cheap_checks_still_refuse_foreign_files(tmp_path: Pa
     assert fingerprint(path) == before
     make_smith_db(tmp_path / "ok.db", messages=10)
     with Store.open(tmp_path / "ok.db", verify=False) as store:
-        assert store.schema_version() == 2
+        assert store.schema_version() == LATEST_VERSION
 
 
 def test_a_folder_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:

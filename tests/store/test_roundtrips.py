@@ -7,6 +7,7 @@ import pytest
 
 from smith_tui.store import Store, StoreError, UsageTotals
 from smith_tui.store.notes import scratchpad_note_id
+from smith_tui.store.schema import LATEST_VERSION
 
 
 def reopen(store: Store) -> Store:
@@ -222,7 +223,7 @@ def test_config_and_meta(store: Store) -> None:
     assert store.config.get("absent", "dflt") == "dflt"
     assert store.config.delete("flag") is True and store.config.get("flag") is None
     assert store.meta.active_conversation_id() == cid
-    assert store.meta.schema_version() == store.schema_version() == 2
+    assert store.meta.schema_version() == store.schema_version() == LATEST_VERSION
     store.meta.set_active_conversation_id(None)
     assert store.meta.active_conversation_id() is None
     with pytest.raises(StoreError, match="migrations only"):
@@ -271,3 +272,23 @@ def test_store_is_a_context_manager(db_path: Path) -> None:
         store.config.set("a", 1)
     with Store.open(db_path) as store:
         assert store.config.get("a") == 1
+
+
+def test_request_snapshots_store_each_system_prompt_and_schema_list_once(store: Store) -> None:
+    cid = store.conversations.create("p")
+    other = store.conversations.create("p")
+    schemas = [{"type": "function", "function": {"name": "read", "parameters": {}}}]
+    ids = [store.snapshots.record(cid, "m", "You are Smith." * 500, schemas) for _ in range(20)]
+    store.snapshots.record(cid, "m", "You are Smith." * 500, [])
+    tank = store.snapshots.record(other, "m", "You are Tank.", schemas)
+    assert store.snapshots.payload_count() == 3
+    store = reopen(store)
+    got = store.snapshots.list_for_conversation(cid)
+    assert [s.id for s in got][:20] == ids
+    assert {s.system_prompt for s in got} == {"You are Smith." * 500}
+    assert [s.tool_schemas for s in got][-2:] == [schemas, []]
+    store.database.execute_sql("UPDATE request_snapshots SET created_at = 0 WHERE id = ?", (tank,))
+    assert store.prune_request_snapshots(1) == 1
+    assert store.snapshots.payload_count() == 2  # Tank's pair went with its last snapshot
+    assert store.conversations.delete(cid)
+    assert store.snapshots.payload_count() == 0  # the conversation's cascade took the rest
