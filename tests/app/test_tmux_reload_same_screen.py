@@ -2,7 +2,9 @@
 
 The installed ``smith`` runs a scripted conversation in tmux: Tank (the orchestrator)
 dispatches Niobe (a worker) who reads a file and reports, a turn is cancelled, a request
-is retried after a 503, and a stream is cut short after some text. The screen is captured
+is retried after a 503, a stream is cut short after some text, and a slash command answers
+with an error line. (An automatic compaction's line is compared live and after a restart
+in tests/app/test_reload_notices.py, through Pilot.) The screen is captured
 at the end; smith quits; ``smith --continue`` reopens the conversation and the screen is
 captured again. The two must be the same screen, except for what is defined as ephemeral:
 
@@ -147,6 +149,9 @@ def _run_live(tmp_path: Path, llm_server, size: tuple[int, int]) -> str:
         )
         _prompt(pane, "a long answer please")
         pane.wait_for("Error:")
+        # A slash command's output is a transcript line too (kept for the reload).
+        _prompt(pane, "/frobnicate")
+        pane.wait_for("unknown command /frobnicate")
         pane.send("Escape")  # nothing runs: a no-op that lets the screen settle
         live = pane.wait_still(quiet=1.0)
         _quit(pane)
@@ -183,5 +188,6 @@ def test_the_transcript_after_continue_is_the_one_seen_live(
     text = "\n".join(again_transcript)
     for needle in ("Tank", "Turn cancelled.", "Retrying in", "Error:", "Recovered after"):
         assert needle in text, needle
+    assert "unknown command /frobnicate" in text
     assert "Niobe" in "\n".join(again_tools) and "read" in "\n".join(again_tools)
     assert "Tank" in again_status[0] and "resumed" in again_status[0]
