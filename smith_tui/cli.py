@@ -32,7 +32,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Agent Smith TUI: a full-screen terminal coding agent.",
     )
     parser.add_argument("--version", action="version", version=f"smith {__version__}")
-    parser.add_argument("-p", "--prompt", help="run one turn headless ('-' reads stdin)")
+    parser.add_argument(
+        "-p",
+        "--prompt",
+        nargs="?",
+        const="",
+        help="run one turn headless ('-' reads stdin; no prompt with --plan-file)",
+    )
+    parser.add_argument(
+        "--plan-file",
+        metavar="FILE",
+        help="headless: run an approved plan (the Markdown or JSON that plan mode prints) "
+        "in a fresh context",
+    )
     parser.add_argument("--model", help="model id to use for this run")
     parser.add_argument("--role", choices=["direct", "orchestrator"], help="active role")
     parser.add_argument(
@@ -195,7 +207,9 @@ def _pick_conversation(runtime: Runtime, args: argparse.Namespace) -> None:
         runtime.new_conversation()
 
 
-async def _headless(runtime: Runtime, args: argparse.Namespace, prompt: str) -> int:
+async def _headless(
+    runtime: Runtime, args: argparse.Namespace, prompt: str, plan: Any = None
+) -> int:
     from smith_tui.app.headless import HeadlessPrinter
 
     printer = HeadlessPrinter(args.output_format)
@@ -209,7 +223,9 @@ async def _headless(runtime: Runtime, args: argparse.Namespace, prompt: str) -> 
         prepared = None
         if prompt.lstrip().startswith("/"):
             prepared = await runtime.services.command.prepare_turn(prompt)
-        if prepared is not None:
+        if plan is not None:
+            result = await runtime.plans.approve(plan, mode=runtime.permission_mode)
+        elif prepared is not None:
             result = await runtime.run_turn(
                 prepared.prompt, model=prepared.model, tools=prepared.tools
             )
@@ -226,10 +242,13 @@ async def _headless(runtime: Runtime, args: argparse.Namespace, prompt: str) -> 
                 "permission_mode": runtime.permission_mode,
                 "denied": printer.denied,
                 "budget": printer.spend,
+                "plan": printer.plan.plan if printer.plan is not None else None,
             }
         )
         if result.stop_reason != "completed":
             return 1
+        if printer.plan is not None:
+            return 0  # the plan is the answer; what plan mode refused on the way is not
         return EXIT_DENIED if printer.denied else 0
     finally:
         await runtime.aclose()
@@ -268,6 +287,29 @@ def _acp(args: argparse.Namespace) -> int:
     return serve(open_runtime, __version__)
 
 
+def _read_plan_file(args: argparse.Namespace) -> Any:
+    """``--plan-file``: the plan it holds, or ``None`` after saying what is wrong."""
+    from smith_tui.tools.plan import MAX_PLAN_TEXT, PlanError, parse_plan
+
+    if args.prompt is None or args.prompt.strip():
+        sys.stderr.write(
+            "smith: --plan-file runs headless and takes no prompt: smith -p --plan-file FILE\n"
+        )
+        return None
+    path = Path(args.plan_file)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_PLAN_TEXT * 4 + 1)
+        text = data.decode("utf-8")
+        return parse_plan(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        sys.stderr.write(f"smith: cannot read the plan file {visible(str(path))}: {reason}\n")
+    except PlanError as exc:
+        sys.stderr.write(f"smith: {visible(str(path))}: {visible(str(exc))}\n")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -288,7 +330,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"/config set budget.{key} VALUE\n"
             )
             return 2
-    if headless:
+    plan = None
+    if args.plan_file is not None:
+        plan = _read_plan_file(args)
+        if plan is None:
+            return 2
+        prompt = ""
+    elif headless:
         prompt = (sys.stdin.read() if args.prompt == "-" else args.prompt).strip()
         if not prompt.strip():
             sys.stderr.write("smith: the prompt is empty; pass text to -p (or pipe it with -p -)\n")
@@ -320,8 +368,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from smith_tui.engine.runtime import RuntimeError_
 
+    if plan is not None and runtime.permission_mode == "plan":
+        runtime.store.close()
+        sys.stderr.write(
+            "smith: a plan file runs the plan, which plan mode would refuse: pass "
+            "--permission-mode auto-edit (or yolo, ask, read-only)\n"
+        )
+        return 2
     try:
-        return asyncio.run(_headless(runtime, args, prompt))
+        return asyncio.run(_headless(runtime, args, prompt, plan))
     except RuntimeError_ as exc:
         sys.stderr.write(f"smith: {visible(exc.message)}\n")
         return 2

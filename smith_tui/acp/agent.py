@@ -35,6 +35,7 @@ from acp.schema import (
 )
 
 from smith_tui.acp import options
+from smith_tui.acp.images import prompt_images
 from smith_tui.acp.lifecycle import SessionLifecycle
 
 if TYPE_CHECKING:
@@ -86,8 +87,9 @@ class SmithAgent(SessionLifecycle):
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                # No image prompts yet: a user message is text in Smith's store.
-                prompt_capabilities=PromptCapabilities(embedded_context=True, image=False),
+                # Images go when the session's model takes them (its catalog entry's input
+                # modalities); a prompt with one for a model without is refused, saying so.
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
@@ -200,7 +202,8 @@ class SmithAgent(SessionLifecycle):
         session = self._session(session_id)
         runtime = session.runtime
         text = prompt_text(prompt, session.cwd)
-        if not text.strip():
+        images = await prompt_images(session, prompt)
+        if not text.strip() and not images:
             raise RequestError.invalid_params({"prompt": "the prompt is empty"})
         if runtime.busy:
             raise RequestError.invalid_request({"details": "a turn is running; cancel it first"})
@@ -213,7 +216,7 @@ class SmithAgent(SessionLifecycle):
             await session.flush()
             return PromptResponse(stop_reason="end_turn")
         try:
-            result = await runtime.run_turn(text)
+            result = await runtime.run_turn(text, images=images)
         except Exception as exc:
             message = getattr(exc, "message", None) or str(exc)
             session.send(update_agent_message_text(f"\n\nsmith: {message}\n"))

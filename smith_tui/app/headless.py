@@ -33,6 +33,8 @@ class HeadlessPrinter:
         """The tool calls the permission policy refused (tool, subject, reason, role)."""
         self.spend: dict[str, dict[str, float]] | None = None
         """The turn's last spend against each ``budget`` limit set (None: no limit set)."""
+        self.plan: ev.PlanPresented | None = None
+        """The plan a plan-mode turn presented (text: printed; json: the summary's ``plan``)."""
 
     def __call__(self, event: ev.Event) -> None:
         """Handle one event."""
@@ -47,6 +49,8 @@ class HeadlessPrinter:
             )
         if isinstance(event, ev.BudgetUpdated):
             self.spend = event.spend
+        if isinstance(event, ev.PlanPresented):
+            self.plan = event
         if self.format == "stream-json":
             self.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
             self.stdout.flush()
@@ -76,6 +80,11 @@ class HeadlessPrinter:
         elif isinstance(event, ev.RetryScheduled):
             self._newline()
             self.stderr.write(f"retrying in {event.delay_s:.1f}s ({event.reason})\n")
+        elif isinstance(event, ev.PlanPresented):
+            self._newline()
+            self.stdout.write(event.text)
+            self.stdout.flush()
+            self._ends_with_newline = event.text.endswith("\n")
         elif isinstance(event, ev.ContextCompacted) and event.reason != "manual":
             self._newline()
             self.stderr.write(

@@ -29,7 +29,7 @@ from smith_tui.engine.hooks.service import Asker, Hooks
 from smith_tui.engine.hooks.turns import PromptBlocked, opening_context, run_to_stop
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
-from smith_tui.engine.prompt import build_system_prompt, project_notes
+from smith_tui.engine.prompt import build_system_prompt, plan_mode_block, project_notes
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
@@ -329,7 +329,11 @@ class TurnDriver:
             system_prompt=build_system_prompt(
                 plan.role,
                 plan.scope,
-                extra_blocks=[*setup_blocks(plan.role, self.user_setup), self._notes_block(plan)],
+                extra_blocks=[
+                    *setup_blocks(plan.role, self.user_setup),
+                    self._notes_block(plan),
+                    plan_mode_block(plan.permissions, plan.job_id),
+                ],
             ),
             config=plan.config,
             cancel=plan.cancel,

@@ -346,6 +346,19 @@ class PermissionDenied(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class PlanPresented(Event):
+    """A plan-mode turn ended with ``present_plan``: the plan waits for the user's approval.
+
+    ``plan`` is its data (title, steps, files, risks), ``text`` its Markdown."""
+
+    type: ClassVar[str] = "plan_presented"
+    turn_id: str
+    conversation_id: str
+    plan: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ContextCompacted(Event):
     """The older part of a conversation was summarised (compaction, docs/DESIGN.md §5.4).
 

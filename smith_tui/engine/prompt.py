@@ -122,6 +122,22 @@ def project_notes(note_ids: Sequence[str]) -> str:
     return "\n".join([*head, *lines])
 
 
+PLAN_MODE_BLOCK = """## Plan mode
+You are planning, not doing: the permission mode is `plan`. Only reading tools and explorer
+dispatches run; edits, writes, workers and other changes are refused. Research what the
+task needs, then call `present_plan` once, last, with a title, the steps in order, the
+project files you expect to change or create, and the risks. The user approves, edits or
+rejects the plan; nothing is changed before that."""
+
+
+def plan_mode_block(permissions: Any, job_id: str | None) -> str:
+    """The system-prompt block of a top-level turn in plan mode (``""`` otherwise): the
+    ``permissions`` gate's mode is ``plan`` (engine/plans.py)."""
+    if job_id is None and getattr(permissions, "mode", None) == "plan":
+        return PLAN_MODE_BLOCK
+    return ""
+
+
 def build_system_prompt(
     role_spec: RoleSpec,
     scope: TurnScope | None = None,

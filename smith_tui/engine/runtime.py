@@ -48,6 +48,7 @@ from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
+from smith_tui.engine.plans import Planner
 from smith_tui.engine.prompt import RequestBudget, build_system_prompt
 from smith_tui.engine.retry import RetryPolicy
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, child_role_names, resolve_role
@@ -220,6 +221,8 @@ class Runtime:
         )
         """The session's hooks: the config's, and the repository's once trusted (README, Hooks)."""
         self._mcp: McpManager | None = None
+        self.plans = Planner(self)
+        """Plan mode: the plan presented last, approving (running) or rejecting it."""
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -710,9 +713,13 @@ class Runtime:
         model: str | None = None,
         role: str | None = None,
         tools: frozenset[str] | None = None,
+        todo: list[dict[str, str]] | None = None,
+        record: Mapping[str, Any] | None = None,
     ) -> TurnResult:
         """Run one top-level turn for ``prompt`` through the turn driver; return how it ended
-        (``tools``: offer only these, e.g. a command file's ``allowed-tools``)."""
+        (``tools``: offer only these, e.g. a command file's ``allowed-tools``; ``todo``: the
+        turn's todo list instead of an empty one, an approved plan's steps; ``record``: extra
+        fields of the turn record)."""
         try:
             role_spec = resolve_role(role or self.active_role)
         except UnknownRoleError as exc:
@@ -724,6 +731,7 @@ class Runtime:
         self.start_mcp()
         if self._mcp is not None:
             await self._mcp.wait_started()  # a server still starting offers its tools to this turn
+        self.plans.offer_tool()
         active = self.begin_turn(role_spec.name, scope=scope)
         ctx = active.context
         plan = TurnPlan(
@@ -742,6 +750,7 @@ class Runtime:
             permissions=self.permission_gate(
                 ctx.conversation_id, ctx.config_snapshot, active.cancel.cancel
             ),
+            record=dict(record or {}),
             handoff=handoff,
             tools=tools,
             control=active.control,
@@ -754,13 +763,17 @@ class Runtime:
             self.reload_conversation()
             self.finish_turn()
 
-        hooks = TurnHooks(
-            prepare=lambda: self.conversations.clear_todo(role_spec.name),
-            selected=selected,
-            closed=closed,
-        )
+        def prepare() -> None:
+            if todo is None:
+                self.conversations.clear_todo(role_spec.name)
+            else:
+                self.plans.start_todo(todo, role_spec.name)
+
+        hooks = TurnHooks(prepare=prepare, selected=selected, closed=closed)
         self.driver.hooks = self.hook_setup.hooks(ctx.scope.project_root, ctx.scope.cwd)
-        return await self.driver.drive(plan, hooks)
+        result = await self.driver.drive(plan, hooks)
+        self.plans.finished(result, ctx.conversation_id, active.turn_id, role_spec.name)
+        return result
 
     def user_config_dir(self) -> Path:
         """The user's smith folder (``$XDG_CONFIG_HOME/smith``, else ``~/.config/smith``) as

@@ -48,6 +48,29 @@ class ModelDescriptor:
         return [str(v) for v in value] if isinstance(value, list) else []
 
     @property
+    def input_modalities(self) -> frozenset[str]:
+        """What the model takes as input, lower-case (``text``, ``image``, ``audio``), as
+        far as the catalog says: OpenRouter's ``architecture.input_modalities`` or the left
+        side of ``architecture.modality`` (``text+image->text``), an ``input_modalities``
+        list of the entry, ``vision`` among its ``capabilities``. Empty: not said."""
+        found: set[str] = set()
+        arch = self.raw.get("architecture")
+        if isinstance(arch, Mapping):
+            values = arch.get("input_modalities")
+            if isinstance(values, list):
+                found.update(str(v).lower() for v in values)
+            modality = arch.get("modality")
+            if isinstance(modality, str) and "->" in modality:
+                found.update(t for t in modality.lower().split("->")[0].split("+") if t)
+        values = self.raw.get("input_modalities")
+        if isinstance(values, list):
+            found.update(str(v).lower() for v in values)
+        caps = self.raw.get("capabilities")
+        if isinstance(caps, list) and any(str(c).lower() == "vision" for c in caps):
+            found.update(("text", "image"))
+        return frozenset(found)
+
+    @property
     def capability_tags(self) -> set[str]:
         """Lower-case tags: supported parameters, modalities and id/name words."""
         tags = {p.lower() for p in self.supported_parameters}

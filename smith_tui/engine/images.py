@@ -1,0 +1,80 @@
+"""Images in a user's prompt: checked once when they come in, kept with the user message
+(its ``metadata["images"]``) and sent as Chat-Completions image content parts.
+
+A front end that takes images (``smith acp``: an editor's image blocks) checks each with
+:func:`checked_image` and passes them to ``Runtime.run_turn(images=...)``;
+:func:`wire_content` is what :func:`smith_tui.engine.prompt.to_wire` sends for such a
+message, every time the history goes out.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+IMAGES_KEY = "images"
+"""The user message's metadata key holding its images (``mime_type``, base64 ``data``)."""
+MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image types Chat-Completions servers take."""
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""Largest image (decoded): the store keeps it with the message, every request resends it."""
+MAX_IMAGES = 8
+"""Most images in one prompt."""
+
+
+class ImageError(ValueError):
+    """An image that cannot go to the model; the message says what to change."""
+
+
+def checked_image(mime_type: Any, data: Any) -> dict[str, str]:
+    """``{"mime_type", "data"}`` for a base64 image of a known type and size, else
+    :class:`ImageError` saying why not."""
+    mime = str(mime_type or "").strip().lower()
+    if mime == "image/jpg":
+        mime = "image/jpeg"
+    if mime not in MIME_TYPES:
+        raise ImageError(
+            f"images of type {mime_type or '(none)'!r} are not taken; send {', '.join(MIME_TYPES)}"
+        )
+    if not isinstance(data, str) or not data:
+        raise ImageError("the image has no data (base64 expected)")
+    if len(data) > (MAX_IMAGE_BYTES * 4) // 3 + 4:
+        raise ImageError(
+            f"the image is larger than {MAX_IMAGE_BYTES // 2**20} MiB; send a smaller one"
+        )
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ImageError("the image data is not valid base64") from None
+    if len(raw) > MAX_IMAGE_BYTES:
+        raise ImageError(
+            f"the image is larger than {MAX_IMAGE_BYTES // 2**20} MiB; send a smaller one"
+        )
+    return {"mime_type": mime, "data": data}
+
+
+def checked_images(images: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Every image checked (:func:`checked_image`), at most :data:`MAX_IMAGES`."""
+    if len(images) > MAX_IMAGES:
+        raise ImageError(f"{len(images)} images in one prompt; send at most {MAX_IMAGES}")
+    return [checked_image(i.get("mime_type"), i.get("data")) for i in images]
+
+
+def wire_content(text: str, images: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The user message's content parts: its text, then each image as a base64 data URL."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for image in images:
+        url = f"data:{image.get('mime_type')};base64,{image.get('data')}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def images_of(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The images a stored user message carries (``[]`` for none or another role)."""
+    if message.get("role") != "user":
+        return []
+    metadata = message.get("metadata")
+    images = metadata.get(IMAGES_KEY) if isinstance(metadata, Mapping) else None
+    return [i for i in images if isinstance(i, Mapping)] if isinstance(images, list) else []
