@@ -72,7 +72,7 @@ def test_ts_sdk_client_lists_forks_closes_resumes_and_switches_models(tmp_path: 
 
     caps = steps["initialize"]["result"]["agentCapabilities"]
     assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "fork": {}}
-    assert caps["promptCapabilities"]["image"] is False
+    assert caps["promptCapabilities"]["image"] is True  # for a model that takes images
     new = steps["new"]["result"]
     sid = new["sessionId"]
     options = {o["id"]: o for o in new["configOptions"]}
@@ -128,3 +128,30 @@ def test_ts_sdk_client_lists_forks_closes_resumes_and_switches_models(tmp_path: 
     assert replayed == []  # resume does not replay what the client shows already
     assert _user_texts(requests[3]) == ["first question", "second question", "third question"]
     assert steps["prompt-resumed"]["result"]["stopReason"] == "end_turn"
+
+
+def test_ts_sdk_client_image_prompt_and_its_refusal(tmp_path: Path) -> None:
+    from tests.acp.test_acp_images import PNG
+
+    repo = make_git_repo(tmp_path / "repo")
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("a green pixel"))
+        argv = [SMITH, "acp", "--api-url", server.base_url, "--db", str(tmp_path / "smith.db")]
+        argv += ["--config", _config(tmp_path)]
+        env = {**smith_env(tmp_path), "TEST_IMAGE_PNG": PNG}
+        report = _run_client("images", repo, argv, env)
+        requests = server.chat_requests()
+    steps = {s["name"]: s for s in report["steps"]}
+    caps = steps["initialize"]["result"]["agentCapabilities"]
+    assert caps["promptCapabilities"]["image"] is True
+    assert steps["prompt-image"]["result"]["stopReason"] == "end_turn"
+    (request,) = requests  # the refused prompt sent nothing
+    assert request["model"] == "vision-model"
+    prompts = [m for m in request["messages"] if m["role"] == "user"]
+    assert prompts[0]["content"] == [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+    ]
+    refused = steps["prompt-refused"]["error"]
+    assert refused["code"] == -32602
+    assert "the model text-model does not take images" in json.dumps(refused["data"])

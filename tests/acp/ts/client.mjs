@@ -94,6 +94,41 @@ const scenarios = {
     );
     await prompt("prompt-resumed", sid, "third question");
   },
+
+  // An image prompt on a model that takes images, then the same on one that does not.
+  async images(ctx) {
+    const image = { type: "image", mimeType: "image/png", data: process.env.TEST_IMAGE_PNG };
+    const init = await step("initialize", () =>
+      ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+      }),
+    );
+    if (!init) return;
+    const session = await step("new", () =>
+      ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }),
+    );
+    const sessionId = session.sessionId;
+    const pick = (name, value) =>
+      step(name, () =>
+        ctx.request(acp.methods.agent.session.setConfigOption, {
+          sessionId,
+          configId: "model",
+          value,
+        }),
+      );
+    const ask = (name) =>
+      step(name, () =>
+        ctx.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [...text("what is this?"), image],
+        }),
+      );
+    await pick("pick-vision", "vision-model");
+    await ask("prompt-image");
+    await pick("pick-text", "text-model");
+    await ask("prompt-refused");
+  },
 };
 
 const run = scenarios[scenario];
