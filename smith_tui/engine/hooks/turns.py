@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from smith_tui.engine.hooks.service import MAX_STOP_BLOCKS, Asker, Hooks
+from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.turn import TurnLoop, TurnResult
 
 
@@ -30,9 +31,7 @@ def _with_context(content: Any, context: str, label: str) -> Any:
     return content
 
 
-async def opening_context(
-    hooks: Hooks, prompt: str, user: dict[str, Any], asker: Asker
-) -> None:
+async def opening_context(hooks: Hooks, prompt: str, user: TranscriptMessage, asker: Asker) -> None:
     """Run the opening hooks; add their context to ``user`` (raises :class:`PromptBlocked`)."""
     if asker.job_id is None:
         answer = await hooks.prompt_submitted(prompt, asker)
@@ -56,10 +55,11 @@ async def run_to_stop(hooks: Hooks | None, loop: TurnLoop, asker: Asker) -> Turn
         return result
     event = "Stop" if asker.job_id is None else "SubagentStop"
     for blocks in range(MAX_STOP_BLOCKS):
-        if result.stop_reason != "completed" or result.terminal is not None:
+        if result.stop_reason != "completed":
             return result
         answer = await hooks.stopping(result.text, blocks > 0, asker)
-        if answer.stop or not answer.blocked:
+        # A terminal tool (a sub-agent's report) has ended the turn for good.
+        if result.terminal is not None or answer.stop or not answer.blocked:
             return result
         loop.user_message = {
             "role": "user",
