@@ -52,7 +52,10 @@ STOP_REASONS = {
     "budget_exhausted": "max_tokens",
     "error": "end_turn",
 }
-"""Smith's turn endings as ACP stop reasons (an error is also said in the answer)."""
+"""Smith's turn endings as ACP stop reasons (an error fails ``session/prompt``, see
+:func:`turn_failed`; its message is also said in the answer)."""
+TURN_FAILED = -32603
+"""The JSON-RPC error code of a failed turn (internal error: the agent could not do it)."""
 
 RuntimeOpener = Callable[[Path, Mapping[str, Any]], Any]
 """Opens a runtime in the given folder with extra session settings (blocking)."""
@@ -135,6 +138,7 @@ class SmithAgent(SessionLifecycle):
         """A new conversation in the project of ``cwd``."""
         runtime = await self._open(cwd, mcp_servers)
         session = await self._bind(runtime, runtime.new_conversation())
+        await _advertise(session)  # queued now, sent after this answer
         return NewSessionResponse(
             session_id=session.session_id,
             modes=session.modes(),
@@ -152,8 +156,10 @@ class SmithAgent(SessionLifecycle):
             await runtime.aclose()
             message = getattr(exc, "message", None) or str(exc)
             raise RequestError.invalid_params({"sessionId": message}) from None
+        _restore_mode(runtime)
         session = await self._bind(runtime, conversation)
         await session.replay()
+        await _advertise(session)
         return LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
 
     def _session(self, session_id: str) -> AcpSession:
@@ -208,25 +214,30 @@ class SmithAgent(SessionLifecycle):
         if runtime.busy:
             raise RequestError.invalid_request({"details": "a turn is running; cancel it first"})
         if text.lstrip().startswith("/"):
-            session.command_running = True
+            from smith_tui.acp import editor_commands
+
+            result = await editor_commands.run(session, text.strip())
+        else:
             try:
-                await runtime.submit(text)
-            finally:
-                session.command_running = False
+                result = await runtime.run_turn(text, images=images)
+            except Exception as exc:
+                message = getattr(exc, "message", None) or str(exc)
+                session.send(update_agent_message_text(f"\n\nsmith: {message}\n"))
+                result = None
+        await _advertise(session)  # a command file may have come or gone
+        if result is None:
             await session.flush()
             return PromptResponse(stop_reason="end_turn")
-        try:
-            result = await runtime.run_turn(text, images=images)
-        except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            session.send(update_agent_message_text(f"\n\nsmith: {message}\n"))
-            await session.flush()
-            return PromptResponse(stop_reason="end_turn")
+        failed = result.stop_reason == "error" and result.error is not None
         if result.stop_reason in ("error", "budget_exhausted") and result.error is not None:
             session.send(
                 update_agent_message_text(f"\n\nsmith: turn ended: {result.error.message}\n")
             )
         await session.flush()
+        if failed:
+            # Zed shows a failed session/prompt's message as the turn's error; a refusal
+            # it would show as the model declining and Toad as the agent refusing.
+            raise turn_failed(result.error.message)
         return PromptResponse(stop_reason=STOP_REASONS.get(result.stop_reason, "end_turn"))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -250,6 +261,33 @@ class SmithAgent(SessionLifecycle):
             except Exception:
                 log.exception("closing session %s failed", session.session_id)
         self.sessions.clear()
+
+
+def turn_failed(message: str) -> RequestError:
+    """The error ``session/prompt`` answers when the turn failed (the LLM server's error):
+    the message is the error's message (Zed shows it) and its ``details`` (Toad's)."""
+    return RequestError(TURN_FAILED, f"smith: the turn failed: {message}", {"details": message})
+
+
+async def _advertise(session: Any) -> None:
+    from smith_tui.acp import editor_commands
+
+    try:
+        await editor_commands.advertise(session)
+    except Exception:  # the editor's command menu is not worth failing the request for
+        log.exception("listing the commands failed")
+
+
+def _restore_mode(runtime: Any) -> None:
+    """A loaded session goes on in the permission mode it was switched to."""
+    from smith_tui.acp.session_record import stored_mode
+
+    mode = stored_mode(runtime)
+    if mode and mode != runtime.permission_mode:
+        try:
+            runtime.set_permission_mode(mode)
+        except Exception:  # a mode that no longer exists: the configured one stays
+            log.warning("the stored permission mode %r is not known", mode)
 
 
 def prompt_text(blocks: list[Any], cwd: Path) -> str:

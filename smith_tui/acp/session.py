@@ -27,6 +27,7 @@ from acp import (
 )
 from acp.helpers import update_current_mode
 from acp.schema import (
+    ConfigOptionUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
     PermissionOption,
@@ -36,8 +37,9 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from smith_tui.acp import options, updates
+from smith_tui.acp import dispatch_card, options, permission_content, replay, updates, wire
 from smith_tui.acp.files import EditorFiles
+from smith_tui.acp.session_record import remember_mode
 from smith_tui.acp.terminals import EditorTerminals
 from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
@@ -62,6 +64,8 @@ class _Call:
     output: str = ""
     terminal_id: str | None = None
     """The editor's terminal running the call's command (it shows the output)."""
+    command: str = ""
+    """A ``bash`` call's command: the title of the editor's terminal running it."""
 
 
 @dataclass
@@ -72,6 +76,9 @@ class _Job:
     role: str
     task: str
     log: list[str] = field(default_factory=list)
+    job_id: str = ""
+    result: dict[str, Any] = field(default_factory=dict)
+    """The report, once the job finished (its card then shows it after the log)."""
 
 
 class AcpSession:
@@ -87,10 +94,16 @@ class AcpSession:
         self._sender = asyncio.create_task(self._send_loop(), name=f"acp-updates-{session_id}")
         self._calls: dict[tuple[str | None, str], _Call] = {}
         self._jobs: dict[str, _Job] = {}
+        self._cards: dict[str, list[_Job]] = {}
+        """Finished jobs by their dispatch call's id, until that call ends."""
         self.models: list[str] = []
         """The server's model ids (``GET /models``), read when the session opens."""
         self.command_running = False
         """A ``/command`` typed in the editor runs: its output is the answer."""
+        self.advertised: list[Any] = []
+        """The commands last sent as ``available_commands_update``."""
+        self._todo_call_ended = False
+        """The last top-level call that ended was ``todo``: its plan follows, even empty."""
         self.cwd = Path(runtime.options.cwd)
         fs = getattr(client_caps, "fs", None)
         read = bool(getattr(fs, "read_text_file", False))
@@ -135,18 +148,17 @@ class AcpSession:
         while True:
             update = await self._queue.get()
             try:
-                await self.conn.session_update(session_id=self.session_id, update=update)
+                await wire.session_update(self.conn, self.session_id, update)
             except Exception:
                 log.exception("sending a session update failed")
             finally:
                 self._queue.task_done()
 
     async def replay(self) -> None:
-        """Send the stored conversation as updates (``session/load``) and wait until sent."""
-        for update in updates.replay(self.runtime.messages, self.cwd):
+        """Send the stored conversation as updates (``session/load``) and wait until sent:
+        its turns, tool calls and dispatches, plans, typed commands and end marks."""
+        for update in await asyncio.to_thread(replay.updates_of, self.runtime, self.cwd):
             self.send(update)
-        if self.runtime.todo:
-            self.send(updates.plan(self.runtime.todo))
         await self.flush()
 
     async def aclose(self) -> None:
@@ -160,6 +172,8 @@ class AcpSession:
     def _on_event(self, event: ev.Event) -> None:
         try:
             self._translate(event)
+            if isinstance(event, ev.CommandOutput) and event.ok:
+                self._command_effects(event)
         except Exception:  # a display problem must never break the turn
             log.exception("translating %s failed", event.type)
 
@@ -182,11 +196,14 @@ class AcpSession:
         elif isinstance(event, ev.DispatchFinished):
             self._dispatch_finished(event)
         elif isinstance(event, ev.TurnFinished) and not top and event.job_id in self._jobs:
-            self._job_log(event.job_id, f"{event.role} turn ended: {event.stop_reason}")
+            self._job_log(event.job_id, dispatch_card.turn_ended(event.role, event.stop_reason))
         elif isinstance(event, ev.TodoUpdated) and top:
-            self.send(updates.plan(event.items))
+            if event.items or self._todo_call_ended:  # not the turn's opening clear
+                self.send(updates.plan(event.items))
+            self._todo_call_ended = False
         elif isinstance(event, ev.PermissionMode):
             self.send(update_current_mode(event.mode))
+            remember_mode(self.runtime, event.mode)
         elif isinstance(event, ev.CommandOutput) and self.command_running:
             self.send(update_agent_message_text(event.text.rstrip("\n") + "\n"))
         elif isinstance(event, ev.CommandOutput):  # notices: checkpoints, MCP servers
@@ -200,6 +217,15 @@ class AcpSession:
                 )
             )
 
+    def _command_effects(self, event: ev.CommandOutput) -> None:
+        """A role switched by ``/role`` (or routing) shows in the editor's role selector."""
+        if event.command == "/role" and "role" in event.data:
+            self.send(
+                ConfigOptionUpdate(
+                    session_update="config_option_update", config_options=self.config_options()
+                )
+            )
+
     def _acp_id(self, job_id: str | None, call_id: str) -> str:
         # Children number their calls on their own: the job id keeps them apart.
         return f"{job_id}/{call_id}" if job_id else call_id
@@ -208,6 +234,8 @@ class AcpSession:
         args = updates.parse_arguments(event.arguments)
         call = _Call(self._acp_id(event.job_id, event.call_id), event.name, event.job_id)
         self._calls[(event.job_id, event.call_id)] = call
+        if event.name == "bash" and isinstance(args.get("command"), str):
+            call.command = args["command"].strip()
         if event.name in ("edit", "write"):
             call.path = updates.file_path(event.name, args, self.cwd)
             call.before = _snapshot(call.path)
@@ -235,6 +263,8 @@ class AcpSession:
             return
         call.terminal_id = terminal_id
         self.send(update_tool_call(call.acp_id, content=[tool_terminal_ref(terminal_id)]))
+        if call.command:  # Zed names an embedded terminal after its call's title from now on
+            self.send(update_tool_call(call.acp_id, title=call.command))
 
     def _call_output(self, event: ev.ToolOutputDelta) -> None:
         call = self._calls.get((event.job_id, event.call_id))
@@ -262,6 +292,9 @@ class AcpSession:
             text = text.split("\n--- output", 1)[0]
         if event.cancelled:
             text = "cancelled" + (f": {text}" if text else "")
+        cards = self._cards.pop(call.acp_id, None) if event.name == "dispatch" else None
+        if cards:  # the step log and the report for people, not the report's JSON
+            text = "\n\n".join(dispatch_card.card_text(j.log, j.role, j.result) for j in cards)
         content.extend(updates.text_content(text))
         self.send(
             update_tool_call(
@@ -272,15 +305,18 @@ class AcpSession:
             )
         )
         if event.job_id in self._jobs:
-            mark = "✓" if event.ok else "✗"
-            self._job_log(event.job_id, f"  {mark} {event.name}: {event.summary}")
+            self._job_log(
+                event.job_id, dispatch_card.step_done(event.name, event.ok, event.summary)
+            )
+        if event.job_id is None:
+            self._todo_call_ended = event.name == "todo"
 
     def _dispatch_started(self, event: ev.DispatchStarted) -> None:
         if event.job_id is None:
             return
         parent = self._calls.get((event.parent_job_id, event.call_id or ""))
         acp_id = parent.acp_id if parent else self._acp_id(event.parent_job_id, event.job_id)
-        job = _Job(acp_id, event.target_role, event.task)
+        job = _Job(acp_id, event.target_role, event.task, job_id=event.job_id)
         self._jobs[event.job_id] = job
         update = update_tool_call(
             acp_id,
@@ -291,27 +327,29 @@ class AcpSession:
         )
         update.field_meta = {"smith": {"job_id": event.job_id, "role": event.target_role}}
         self.send(update)
-        self._job_log(event.job_id, f"{event.target_role} started: {event.task}")
+        self._job_log(event.job_id, dispatch_card.started(event.target_role, event.task))
 
     def _job_log(self, job_id: str | None, line: str) -> None:
         job = self._jobs.get(job_id or "")
         if job is None:
             return
         job.log.append(line)
+        self._show_job(job, "\n".join(job.log))
+
+    def _show_job(self, job: _Job, text: str) -> None:
         update = update_tool_call(
-            job.acp_id, content=[tool_content(text_block(updates.clip("\n".join(job.log))))]
+            job.acp_id, content=[tool_content(text_block(updates.clip(text)))]
         )
-        update.field_meta = {"smith": {"job_id": job_id, "role": job.role}}
+        update.field_meta = {"smith": {"job_id": job.job_id, "role": job.role}}
         self.send(update)
 
     def _dispatch_finished(self, event: ev.DispatchFinished) -> None:
         job = self._jobs.get(event.job_id or "")
         if job is None:
             return
-        report = [f"{job.role} {event.status}: {event.summary}"]
-        for finding in event.result.get("findings") or []:
-            report.append(f"- {finding}")
-        self._job_log(event.job_id, "\n".join(report))
+        job.result = {"status": event.status, "summary": event.summary, **event.result}
+        self._show_job(job, dispatch_card.card_text(job.log, job.role, job.result))
+        self._cards.setdefault(job.acp_id, []).append(job)
         update = update_tool_call(job.acp_id, status="completed" if event.status == "ok" else None)
         update.field_meta = {
             "smith": {"job_id": event.job_id, "role": job.role, "status": event.status}
@@ -326,12 +364,14 @@ class AcpSession:
         await self.flush()  # the client knows the tool call before it is asked about it
         call = self._waiting_call(request.tool, request.job_id)
         who = request.role if request.job_id else ""
+        path = updates.file_path(request.tool, dict(request.arguments), self.cwd)
+        old = await asyncio.to_thread(_snapshot, path)
         tool_call = ToolCallUpdate(
             tool_call_id=call.acp_id if call else f"ask-{request.tool}",
             title=updates.tool_title(request.tool, dict(request.arguments), who),
             kind=updates.tool_kind(request.tool),
             status="pending",
-            content=updates.text_content(f"{request.preview}\n\n({request.reason})"),
+            content=permission_content.content(request, self.cwd, old),
             raw_input=dict(request.arguments),
         )
         options = [
@@ -343,9 +383,7 @@ class AcpSession:
             ),
             PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
         ]
-        response = await self.conn.request_permission(
-            session_id=self.session_id, tool_call=tool_call, options=options
-        )
+        response = await wire.request_permission(self.conn, self.session_id, tool_call, options)
         outcome = response.outcome
         chosen = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
         if chosen == ALLOW_ONCE:
