@@ -193,7 +193,9 @@ class Hooks:
             env=hook_environment(self.project_dir),
         )
         verdict = read_verdict(hook.event, run, hook.entry.command)
-        message = verdict.reason or verdict.notice or verdict.context
+        message = (verdict.reason or verdict.notice or verdict.context).strip()
+        if len(message) > 400:
+            message = message[:400] + " […]"
         if run.truncated:
             message = (message + " " if message else "") + "(output over 1 MB was dropped)"
         self.emit(
@@ -204,7 +206,7 @@ class Hooks:
                 source=hook.source,
                 exit_code=run.exit_code,
                 duration_s=round(run.duration_s, 3),
-                message=message[:500],
+                message=message,
                 turn_id=asker.turn_id,
                 call_id=asker.call_id,
                 tool=tool,

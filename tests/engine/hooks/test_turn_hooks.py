@@ -25,9 +25,7 @@ from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 async def test_user_prompt_submit_stdout_is_added_context(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
-    hook = python_hook(
-        tmp_path / "hooks", "ctx", 'log(data); print("The sprint ends Friday.")'
-    )
+    hook = python_hook(tmp_path / "hooks", "ctx", 'log(data); print("The sprint ends Friday.")')
     llm_server.enqueue(text_reply("noted"))
     runtime, rec = hooks_runtime(
         tmp_path, llm_server.base_url, {"UserPromptSubmit": [{"command": hook}]}
@@ -71,9 +69,7 @@ async def test_user_prompt_submit_exit_2_keeps_the_prompt_from_being_sent(
 async def test_session_start_runs_once_and_its_context_reaches_the_first_turn(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
-    hook = python_hook(
-        tmp_path / "hooks", "start", 'log(data); print("Branch: feature/x")'
-    )
+    hook = python_hook(tmp_path / "hooks", "start", 'log(data); print("Branch: feature/x")')
     llm_server.enqueue(text_reply("one"), text_reply("two"))
     runtime, _rec = hooks_runtime(
         tmp_path, llm_server.base_url, {"SessionStart": [{"command": hook}]}
@@ -104,7 +100,7 @@ async def test_stop_hook_that_blocks_keeps_the_model_going_once(
     runtime, rec = hooks_runtime(tmp_path, llm_server.base_url, {"Stop": [{"command": hook}]})
     result = await runtime.run_turn("fix it")
     assert result.stop_reason == "completed" and result.text == "ran the tests, done"
-    first, second = llm_server.chat_requests()
+    _first, second = llm_server.chat_requests()
     assert any("[Stop hook] the tests were not run" in t for t in user_texts(second))
     seen = logged(tmp_path / "hooks", "stop")
     assert [s["stop_hook_active"] for s in seen] == [False, True]
