@@ -34,7 +34,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from smith_tui.acp import options
+from smith_tui.acp import extensions, options
 from smith_tui.acp.images import prompt_images
 from smith_tui.acp.lifecycle import SessionLifecycle
 
@@ -100,6 +100,7 @@ class SmithAgent(SessionLifecycle):
                     fork=SessionForkCapabilities(),
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                field_meta=extensions.capabilities_meta(),  # _smith/pause, step, resume
             ),
             agent_info=Implementation(name="smith", title="Agent Smith", version=self._version),
         )
@@ -130,6 +131,7 @@ class SmithAgent(SessionLifecycle):
         session = AcpSession(self._conn, runtime, session_id, self._caps)
         self.sessions[session_id] = session
         await self._attach(session)
+        extensions.follow(self._conn, session)
         return session
 
     async def new_session(
@@ -247,8 +249,10 @@ class SmithAgent(SessionLifecycle):
             session.runtime.cancel_turn("cancelled in the editor")
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """No extension methods."""
-        raise RequestError.method_not_found(method)
+        """``_smith/pause``, ``_smith/step``, ``_smith/resume`` (smith_tui.acp.extensions)."""
+        if extensions.handles(method):
+            return extensions.call(self.sessions, method, params)
+        raise RequestError.method_not_found(f"_{method}")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """Extension notifications are ignored."""
