@@ -38,6 +38,13 @@ TAIL_LINES = 3
 #: Seconds between two redraws of the running calls' elapsed time.
 TICK_S = 0.25
 
+#: How a hook run's outcome shows: it let things go on, or it stopped something / failed.
+_HOOK_STATES: dict[str, CallState] = {
+    "ok": "ok",
+    "allowed": "ok",
+    "ask": "ok",
+    "cancelled": "cancelled",
+}
 _MARKS: dict[str, str] = {"running": "▶", "ok": "✓", "error": "✗", "cancelled": "⊘"}
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 # Carriage returns stay: the output tail starts a line over at them (progress bars). C1
@@ -171,6 +178,7 @@ class ToolActivity(ScrollView, can_focus=True):
         self._layout_dirty = False
         self._cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._ticker: Timer | None = None
+        self._hook_runs = 0
 
     # -- public state ---------------------------------------------------------------------
     @property
@@ -247,6 +255,8 @@ class ToolActivity(ScrollView, can_focus=True):
                     self.refresh()
         elif isinstance(event, ev.ToolCallFinished):
             self._finished(event)
+        elif isinstance(event, ev.HookRun):
+            self._hook_ran(event)
         elif isinstance(event, ev.TurnFinished):
             self._turn_ended(event)
         elif isinstance(event, ev.ConversationChanged):
@@ -308,6 +318,28 @@ class ToolActivity(ScrollView, can_focus=True):
         self._live.pop(record.key, None)
         self._mark_layout()
         self._update_ticker()
+
+    def _hook_ran(self, event: ev.HookRun) -> None:
+        """A hook run: one ended row, ``hook <event>``, its outcome and command."""
+        self._hook_runs += 1
+        record = ToolCallRecord(
+            key=(event.turn_id or "", f"hook-{self._hook_runs}"),
+            call_id=f"hook-{self._hook_runs}",
+            name=visible(f"hook {event.event}"),
+            role=event.role,
+            job_id=event.job_id,
+            argument=visible(f"{event.outcome}: {event.command}"),
+            started=self.clock(),
+            state=_HOOK_STATES.get(event.outcome, "error"),
+            duration_s=event.duration_s,
+            summary=visible(event.message),
+            exit=f"exit {event.exit_code}" if event.exit_code not in (0, 2, None) else "",
+        )
+        self._calls.append(record)
+        self._by_key[record.key] = record
+        while len(self._calls) > self.max_calls:
+            self._by_key.pop(self._calls.popleft().key, None)
+        self._mark_layout()
 
     def _turn_ended(self, event: ev.TurnFinished) -> None:
         """Calls of a turn that ended without their result are shown as cancelled/failed."""

@@ -210,6 +210,9 @@ class AcpSession:
             self.send(update_agent_thought_text(f"\n[{event.text.rstrip()}]\n"))
         elif isinstance(event, ev.BudgetWarning) and top:
             self.send(update_agent_thought_text(f"\n[budget: {event.message}]\n"))
+        elif isinstance(event, ev.HookRun) and event.outcome != "ok":
+            why = f": {event.message}" if event.message else ""
+            self.send(update_agent_thought_text(f"\n[hook {event.event} {event.outcome}{why}]\n"))
         elif isinstance(event, ev.ContextCompacted) and top:
             self.send(
                 update_agent_thought_text(

@@ -77,6 +77,10 @@ class HeadlessPrinter:
             )
         elif isinstance(event, ev.ToolCallFinished) and not event.ok:
             self.stderr.write(f"  ✗ {event.name}: {event.summary}\n")
+        elif isinstance(event, ev.HookRun) and event.outcome != "ok":
+            self._newline()
+            why = f": {_short(event.message)}" if event.message else ""
+            self.stderr.write(f"  hook {event.event} {event.outcome}{why}\n")
         elif isinstance(event, ev.RetryScheduled):
             self._newline()
             self.stderr.write(f"retrying in {event.delay_s:.1f}s ({event.reason})\n")
