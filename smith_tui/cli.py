@@ -93,9 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["undo", "acp"],
+        choices=["undo", "acp", "doctor"],
         help="undo: restore the files to before the last turn that changed them, then exit; "
-        "acp: serve the Agent Client Protocol on stdio (for Zed and other editors)",
+        "acp: serve the Agent Client Protocol on stdio (for Zed and other editors); "
+        "doctor: ask the configured server what it supports (exit 1 if turns cannot work)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="the same as --output-format json (headless turns, smith doctor)",
     )
     return parser
 
@@ -214,6 +220,8 @@ async def _headless(
 
     printer = HeadlessPrinter(args.output_format)
     runtime.subscribe(printer)
+    for warning in runtime.hook_setup.warnings(runtime.scope.project_root):
+        sys.stderr.write(f"smith: warning: {visible(warning)}\n")  # nobody here to trust them
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, runtime.cancel_turn, "interrupted")
@@ -252,6 +260,36 @@ async def _headless(
         return EXIT_DENIED if printer.denied else 0
     finally:
         await runtime.aclose()
+
+
+async def _doctor(runtime: Runtime, args: argparse.Namespace) -> int:
+    from smith_tui.app import doctor
+
+    try:
+        found = await doctor.diagnose(runtime, args.model)
+    finally:
+        await runtime.aclose()
+    checks = doctor.checks_of(found)
+    render = doctor.render_json if args.output_format == "json" else doctor.render_text
+    sys.stdout.write(render(found, checks))
+    return doctor.verdict(checks)
+
+
+def _doctor_main(args: argparse.Namespace) -> int:
+    if args.prompt is not None:
+        sys.stderr.write("smith: 'smith doctor' takes no prompt; run it on its own\n")
+        return 2
+    runtime = _open_runtime(args, headless=True)
+    if runtime is None:
+        return 2
+    if not runtime.server_configured:
+        sys.stderr.write(
+            "smith: no LLM server is configured: set llm_config.api_url in "
+            f"{visible(str(runtime.config.user_config_path))}, SMITH_API_URL or --api-url\n"
+        )
+        asyncio.run(runtime.aclose())
+        return 1
+    return asyncio.run(_doctor(runtime, args))
 
 
 async def _undo(runtime: Runtime) -> int:
@@ -313,6 +351,10 @@ def _read_plan_file(args: argparse.Namespace) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.json:
+        args.output_format = "json"
+    if args.command == "doctor":
+        return _doctor_main(args)
     if args.command == "acp":
         return _acp(args)
     if args.command == "undo":
