@@ -53,7 +53,7 @@ class SessionLifecycle:
         titles = TitleReporter(session.runtime, session.send)
         session.runtime.subscribe(titles)
         session.runtime.subscribe(UsageReporter(session.send))
-        await asyncio.to_thread(titles.announce)  # a stored conversation is named at once
+        titles.announce()  # a stored conversation is named at once (one small read)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
