@@ -264,6 +264,8 @@ class SmithApp(App[int]):
                     self.edit_file(str(event.data.get("path") or ""))
                 if event.data.get("action") == "copy":
                     self.copy_text(str(event.data.get("text") or ""), event.text)
+            if isinstance(event, ev.PlanPresented) and event.job_id is None:
+                self.show_plan(event)
             action = _app_action(event)
             if action and isinstance(event, ev.CommandOutput):
                 actions.append((action, event))
@@ -394,6 +396,32 @@ class SmithApp(App[int]):
         except Exception as exc:  # the runtime reports turn errors as events; this is the rest
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             self.notify(message, title="Could not run that", severity="error")
+
+    def show_plan(self, presented: ev.PlanPresented) -> None:
+        """Show a presented plan for approval; run what the user decides in a worker."""
+        from smith_tui.app.screens.plan_screen import PlanScreen
+        from smith_tui.tools.plan import Plan
+
+        plan = Plan.model_validate(presented.plan)
+        self.push_screen(PlanScreen(plan), self._plan_decided)
+
+    def _plan_decided(self, decision: Any) -> None:
+        if decision is None or self.runtime is None:
+            return
+        self.run_worker(self._run_plan(decision), group="turn", exit_on_error=False)
+
+    async def _run_plan(self, decision: Any) -> None:
+        plans = self.opened_runtime.plans
+        try:
+            if decision.action == "reject":
+                await plans.reject(decision.feedback)
+            else:
+                await plans.approve(
+                    decision.plan, mode=decision.mode, fresh=decision.action == "fresh"
+                )
+        except Exception as exc:  # turn errors are events; this is the rest (a busy runtime)
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            self.notify(message, title="Could not run the plan", severity="error")
 
     async def ask_permission(self, request: Any) -> Any:
         """The runtime's ask port: show the permission question and wait for the answer.
