@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from smith_tui.app.bridge import EngineEventsArrived, EventBridge
+    from smith_tui.app.notifications import Notifier
     from smith_tui.engine import events as ev
     from smith_tui.engine.runtime import Runtime
 
@@ -130,6 +131,9 @@ class SmithApp(App[int]):
         self.bridge: EventBridge | None = None
         """Delivers the runtime's events as messages, from the moment it is open."""
         self.main_screen = MainScreen(_live_runtime(self))
+        self.notifier: Notifier | None = None
+        """Terminal notifications while the terminal lacks the focus (once the runtime is
+        open; see `notifications`)."""
         self.gc_policy = GcPolicy()
         """When full garbage collections may pause the screen (see `gc_policy`); started
         after start-up unless ``services.ui.gc_policy`` is false."""
@@ -188,22 +192,46 @@ class SmithApp(App[int]):
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
         # The engine's events (about 12 ms to import) are loaded by now, with the runtime.
         from smith_tui.app.bridge import EventBridge
+        from smith_tui.app.notifications import Notifier
 
         runtime = self.opened_runtime
         self.bridge = EventBridge(self)
         self.bridge.attach(runtime.subscribe)
         runtime.ask_permission = self.ask_permission
+        self.notifier = Notifier(
+            self,
+            lambda: runtime.config.model.notifications,
+            title=lambda: runtime.conversation_title,
+        )
+        self.notifier.start()
         self.main_screen.runtime_ready()
         if not runtime.server_configured:
             from smith_tui.app.first_run import FirstRunScreen
 
             self.push_screen(FirstRunScreen(runtime))
+        self._ask_hook_trust()
         pending, self._pending = self._pending, []
         for line in pending:
             self.submit_line(line)
         if runtime.config.model.services.ui.gc_policy:
             self.set_timer(GC_POLICY_DELAY_S, self._manage_gc)
         self.set_timer(SETUP_DISCOVERY_DELAY_S, self._discover_commands)
+
+    def _ask_hook_trust(self) -> None:
+        """The repository's .smith/settings.json hooks, if nobody answered for this content
+        yet: show what they run and ask once (the answer is kept with the user's data)."""
+        from smith_tui.app.screens.hook_trust_screen import HookTrustScreen
+
+        setup = self.opened_runtime.hook_setup
+        project = setup.question(self.opened_runtime.scope.project_root)
+        if project is None:
+            return
+
+        def answered(trusted: bool | None) -> None:
+            if trusted is not None:  # escape: not now, asked again next session
+                setup.answer(project, trusted)
+
+        self.push_screen(HookTrustScreen(project), answered)
 
     def _discover_commands(self) -> None:
         """Read the command files in a thread; their problems arrive as notices."""
@@ -272,6 +300,8 @@ class SmithApp(App[int]):
                 event = dataclasses.replace(event, text="")
             events.append(event)
         self.main_screen.apply_events(events)
+        if self.notifier is not None:
+            self.notifier.follow(events)
         for action, output in actions:
             if action in PICKERS:
                 self.open_picker(action, output)
@@ -444,6 +474,8 @@ class SmithApp(App[int]):
         status = self.main_screen.query_one(StatusLine)
         asker = f" ({role_label(request.role)[0]})" if request.job_id is not None else ""
         status.asking = f"{request.tool}{asker}"
+        if self.notifier is not None:
+            self.notifier.attention("permission", f"{request.tool}{asker} asks for permission")
         try:
             return await answer
         except asyncio.CancelledError:
@@ -550,8 +582,34 @@ class SmithApp(App[int]):
         if self.screen is self.main_screen:
             self.main_screen.focus_dispatch()
 
-    async def action_quit(self) -> None:
-        """Quit; a running turn is cancelled first and given a moment to persist."""
+    def action_pause_turn(self) -> None:
+        """Pause the running turn at its next round boundary, or resume it (app/pausing.py)."""
+        from smith_tui.app import pausing
+
+        pausing.toggle(self)
+
+    def action_step_turn(self) -> None:
+        """Let the paused turn run one more round, then hold again (app/pausing.py)."""
+        from smith_tui.app import pausing
+
+        pausing.step(self)
+
+    def on_dispatch_tree_pause_requested(self, message: Any) -> None:
+        """Pause, resume or step the sub-agent under the dispatch tree's cursor."""
+        from smith_tui.app import pausing
+
+        if message.step:
+            pausing.step(self, message.job_id)
+        else:
+            pausing.toggle(self, message.job_id)
+
+    async def action_quit(self, confirmed: bool = False) -> None:
+        """Quit; a running turn is cancelled first and given a moment to persist (a paused
+        one asks first, unless ``confirmed``)."""
+        from smith_tui.app import pausing
+
+        if not confirmed and pausing.ask_before_quit(self):
+            return
         if self.runtime is not None and self.runtime.busy:
             self.runtime.cancel_turn("quit")
             turns = [w for w in self.workers if w.group == "turn" and w.is_running]
