@@ -24,9 +24,8 @@ class PickerScreen(SmithModal):
 
     AUTO_FOCUS = "#picker-list"
     DEFAULT_CSS = """
-    PickerScreen > #picker-dialog { height: auto; max-height: 92%; }
     #picker-note { height: auto; color: $text-muted; margin-bottom: 1; }
-    #picker-list { height: auto; max-height: 1fr; border: none; padding: 0; }
+    #picker-list { height: auto; max-height: 30; border: none; padding: 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Cancel"),
@@ -51,6 +50,9 @@ class PickerScreen(SmithModal):
         """The note above the list, the list, the keys."""
         with Vertical(id="picker-dialog") as dialog:
             dialog.border_title = self.title_text
+            # As tall as the list (the modal stylesheet makes dialogs 92% tall).
+            dialog.styles.height = "auto"
+            dialog.styles.max_height = "92%"
             if self.note:
                 yield Static(self.note, id="picker-note", markup=False)
             yield OptionList(
