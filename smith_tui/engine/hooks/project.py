@@ -124,7 +124,9 @@ def read_project_hooks(root: Path | None) -> ProjectHooks | None:
         return ProjectHooks(
             root, digest, problem=f"hooks.{where}: {first.get('msg')}; its hooks are ignored"
         )
-    hooks = {event: entries for event, entries in hooks.items() if entries}
-    if not hooks:
+    kept: dict[str, list[HookEntry]] = {
+        event: list(items) for event, items in hooks.items() if items
+    }
+    if not kept:
         return None
-    return ProjectHooks(root, digest, hooks=dict(hooks))
+    return ProjectHooks(root, digest, hooks=kept)

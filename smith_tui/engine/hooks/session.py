@@ -10,7 +10,7 @@ answer with :meth:`SessionHooks.answer`; one that cannot (``smith -p``) shows
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ class SessionHooks:
         session_id: str,
         emit: Callable[[ev.Event], None],
         trust: TrustStore,
-        user_hooks: Callable[[], dict[str, list[HookEntry]]],
+        user_hooks: Callable[[], Mapping[Any, Sequence[HookEntry]]],
         permission_mode: Callable[[], str] | None = None,
     ) -> None:
         self.session_id = session_id

@@ -131,12 +131,13 @@ def _from_json(event: str, data: dict[str, Any]) -> HookVerdict:
         if raw is None:  # the older top-level form
             raw = {"approve": "allow", "block": "deny"}.get(str(data.get("decision")))
             reason = reason or _text(data.get("reason"))
-        if raw in ("allow", "deny", "ask"):
-            decision = raw
+        decisions: dict[Any, Decision] = {"allow": "allow", "deny": "deny", "ask": "ask"}
+        decision = decisions.get(raw)
     elif event == "PermissionRequest":
         chosen = specific.get("decision")
-        if isinstance(chosen, dict) and chosen.get("behavior") in ("allow", "deny"):
-            decision = chosen["behavior"]
+        behavior = chosen.get("behavior") if isinstance(chosen, dict) else None
+        if isinstance(chosen, dict) and behavior in ("allow", "deny"):
+            decision = "allow" if behavior == "allow" else "deny"
             reason = _text(chosen.get("message"))
     elif data.get("decision") == "block" and event in BLOCKING_EVENTS:
         return HookVerdict(
