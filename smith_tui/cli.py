@@ -263,10 +263,10 @@ async def _headless(
 
 
 async def _doctor(runtime: Runtime, args: argparse.Namespace) -> int:
-    from smith_tui.app import doctor
+    from smith_tui.engine import server_doctor as doctor
 
     try:
-        found = await doctor.diagnose(runtime, args.model)
+        found = await doctor.diagnose(runtime.config.model, runtime.llm, args.model)
     finally:
         await runtime.aclose()
     checks = doctor.checks_of(found)

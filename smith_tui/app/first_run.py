@@ -74,7 +74,10 @@ async def report_server(app: Any, runtime: Runtime, url: str) -> str:
         text = f"{url} answers, but lists no models: name one with /config set default_model ID."
     else:
         listed = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-        text = f"{url} answers: {len(ids)} model{'s' if len(ids) != 1 else ''} ({listed})."
+        text = (
+            f"{url} answers: {len(ids)} model{'s' if len(ids) != 1 else ''} ({listed}). "
+            "/doctor checks its tool calls, usage and max_tokens."
+        )
     app.notify(text, timeout=10)
     return text
 

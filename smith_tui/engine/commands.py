@@ -33,6 +33,7 @@ from smith_tui.engine import setup_commands as setup
 from smith_tui.engine.command_files import CommandFile, CommandFiles
 from smith_tui.engine.compaction import CompactionError, CompactionRecord
 from smith_tui.engine.conversations import Conversations
+from smith_tui.engine.errors import AgentFailure
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, list_roles, role_display
@@ -49,6 +50,8 @@ from smith_tui.tools.code.render import plural
 from smith_tui.tools.spec import ToolError
 
 if TYPE_CHECKING:
+    from smith_tui.llm.client import LLMClient
+
     # Built on first use by the runtime: the MCP SDK is a large import.
     from smith_tui.mcp.manager import McpManager
 
@@ -104,6 +107,9 @@ class CommandHost(Protocol):
     def set_permission_mode(self, mode: str) -> str: ...
 
     # -- models and usage
+    @property
+    def llm(self) -> LLMClient: ...
+
     services: Services
     last_selection: ModelSelection | None
     usage: UsageTracker
@@ -131,6 +137,7 @@ COMMANDS: dict[str, str] = {
     "/config": "/config get|set|unset|show [path] [value] — runtime settings",
     "/model": "/model [ID|--unpin] — show or pin the conversation's model",
     "/models": "list the server's models",
+    "/doctor": "/doctor [MODEL] — ask the server what it supports (tool calls, usage, ...)",
     "/role": "/role [direct|orchestrator] — show or switch the active role",
     "/mode": f"/mode [{MODES_USAGE}] — show or switch the permission mode",
     "/usage": "tokens per role for this session and conversation",
@@ -429,6 +436,21 @@ class CommandService:
         # The app shows a picker of these rows (action "models"); choosing one runs /model ID.
         data = {"models": [m.id for m in models], "rows": lines, "action": "models"}
         return "\n".join(lines), data
+
+    async def _cmd_doctor(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        if len(args) > 1:
+            raise CommandError("usage: /doctor [MODEL]")
+        from smith_tui.engine import server_doctor
+
+        try:
+            client = self.runtime.llm
+        except AgentFailure as exc:
+            raise CommandError(exc.error.message) from None
+        config = self.runtime.config.model
+        found = await server_doctor.diagnose(config, client, args[0] if args else None)
+        checks = server_doctor.checks_of(found)
+        data = {"ok": server_doctor.verdict(checks) == 0, "model": found.model}
+        return server_doctor.render_text(found, checks).rstrip("\n"), data
 
     async def _cmd_role(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         if not args:

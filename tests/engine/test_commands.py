@@ -235,3 +235,26 @@ def test_compose_services_refuses_an_unknown_handle(tmp_path: Path) -> None:
             handles={"ui": object()},
             env={},
         )
+
+
+async def test_doctor_command_probes_the_server_and_sends_no_conversation(
+    tmp_path: Path, llm_server
+) -> None:
+    from smith_tui.llm.server_check import PROBE_TOOL
+    from tests.support.llm_server import tool_call
+
+    llm_server.enqueue(
+        text_reply(tool_calls=[tool_call(PROBE_TOOL, {"word": "ping"})]),
+        text_reply("1 2", finish_reason="length"),
+    )
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    out = await runtime.submit("/doctor")
+    assert out.ok, out.text
+    assert "✓ tool calls" in out.text and "! usage" in out.text
+    assert out.data["ok"] is True
+    probes = llm_server.chat_requests()
+    assert len(probes) == 2 and all(len(body["messages"]) == 1 for body in probes)
+    assert runtime.messages == []  # the probes are not part of the conversation
+    out = await runtime.submit("/doctor a b")
+    assert not out.ok and "usage: /doctor" in out.text
+    await runtime.aclose()
