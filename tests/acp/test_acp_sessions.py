@@ -172,3 +172,26 @@ async def test_model_option_switches_the_model_and_usage_is_reported(
     assert "vision-model, text-model" in json.dumps(typo)
     assert "unknown option 'colour'" in json.dumps(unknown)
     assert [u.current_mode_id for u in client.of("current_mode_update")][-1] == "yolo"
+
+
+def test_list_pages_through_a_real_store(tmp_path: Path) -> None:
+    """session/list's pages: 50 a page, newest first, the cursor the offset of the next
+    page; a cursor this agent did not give is refused."""
+    from smith_tui.acp.session_list import PAGE_SIZE, list_page
+    from smith_tui.store import Store
+
+    store = Store.open(str(tmp_path / "smith.db"))
+    try:
+        ids = [store.conversations.create("proj", f"talk {n}") for n in range(PAGE_SIZE + 7)]
+        store.conversations.create("other-project", "elsewhere")
+        first = list_page(store, "proj", "/work", None)
+        second = list_page(store, "proj", "/work", first.next_cursor)
+        with pytest.raises(ValueError, match="not a cursor this agent gave"):
+            list_page(store, "proj", "/work", "not-a-number")
+    finally:
+        store.close()
+    assert len(first.sessions) == PAGE_SIZE and first.next_cursor == str(PAGE_SIZE)
+    assert len(second.sessions) == 7 and second.next_cursor is None
+    listed = [s.session_id for s in first.sessions + second.sessions]
+    assert sorted(listed) == sorted(ids)  # every one once, the other project's left out
+    assert first.sessions[0].title.startswith("talk ")
