@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["undo", "acp", "doctor"],
+        metavar="{" + ",".join(COMMANDS) + "}",
         help="undo: restore the files to before the last turn that changed them, then exit; "
         "acp: serve the Agent Client Protocol on stdio (for Zed and other editors); "
         "doctor: ask the configured server what it supports (exit 1 if turns cannot work)",
@@ -104,6 +104,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="the same as --output-format json (headless turns, smith doctor)",
     )
     return parser
+
+
+COMMANDS = ("undo", "acp", "doctor")
+"""The commands ``smith COMMAND`` runs (any other last word is a prompt after a bare ``-p``)."""
+
+
+def _prompt_after_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``smith -p --permission-mode plan "TEXT"``: a bare ``-p`` takes the last word as its
+    prompt; any other word that is not a command is refused as argparse would."""
+    if args.command is None or args.command in COMMANDS:
+        return
+    if args.prompt == "" and args.plan_file is None:
+        args.prompt, args.command = args.command, None
+        return
+    choices = ", ".join(repr(name) for name in COMMANDS)
+    parser.error(f"argument command: invalid choice: {args.command!r} (choose from {choices})")
 
 
 def _permission_modes() -> tuple[str, ...]:
@@ -350,7 +366,9 @@ def _read_plan_file(args: argparse.Namespace) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _prompt_after_options(parser, args)
     if args.json:
         args.output_format = "json"
     if args.command == "doctor":
