@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from smith_tui.config.errors import ConfigError, OverrideError
+from smith_tui.config.notifications import NotificationsConfig
 from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.schema import (
     DEFAULTS,
@@ -59,6 +60,7 @@ OVERRIDABLE_PATHS: frozenset[str] = frozenset(
         *(f"sandbox.{name}" for name in SandboxConfig.model_fields),
         *(f"permissions.{name}" for name in PermissionsConfig.model_fields),
         *(f"routing.{name}" for name in RoutingConfig.model_fields),
+        *(f"notifications.{name}" for name in NotificationsConfig.model_fields),
     )
 )
 """The exact overridable paths; ``models.<key>`` paths are allowed in addition."""

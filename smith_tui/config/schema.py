@@ -33,6 +33,7 @@ from smith_tui.config.fields import (
 )
 from smith_tui.config.frozen import FrozenDict, freeze
 from smith_tui.config.hooks import HooksTable, claude_entries
+from smith_tui.config.notifications import NotificationsConfig
 from smith_tui.config.permissions import PermissionsConfig
 from smith_tui.config.section import Section
 from smith_tui.config.services import AbsoluteFolder, Services
@@ -367,6 +368,10 @@ class SmithConfig(Section):
     routing: RoutingConfig = Field(
         default_factory=RoutingConfig, description="Who handles a message (hint or switch)."
     )
+    notifications: NotificationsConfig = Field(
+        default_factory=NotificationsConfig,
+        description="Notifications when Smith needs you and the terminal is not in focus.",
+    )
     mcp_servers: dict[McpServerName, McpServerConfig] = Field(
         default_factory=dict,
         description=(
@@ -394,6 +399,7 @@ class SmithConfig(Section):
         "checkpoints",
         "mcp_servers",
         "routing",
+        "notifications",
         mode="before",
     )
     @classmethod

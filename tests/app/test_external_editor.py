@@ -171,3 +171,13 @@ def test_the_temporary_file_is_private(tmp_path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     with pytest.raises(FileExistsError):
         _write_private(path, "again")  # never opens a file that is already there
+
+
+def test_help_lists_the_editor_key_as_configured() -> None:
+    from smith_tui.app.screens.help_screen import configured_keys
+    from smith_tui.config.services import KeyBindings
+
+    assert ("ctrl+g", KeyBindings.model_fields["external_editor"].description) in configured_keys(
+        KeyBindings()
+    )
+    assert any(key == "f7" for key, _ in configured_keys(KeyBindings(external_editor="F7")))

@@ -202,6 +202,8 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "permissions.allow",
             "permissions.deny",
             "routing.auto",
+            "notifications.mode",
+            "notifications.after_s",
         ]
     )
     assert all(is_overridable_path(path) for path in paths)
