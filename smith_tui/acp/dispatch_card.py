@@ -33,8 +33,9 @@ def step(title: str) -> str:
 
 
 def step_done(name: str, ok: bool, summary: str) -> str:
-    """How one of its calls ended."""
-    return f"  {'✓' if ok else '✗'} {name}: {summary}"
+    """How one of its calls ended (``report``'s result is the report: shown once, below)."""
+    mark = "✓" if ok else "✗"
+    return f"  {mark} {name}" if name == "report" else f"  {mark} {name}: {summary}"
 
 
 def turn_ended(role: str, stop_reason: str) -> str:

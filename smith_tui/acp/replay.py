@@ -22,6 +22,7 @@ from acp import (
 
 from smith_tui.acp import dispatch_card, updates
 from smith_tui.engine.conversations import NOTICES_KEY
+from smith_tui.tools.todo import validate_items
 
 SUMMARY_CHARS = 120
 """A step's summary: the first line of its result, at most this long (as live)."""
@@ -108,31 +109,35 @@ def _message(
             str(function.get("name") or "tool"),
             updates.parse_arguments(function.get("arguments")),
         )
-    metadata = message.get("metadata") or {}
-    if message.get("role") == "tool" and isinstance(metadata.get("dispatch"), Mapping):
-        yield from dispatch(runtime, message, calls)
+    if message.get("role") != "tool":
+        yield from updates.replay([message], cwd)
+        return
+    name, args = calls.get(str(message.get("tool_call_id")), (message.get("name") or "", {}))
+    result = updates.parse_arguments(str(message.get("content") or ""))
+    if name == "dispatch" and result.get("status") and result.get("job_id"):
+        yield from dispatch(runtime, message, result, args)
         return
     yield from updates.replay([message], cwd)
-    todo = metadata.get("todo") if message.get("role") == "tool" else None
-    if isinstance(todo, list):
-        yield updates.plan(todo)
+    ok = (message.get("metadata") or {}).get("ok", True)
+    if name == "todo" and ok:
+        try:
+            yield updates.plan(validate_items(args.get("items")))
+        except ValueError:  # not a list the tool took: it showed no plan either
+            pass
 
 
 def dispatch(
-    runtime: Any, message: Mapping[str, Any], calls: Mapping[str, tuple[str, dict[str, Any]]]
+    runtime: Any, message: Mapping[str, Any], result: Mapping[str, Any], args: Mapping[str, Any]
 ) -> Iterator[Any]:
-    """A dispatch's result: its sub-agent's calls (linked to it), then its card."""
-    metadata = message.get("metadata") or {}
-    result: Mapping[str, Any] = metadata["dispatch"]
+    """A dispatch's result (its report): the sub-agent's calls linked to it, then its card."""
     call_id = str(message.get("tool_call_id"))
-    _, args = calls.get(call_id, ("dispatch", {}))
     role = str(result.get("role") or args.get("target_role") or "sub-agent")
-    job_id = str(metadata.get("job_id") or result.get("job_id") or "")
+    job_id = str(result["job_id"])
     log = [dispatch_card.started(role, str(args.get("task") or ""))]
-    child = metadata.get("child_conversation_id")
-    if isinstance(child, str) and child:
+    child = _child_of(runtime, job_id)
+    if child is not None:
         yield from _child_calls(runtime, child, job_id, role, call_id, log)
-    ok = str(result.get("status")) == "ok" and (metadata.get("ok", True) is not False)
+    ok = (message.get("metadata") or {}).get("ok", True) is not False
     final = update_tool_call(
         call_id,
         status="completed" if ok else "failed",
@@ -140,6 +145,17 @@ def dispatch(
     )
     final.field_meta = {"smith": {"job_id": job_id, "role": role, "status": result.get("status")}}
     yield final
+
+
+def _child_of(runtime: Any, job_id: str) -> str | None:
+    """The conversation of the sub-agent that ran ``job_id``."""
+    conversation_id = runtime.conversation_id
+    if not conversation_id:
+        return None
+    for child in runtime.store.conversations.children(conversation_id):
+        if (child.metadata or {}).get("job_id") == job_id:
+            return str(child.id)
+    return None
 
 
 def _child_calls(
