@@ -24,6 +24,7 @@ SECTIONS: dict[str, str] = {
     "files": "File tools without races (read, edit, write, checkpoint restore)",
     "terminal": "The terminal shows text, never commands",
     "input": "Bad input ends with a tool error, never a dead turn",
+    "hooks": "A repository's hooks run only after the user trusted them",
 }
 """The sections of issue 20, by the name tests use in their markers."""
 
