@@ -5,7 +5,8 @@ dispatched worker or explorer ran is a node under its turn (or under its parent 
 showing the role alias in its tint, status, elapsed time, tokens and task. Selecting a job
 shows its report below the tree and posts :class:`DispatchTree.JobSelected` (the app opens
 the child's transcript); ``x`` or ``delete`` on a running job posts
-:class:`DispatchTree.CancelRequested`.
+:class:`DispatchTree.CancelRequested`; ``p`` (pause or resume) and ``s`` (step) post
+:class:`DispatchTree.PauseRequested`. A job (or turn) that holds shows ``paused``.
 
 For a child's transcript opened while the child runs, the tree keeps each running job's
 conversation id and the events of the round not stored yet (:meth:`DispatchTree.live_events`,
@@ -57,6 +58,8 @@ _TURN_MARKS = {
     "cancelled": ("⊘", "dim"),
     "budget_exhausted": ("◐", "yellow"),
 }
+#: The mark and style of a job or turn that holds at a round boundary.
+_PAUSED = ("‖", "bold magenta")
 #: Report fields shown as bullet lists, in this order.
 _LIST_FIELDS = ("changes", "verification", "findings", "evidence", "limitations")
 
@@ -135,6 +138,8 @@ class JobInfo:
     the call's result); until then the tree's own clock."""
     unstored: list[ev.Event] = field(default_factory=list)
     """The job's events since its last stored reply, merged (while it runs)."""
+    paused: bool = False
+    """It holds at a round boundary (``TurnPaused`` until ``TurnResumed``)."""
 
 
 JobListener = Callable[[ev.Event], None]
@@ -152,6 +157,8 @@ class TurnInfo:
     tokens: int = 0
     jobs: list[str] = field(default_factory=list)
     node: TreeNode[tuple[str, str]] | None = None
+    paused: bool = False
+    """It holds at a round boundary (``TurnPaused`` until ``TurnResumed``)."""
 
 
 class DispatchTree(Widget, can_focus=False):
@@ -182,6 +189,8 @@ class DispatchTree(Widget, can_focus=False):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("x", "cancel_job", "Cancel job", show=False),
         Binding("delete", "cancel_job", "Cancel job", show=False),
+        Binding("p", "pause_job", "Pause / resume job", show=False),
+        Binding("s", "step_job", "Step job", show=False),
         Binding("escape", "hide_detail", "Hide report", show=False),
     ]
 
@@ -199,6 +208,14 @@ class DispatchTree(Widget, can_focus=False):
         def __init__(self, job_id: str) -> None:
             super().__init__()
             self.job_id = job_id
+
+    class PauseRequested(Message):
+        """The user asked to pause or resume (``step`` False) or step a running job."""
+
+        def __init__(self, job_id: str, *, step: bool = False) -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.step = step
 
     def __init__(
         self,
@@ -335,8 +352,23 @@ class DispatchTree(Widget, can_focus=False):
             self._dispatch_finished(event)
         elif isinstance(event, ev.UsageUpdated):
             self._usage(event)
+        elif isinstance(event, ev.TurnPaused | ev.TurnResumed):
+            self._held(event.job_id, event.turn_id, isinstance(event, ev.TurnPaused))
         elif isinstance(event, ev.ToolCallFinished) and event.name == "dispatch":
             self._dispatch_call_finished(event)
+
+    def _held(self, job_id: str | None, turn_id: str, paused: bool) -> None:
+        """A job (or a top-level turn) holds at a round boundary, or goes on."""
+        if job_id is not None:
+            job = self.jobs.get(job_id)
+            if job is not None:
+                job.paused = paused
+                self._relabel_job(job)
+            return
+        turn = self.turns.get(turn_id)
+        if turn is not None:
+            turn.paused = paused
+            self._relabel_turn(turn)
 
     def _dispatch_call_finished(self, event: ev.ToolCallFinished) -> None:
         """The ``dispatch`` call's duration leaves out the questions its sub-agent asked."""
@@ -423,6 +455,7 @@ class DispatchTree(Widget, can_focus=False):
         job.result = result
         job.status = job_status(result)
         job.finished = self.clock()
+        job.paused = False
         job.unstored = []  # the child's messages are all on record
         self._relabel_job(job)
         if self.selected_job == job_id:
@@ -453,7 +486,12 @@ class DispatchTree(Widget, can_focus=False):
     # -- labels ---------------------------------------------------------------------------
     def _turn_label(self, turn: TurnInfo) -> Text:
         mark, style = _TURN_MARKS.get(turn.stop_reason, ("?", ""))
+        held = turn.paused and turn.stop_reason is None
+        if held:
+            mark, style = _PAUSED
         text = Text.assemble((mark, style), " ", (f"#{turn.number} ", "dim"))
+        if held:
+            text.append("paused ", style)
         if turn.role != "direct":
             alias, alias_style = role_label(turn.role)
             text.append(f"{alias} ", alias_style)
@@ -467,12 +505,15 @@ class DispatchTree(Widget, can_focus=False):
         end = job.finished if job.finished is not None else self.clock()
         took = job.duration_s if job.duration_s is not None else end - job.started
         style = _JOB_STYLES.get(job.status, "")
+        mark, status = _JOB_MARKS.get(job.status, "?"), job.status
+        if job.paused and job.status == "running":
+            (mark, style), status = _PAUSED, "paused"
         text = Text.assemble(
-            (_JOB_MARKS.get(job.status, "?"), style),
+            (mark, style),
             " ",
             (alias, alias_style),
             " ",
-            (job.status, style),
+            (status, style),
             (f" {format_duration(took)}", "dim"),
         )
         if job.tokens:
@@ -543,14 +584,32 @@ class DispatchTree(Widget, can_focus=False):
         self.selected_job = None
         self.remove_class("-detail")
 
-    def action_cancel_job(self) -> None:
-        """Ask the app to cancel the job under the cursor (when it is still running)."""
+    def _running_job(self) -> JobInfo | None:
+        """The job under the cursor when it still runs (a bell when it does not)."""
         node = self.job_tree.cursor_node
         data = node.data if node is not None else None
         if not data or data[0] != "job":
-            return
+            return None
         job = self.jobs.get(data[1])
         if job is None or job.status != "running":
             self.app.bell()
-            return
-        self.post_message(self.CancelRequested(job.job_id))
+            return None
+        return job
+
+    def action_cancel_job(self) -> None:
+        """Ask the app to cancel the job under the cursor (when it is still running)."""
+        job = self._running_job()
+        if job is not None:
+            self.post_message(self.CancelRequested(job.job_id))
+
+    def action_pause_job(self) -> None:
+        """Ask the app to pause the running job under the cursor, or resume it."""
+        job = self._running_job()
+        if job is not None:
+            self.post_message(self.PauseRequested(job.job_id))
+
+    def action_step_job(self) -> None:
+        """Ask the app to let the job under the cursor run one more round."""
+        job = self._running_job()
+        if job is not None:
+            self.post_message(self.PauseRequested(job.job_id, step=True))

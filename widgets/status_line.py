@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 #: Statuses during which the spinner turns.
 BUSY = frozenset({"thinking", "streaming", "tool"})
-_MARKS = {"idle": "●", "error": "✗", "cancelled": "■"}
+_MARKS = {"idle": "●", "error": "✗", "cancelled": "■", "paused": "‖"}
 _STYLES = {
     "thinking": "bold $accent",
     "streaming": "bold $success",
@@ -30,7 +30,9 @@ _STYLES = {
     "idle": "dim",
     "error": "bold $error",
     "cancelled": "bold $warning",
+    "paused": "bold $warning",
 }
+_HELD_AT = {"request": "before the next request", "tools": "before the reply's tools"}
 _FINISHED = {
     "completed": "idle",
     "cancelled": "cancelled",
@@ -53,7 +55,8 @@ class StatusLine(Widget):
     """
 
     status: reactive[str] = reactive("idle")
-    """thinking, streaming, tool, idle, error or cancelled."""
+    """thinking, streaming, tool, idle, error, cancelled or paused (the turn holds at a
+    round boundary: engine/turn_control.py)."""
     detail: reactive[str] = reactive("")
     """Extra words for the status (the running tool, the error)."""
     role: reactive[str] = reactive("direct")
@@ -214,6 +217,10 @@ class StatusLine(Widget):
             self.status, self.detail = event.status, event.detail
             if event.status not in ("thinking",):
                 self._clear_retry()
+        elif isinstance(event, ev.TurnPaused):
+            self.status, self.detail = "paused", _HELD_AT.get(event.at, "")
+        elif isinstance(event, ev.TurnResumed) and self.status == "paused":
+            self.status, self.detail = "thinking", ""
         elif isinstance(event, ev.TurnStarted):
             self.status, self.detail = "thinking", ""
             self.role = event.role

@@ -21,6 +21,8 @@ CONFIGURABLE = {
     "permission_mode": "smith.mode",
     "tool_results": "smith.tool_results",
     "dispatch_tree": "smith.dispatch_tree",
+    "pause": "smith.pause",
+    "step": "smith.step",
     "quit": "smith.quit",
     "external_editor": "smith.editor",
 }
@@ -51,6 +53,17 @@ APP_BINDINGS: list[Binding] = [
         id="smith.dispatch_tree",
         priority=True,
         show=False,
+    ),
+    Binding(
+        "alt+p",
+        "pause_turn",
+        "Pause / resume the turn",
+        id="smith.pause",
+        priority=True,
+        show=False,
+    ),
+    Binding(
+        "alt+s", "step_turn", "Step the paused turn", id="smith.step", priority=True, show=False
     ),
     Binding(
         "ctrl+g",

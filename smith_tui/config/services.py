@@ -38,6 +38,12 @@ class KeyBindings(Section):
     dispatch_tree: NonEmptyStr = Field(
         "alt+d", description="Focus the dispatch tree (enter on a job opens its transcript)."
     )
+    pause: NonEmptyStr = Field(
+        "alt+p", description="Pause the running turn at its next round boundary, or resume it."
+    )
+    step: NonEmptyStr = Field(
+        "alt+s", description="Let the paused turn run one more round, then pause again."
+    )
     external_editor: NonEmptyStr = Field(
         "ctrl+g",
         description="Edit the prompt (or the /config value being edited) in $VISUAL or $EDITOR.",

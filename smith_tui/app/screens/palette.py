@@ -40,6 +40,16 @@ def palette_entries() -> list[PaletteEntry]:
             "focus_dispatch",
         ),
         PaletteEntry(
+            "Pause or resume the turn",
+            "Hold the running turn at its next round boundary, or let it go on",
+            "pause_turn",
+        ),
+        PaletteEntry(
+            "Step the paused turn",
+            "Run one more round of the paused turn, then pause again",
+            "step_turn",
+        ),
+        PaletteEntry(
             "Expand or collapse tool calls",
             "Show or hide every tool call's result in the transcript",
             "toggle_tool_results",
