@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Static
 
 from smith_tui.app.bindings import APP_BINDINGS, CONFIGURABLE, normalize_key
+from smith_tui.app.screens.child_transcript import ChildTranscriptScreen
 from smith_tui.app.screens.config_screen import ConfigScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.app.screens.inspect_screen import InspectScreen
@@ -29,6 +30,7 @@ SCREEN_KEYS: tuple[tuple[str, type[SmithModal]], ...] = (
     ("Inspect & edit", InspectScreen),
     ("Conversations", HistoryScreen),
     ("Settings", ConfigScreen),
+    ("a sub-agent's transcript", ChildTranscriptScreen),
 )
 
 
@@ -73,6 +75,9 @@ GETTING_AROUND: tuple[tuple[str, str], ...] = (
     ("/copy [N]", "copy the last answer, or its Nth code block"),
     ("@name at start", "hand the prompt to that sub-agent (/agents lists them)"),
     ("ctrl+c", "when idle: copy the selected text"),
+    ("enter on a job", "in the dispatch tree: that sub-agent's transcript, live while it runs"),
+    ("o / ctrl+o", "pager / inspect: the transcript of the sub-agent a dispatch call started"),
+    ("/models, /search", "a list: enter pins that model / opens the pager at that hit"),
 )
 
 
