@@ -366,6 +366,11 @@ def _read_plan_file(args: argparse.Namespace) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["search"]:
+        from smith_tui.app.search_command import main as search
+
+        return search(words[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _prompt_after_options(parser, args)

@@ -55,6 +55,7 @@ KEY_ARGUMENTS: dict[str, str] = {
     "note": "key",
     "record": "key",
     "recall": "key",
+    "history_search": "query",
 }
 
 #: Tried in order for tools not listed above.

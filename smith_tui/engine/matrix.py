@@ -48,6 +48,7 @@ TOOL_MATRIX: Mapping[str, frozenset[str]] = MappingProxyType(
         **_rows(("web_search", "web_fetch"), "direct", "explorer"),
         **_rows(("record", "recall", "note", "todo", "dispatch"), "direct", "orchestrator"),
         **_rows(("report",), "worker", "explorer"),
+        **_rows(("history_search",), "direct", "orchestrator", "explorer"),
         # Registered only for a turn in plan mode (engine/plans.py).
         **_rows(("present_plan",), "direct", "orchestrator"),
         # Registered only while the project or the user has skills (engine/skills.py).

@@ -22,6 +22,7 @@ _MODULES = (
     "smith_tui.tools.memory",
     "smith_tui.tools.note",
     "smith_tui.tools.todo",
+    "smith_tui.tools.history_search",
 )
 
 

@@ -37,6 +37,7 @@ TABLE = {
     "todo": "AADD",
     "dispatch": "AADD",
     "report": "DDAA",
+    "history_search": "AADA",
     "skill": "AAAA",
 }
 

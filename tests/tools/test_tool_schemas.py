@@ -51,6 +51,7 @@ OLD_SCHEMAS: dict[str, tuple[set[str], list[str]]] = {
         ["path", "expected_hash", "operation", "start_line"],
     ),
     "git": ({"args", "command"}, ["command"]),
+    "history_search": ({"limit", "query"}, ["query"]),
     "note": ({"action", "content", "id", "limit", "prefix", "query"}, ["action"]),
     "read": ({"limit", "offset", "path"}, ["path"]),
     "recall": ({"key", "prefix"}, ["key"]),
