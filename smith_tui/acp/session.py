@@ -201,6 +201,11 @@ class AcpSession:
             if event.items or self._todo_call_ended:  # not the turn's opening clear
                 self.send(updates.plan(event.items))
             self._todo_call_ended = False
+        elif isinstance(event, ev.PlanPresented) and top:
+            # Plan mode's plan: its text as the answer, its steps as the (pending) plan.
+            self.send(update_agent_message_text("\n" + event.text))
+            steps = event.plan.get("steps") or []
+            self.send(updates.plan([{"content": s, "status": "pending"} for s in steps]))
         elif isinstance(event, ev.PermissionMode):
             self.send(update_current_mode(event.mode))
             remember_mode(self.runtime, event.mode)
