@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from acp.schema import EnvVariable
 
+from smith_tui.acp.terminal_launcher import terminal_command
 from smith_tui.tools.commands import CommandExit, CommandOutput
 
 log = logging.getLogger(__name__)
@@ -100,12 +101,13 @@ class EditorTerminals:
         job_id: str | None,
     ) -> EditorTerminal | None:
         """``terminal/create`` running ``argv``; ``None`` when the editor refuses."""
+        command, args, env = await asyncio.to_thread(terminal_command, argv, env)
         try:
             response = await self.call(
                 self.conn.create_terminal(
                     session_id=self.session_id,
-                    command=argv[0],
-                    args=argv[1:],
+                    command=command,
+                    args=args,
                     env=[EnvVariable(name=name, value=value) for name, value in env.items()],
                     cwd=str(cwd),
                     output_byte_limit=output_byte_limit,

@@ -240,9 +240,12 @@ async def test_permission_questions_show_diffs_commands_and_the_terminal_title(
         if u["update"].get("toolCallId") == write.id and u["update"].get("status") == "completed"
     ]
     assert finals and finals[-1]["content"][0]["oldText"] is None
-    # The terminal ran the sandboxed command line; its title is the user's command.
+    # The editor's terminal: its command line and its title are the user's command.
     ((created),) = client.created
-    assert created["args"][-1] == "echo ```hi```"
+    # Sandboxed, the terminal runs the launcher with the user's command: Toad titles a
+    # terminal with its command line, and the sandbox's goes in the environment.
+    assert (created["command"], created["args"]) == ("smith-sandbox", ["-c", "echo ```hi```"])
+    assert json.loads(created["env"]["SMITH_SANDBOX_ARGV"])[0].endswith("bwrap")
     updates = client.call_updates(bash.id)
     embedded = next(
         i for i, u in enumerate(updates) if any(c.type == "terminal" for c in u.content or [])
