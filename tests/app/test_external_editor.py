@@ -181,3 +181,55 @@ def test_help_lists_the_editor_key_as_configured() -> None:
         KeyBindings()
     )
     assert any(key == "f7" for key, _ in configured_keys(KeyBindings(external_editor="F7")))
+
+
+TTY_EDITOR = """
+import json, os, sys, termios
+path = sys.argv[-1]
+attrs = termios.tcgetattr(0)
+seen = {
+    "tty": os.isatty(0) and os.isatty(1),
+    "canonical": bool(attrs[3] & termios.ICANON),
+    "echo": bool(attrs[3] & termios.ECHO),
+    "before": open(path, encoding="utf-8").read(),
+}
+json.dump(seen, open(sys.argv[1], "w"))
+open(path, "w", encoding="utf-8").write("EDITEDPROMPT from the editor\\n")
+"""
+
+
+def test_in_a_real_terminal_the_editor_gets_the_terminal_and_smith_gets_it_back(
+    tmp_path: Path, llm_server
+) -> None:
+    from tests.support.llm_server import text_reply
+    from tests.support.pty_smith import PtySmith
+    from tests.support.smith_cli import server_args, smith_env
+
+    project = tmp_path / "project"
+    project.mkdir()
+    script = tmp_path / "tty-editor.py"
+    script.write_text(TTY_EDITOR, encoding="utf-8")
+    log = tmp_path / "tty-editor.json"
+    config = tmp_path / "config.json"
+    config.write_text("{}", encoding="utf-8")
+    llm_server.enqueue(text_reply("ANSWERWORD back"))
+    env = smith_env(tmp_path, TERM="xterm-256color")
+    env.pop("VISUAL", None)
+    env["EDITOR"] = shlex.join([sys.executable, str(script), str(log)])
+    smith = PtySmith(server_args(llm_server.base_url, tmp_path / "s.db", config), project, env)
+    try:
+        smith.wait_for(b"Ask Smith")
+        smith.wait_for(b"a draft", smith.send(b"a draft"))
+        suspended = smith.wait_for(b"\x1b[?1049l", smith.send(b"\x07"))  # ctrl+g
+        smith.wait_for(b"\x1b[?1049h", suspended)  # back on the alternate screen
+        smith.wait_for(b"EDITEDPROMPT", suspended)  # in the prompt
+        smith.wait_for(b"ANSWERWORD", smith.send(b"\r"))
+        smith.send(b"\x11")  # ctrl+q
+        smith.process.wait(timeout=15)
+    finally:
+        smith.close()
+    seen = json.loads(log.read_text())
+    # The editor had the terminal as a shell leaves it (not Textual's raw mode).
+    assert seen == {"tty": True, "canonical": True, "echo": True, "before": "a draft"}
+    users = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
+    assert any("EDITEDPROMPT from the editor" in str(m["content"]) for m in users), users

@@ -3,17 +3,11 @@ config, and the real ``smith`` on a pseudo-terminal sending them exactly when it
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import re
-import select
 import shutil
-import struct
 import subprocess
-import termios
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +32,8 @@ from smith_tui.config.notifications import NotificationsConfig
 from smith_tui.config.overrides import is_overridable_path
 from smith_tui.config.validation import check_config
 from tests.support.llm_server import text_reply, tool_call
-from tests.support.smith_cli import SMITH, server_args, smith_env
+from tests.support.pty_smith import PtySmith
+from tests.support.smith_cli import server_args, smith_env
 
 HOSTILE = "evil\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b31m\nsecond;line\tend\x1b\\"
 
@@ -275,49 +270,6 @@ FOCUS_IN, FOCUS_OUT = b"\x1b[I", b"\x1b[O"
 _OSC = re.compile(rb"\x1b\](9|777);([^\x07\x1b]*)\x07")
 #: Any OSC string (Textual sends OSC 22, the pointer shape): its BEL ends it, rings nothing.
 _ANY_OSC = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-
-
-class PtySmith:
-    """``smith`` on a pseudo-terminal: what it writes is kept, byte for byte."""
-
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 110, 0, 0))
-        self.process = subprocess.Popen(
-            [SMITH, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env
-        )
-        os.close(slave)
-        self.output = bytearray()
-
-    def _read(self, timeout: float) -> None:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if ready:
-            try:
-                self.output += os.read(self.master, 65536)
-            except OSError:  # the child closed the pty
-                pass
-
-    def wait_for(self, needle: bytes, since: int = 0, within: float = 20.0) -> int:
-        """Read until ``needle`` appears after offset ``since``; where it starts."""
-        deadline = time.monotonic() + within
-        while (found := self.output.find(needle, since)) < 0:
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                tail = bytes(self.output[-1500:])
-                raise AssertionError(f"{needle!r} did not arrive; the output ends {tail!r}")
-            self._read(0.1)
-        return found
-
-    def send(self, data: bytes) -> int:
-        """Write ``data`` to smith's terminal; the output offset at that moment."""
-        self._read(0)
-        os.write(self.master, data)
-        return len(self.output)
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=10)
-        os.close(self.master)
 
 
 def notifications_in(data: bytes) -> list[str]:

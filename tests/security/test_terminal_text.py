@@ -442,3 +442,57 @@ def test_the_live_output_tail_drops_escapes() -> None:
     lines = record.tail_lines(10)
     assert not [line for line in lines if has_controls(line)], lines
     assert lines == ["", "", "Ga=T;TAIL", "1$rTAIL", "TAIL", "2JTAIL", "progress 99%"]
+
+
+# -- notifications (issue 24) ------------------------------------------------------------------
+
+
+class _Unfocused:
+    """A stand-in app whose terminal does not have the focus (the notifier notifies)."""
+
+    app_focus = False
+
+
+def _notification_bytes_for(outside: str, env: dict[str, str]) -> str:
+    from smith_tui.app.notifications import Notifier
+    from smith_tui.config.notifications import NotificationsConfig
+
+    written: list[str] = []
+    config = NotificationsConfig(after_s=0)
+    notifier = Notifier(
+        _Unfocused(), lambda: config, title=lambda: outside, env=env, write=written.append
+    )
+    notifier.passthrough = True
+    notifier.attention("permission", f"{outside} asks for permission")  # a tool's name
+    notifier.follow([_Event("turn_started"), _Event("turn_finished")])  # the title
+    assert len(written) == 2
+    return "".join(written)
+
+
+@dataclass(frozen=True)
+class _Event:
+    type: str
+    job_id: str | None = None
+    stop_reason: str = "completed"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"TERM": "xterm-kitty"}, {"TERM": "foot"}, {"TMUX": "/tmp/t,1,0", "KITTY_WINDOW_ID": "1"}],
+    ids=["osc9", "osc777", "tmux-passthrough"],
+)
+@pytest.mark.attack(SECTION, "escape sequences in a notification's tool name or title")
+def test_a_notification_carries_outside_text_only_as_text(env: dict[str, str]) -> None:
+    data = _notification_bytes_for(joined("NOTE", " "), env)
+    assert not leaked("NOTE", data.encode()), data
+    # Only the notification's own framing is control: ESC ] … BEL, inside tmux wrapped as
+    # ESC P tmux; ESC ESC ] … BEL ESC \ (four escapes).
+    assert {c for c in data if has_controls(c)} <= {"\x1b", "\x07"}, repr(data)
+    assert data.count("\x07") == 2, repr(data)
+    assert data.count("\x1b") == 2 * (4 if "TMUX" in env else 1), repr(data)
+
+
+@pytest.mark.control(SECTION, "the same text put into an OSC 9 unsanitised carries the sequences")
+def test_control_a_naive_notification_leaks_the_sequences() -> None:
+    naive = f"\x1b]9;Smith: {joined('NOTE', ' ')} asks for permission\x07"
+    assert leaked("NOTE", naive.encode()) == [p.name for p in payloads("NOTE")]
