@@ -11,7 +11,10 @@ process waits for. The two programs alternate, so load on the machine hits both 
   ``initialize`` through its ``run_agent`` (the least any Python ACP agent does).
 
 Both run with Python's bytecode cache (kept in a temporary ``PYTHONPYCACHEPREFIX``), as an
-installed program does. The figure is the median; the report prints min–max too.
+installed program does; ``--no-bytecode-cache`` adds a figure without it (an empty cache
+prefix that nothing is written to: every module is compiled from source on every start, the
+cold start an editor sees after an upgrade). The figure is the median; min–max is in its
+text and the report.
 """
 
 from __future__ import annotations
@@ -89,7 +92,9 @@ def handshake(argv: list[str], env: dict[str, str], cwd: str) -> float:
     return elapsed
 
 
-def figures(runs: int = 7) -> tuple[list[Figure], dict[str, list[float]]]:
+def figures(
+    runs: int = 7, *, bytecode_cache: bool = True
+) -> tuple[list[Figure], dict[str, list[float]]]:
     """Measure both programs ``runs`` times each, alternating."""
     python = sys.executable
     smith = str(Path(python).with_name("smith"))
@@ -109,6 +114,9 @@ def figures(runs: int = 7) -> tuple[list[Figure], dict[str, list[float]]]:
             "PYTHONPYCACHEPREFIX": f"{tmp}/pycache",
         }
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        if not bytecode_cache:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env["PYTHONPYCACHEPREFIX"] = f"{tmp}/empty-pycache"
         ours_argv = [smith, "acp", "--api-url", server.base_url]
         bare_argv = [python, str(bare)]
         handshake(ours_argv, env, str(work))  # fills the bytecode cache, warms the files
@@ -120,9 +128,10 @@ def figures(runs: int = 7) -> tuple[list[Figure], dict[str, list[float]]]:
     ours = statistics.median(times["smith acp"])
     base = statistics.median(times["bare"])
     spread = f"{min(times['smith acp']):.3f}–{max(times['smith acp']):.3f} s"
+    how = "" if bytecode_cache else ", no bytecode cache"
     return [
         Figure(
-            f"`smith acp`: process start → `initialize` answered (median of {runs}, {spread})",
+            f"`smith acp`: process start → `initialize` answered (median of {runs}{how}, {spread})",
             ours,
             "s",
             f"≤ {TARGET_S} s",
@@ -137,17 +146,26 @@ def main() -> None:
     """Measure, print a report and the figures line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--no-bytecode-cache", action="store_true", help="also measure without .pyc files"
+    )
     args = parser.parse_args()
     if args.runs < 3:
         parser.error("--runs must be at least 3")
     load_before = load_average()
     found, times = figures(args.runs)
+    runs = [("", times)]
+    if args.no_bytecode_cache:
+        cold, cold_times = figures(args.runs, bytecode_cache=False)
+        found += cold
+        runs.append((" (no bytecode cache)", cold_times))
     print(f"ACP handshake, {args.runs} runs each (load {load_before} -> {load_average()})")
-    for name, values in times.items():
-        print(
-            f"  {name:10} median {statistics.median(values):.3f} s   "
-            f"min {min(values):.3f} s   max {max(values):.3f} s"
-        )
+    for how, measured in runs:
+        for name, values in measured.items():
+            print(
+                f"  {name + how:30} median {statistics.median(values):.3f} s   "
+                f"min {min(values):.3f} s   max {max(values):.3f} s"
+            )
     emit("acp_handshake", found, runs=args.runs)
 
 

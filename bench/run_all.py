@@ -61,7 +61,7 @@ BENCHES = (
     Bench("sandbox", ("--runs", "5", "--commands", "20"), ("--runs", "3", "--commands", "10")),
     Bench("setup_files", ("--runs", "7"), ("--runs", "3")),
     Bench("skills_agents", ("--runs", "7"), ("--runs", "3")),
-    Bench("acp_handshake", ("--runs", "7"), ("--runs", "3")),
+    Bench("acp_handshake", ("--runs", "7", "--no-bytecode-cache"), ("--runs", "3")),
 )
 
 
