@@ -39,9 +39,18 @@ def command_name(line: str) -> str:
     return line.strip().split(maxsplit=1)[0].lower() if line.strip() else ""
 
 
+MEMORY_OPEN_HINT = (
+    "{name} open starts your $EDITOR from Smith's terminal; here, open the file in the "
+    "editor: {name} lists the paths."
+)
+
+
 def refusal(line: str) -> str | None:
     """Why ``line``'s command does not run over ACP (what to do instead), else ``None``."""
     name = command_name(line)
+    words = line.split()
+    if name in ("/memory", "/context") and len(words) > 1 and words[1] == "open":
+        return MEMORY_OPEN_HINT.format(name=name)
     why = NOT_IN_EDITOR.get(name)
     if why == "switch":
         return SWITCH_HINT.format(name=name, load=LOAD_HINT if name == "/load" else "")

@@ -104,6 +104,8 @@ class AcpSession:
         """The commands last sent as ``available_commands_update``."""
         self._todo_call_ended = False
         """The last top-level call that ended was ``todo``: its plan follows, even empty."""
+        self._mode_to_keep: str | None = None
+        """A mode switched to before the conversation was stored (kept with its first turn)."""
         self.cwd = Path(runtime.options.cwd)
         fs = getattr(client_caps, "fs", None)
         read = bool(getattr(fs, "read_text_file", False))
@@ -174,6 +176,8 @@ class AcpSession:
             self._translate(event)
             if isinstance(event, ev.CommandOutput) and event.ok:
                 self._command_effects(event)
+            if isinstance(event, ev.TurnStarted) and event.job_id is None:
+                self._keep_mode()  # the conversation is stored by now
         except Exception:  # a display problem must never break the turn
             log.exception("translating %s failed", event.type)
 
@@ -208,7 +212,8 @@ class AcpSession:
             self.send(updates.plan([{"content": s, "status": "pending"} for s in steps]))
         elif isinstance(event, ev.PermissionMode):
             self.send(update_current_mode(event.mode))
-            remember_mode(self.runtime, event.mode)
+            self._mode_to_keep = event.mode
+            self._keep_mode()
         elif isinstance(event, ev.CommandOutput) and self.command_running:
             self.send(update_agent_message_text(event.text.rstrip("\n") + "\n"))
         elif isinstance(event, ev.CommandOutput):  # notices: checkpoints, MCP servers
@@ -224,6 +229,10 @@ class AcpSession:
                     f"\n[context compacted: {event.summarised} older messages summarised]\n"
                 )
             )
+
+    def _keep_mode(self) -> None:
+        if self._mode_to_keep and remember_mode(self.runtime, self._mode_to_keep):
+            self._mode_to_keep = None
 
     def _command_effects(self, event: ev.CommandOutput) -> None:
         """A role switched by ``/role`` (or routing) shows in the editor's role selector."""

@@ -14,10 +14,13 @@ MODE_KEY = "permission_mode"
 """The conversation metadata key of the session's permission mode."""
 
 
-def remember_mode(runtime: Any, mode: str) -> None:
-    """Keep ``mode`` as the session's permission mode (restored by a load)."""
+def remember_mode(runtime: Any, mode: str) -> bool:
+    """Keep ``mode`` as the session's permission mode (restored by a load); ``False`` when
+    the conversation is not stored yet (it is with its first message: call again then)."""
+    if not runtime.conversations.saved or not runtime.conversation_id:
+        return False
     try:
-        conversation_id = runtime.ensure_conversation()
+        conversation_id = runtime.conversation_id
         store = runtime.store.conversations
         conversation = store.get(conversation_id)
         metadata = dict(conversation.metadata or {}) if conversation is not None else {}
@@ -25,6 +28,7 @@ def remember_mode(runtime: Any, mode: str) -> None:
             store.set_metadata(conversation_id, {**metadata, MODE_KEY: mode})
     except Exception:
         log.exception("keeping the permission mode %s failed", mode)
+    return True
 
 
 def stored_mode(runtime: Any) -> str | None:

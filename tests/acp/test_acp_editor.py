@@ -153,6 +153,7 @@ async def test_commands_in_an_editor_keep_one_conversation_and_the_users_config(
             ("/load abc", "session history"),
             ("/quit", "needs Smith's terminal screen"),
             ("/pager", "needs Smith's terminal screen"),
+            ("/memory open 1", "open the file in the editor"),
         ]:
             start = len(client.updates)
             assert (await _say(conn, sid, typed)).stop_reason == "end_turn"
@@ -347,6 +348,8 @@ async def test_an_llm_failure_fails_the_prompt_with_its_message(
     client = WaitingClient()
     async with editor(tmp_path, repo, llm_server, client) as (conn, wire):
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        # Switched before the conversation is stored: kept with its first turn.
+        await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
         with pytest.raises(RequestError) as failed:
             await _say(conn, session.session_id, "hello")
     error = failed.value.to_error_obj()
@@ -358,5 +361,8 @@ async def test_an_llm_failure_fails_the_prompt_with_its_message(
 
     loaded = WaitingClient()
     async with editor(tmp_path, repo, llm_server, loaded) as (conn, _wire):
-        await conn.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[])
+        again = await conn.load_session(
+            cwd=str(repo), session_id=session.session_id, mcp_servers=[]
+        )
     assert "model melted" in loaded.message()
+    assert again.modes.current_mode_id == "yolo"
