@@ -93,9 +93,10 @@ def handshake(argv: list[str], env: dict[str, str], cwd: str) -> float:
 
 
 def figures(
-    runs: int = 7, *, bytecode_cache: bool = True
+    runs: int = 7, *, bytecode_cache: bool = True, source: str | None = None
 ) -> tuple[list[Figure], dict[str, list[float]]]:
-    """Measure both programs ``runs`` times each, alternating."""
+    """Measure both programs ``runs`` times each, alternating (``source``: a checkout whose
+    ``smith_tui`` smith runs, first on ``PYTHONPATH``, e.g. a ``git worktree`` of a commit)."""
     python = sys.executable
     smith = str(Path(python).with_name("smith"))
     with (
@@ -114,6 +115,8 @@ def figures(
             "PYTHONPYCACHEPREFIX": f"{tmp}/pycache",
         }
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        if source:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
         if not bytecode_cache:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             env["PYTHONPYCACHEPREFIX"] = f"{tmp}/empty-pycache"
@@ -128,7 +131,7 @@ def figures(
     ours = statistics.median(times["smith acp"])
     base = statistics.median(times["bare"])
     spread = f"{min(times['smith acp']):.3f}–{max(times['smith acp']):.3f} s"
-    how = "" if bytecode_cache else ", no bytecode cache"
+    how = ("" if bytecode_cache else ", no bytecode cache") + (f", {source}" if source else "")
     return [
         Figure(
             f"`smith acp`: process start → `initialize` answered (median of {runs}{how}, {spread})",
@@ -149,14 +152,19 @@ def main() -> None:
     parser.add_argument(
         "--no-bytecode-cache", action="store_true", help="also measure without .pyc files"
     )
+    parser.add_argument(
+        "--source",
+        default=os.environ.get("BENCH_SOURCE") or None,
+        help="run smith_tui from this checkout (PYTHONPATH; default $BENCH_SOURCE)",
+    )
     args = parser.parse_args()
     if args.runs < 3:
         parser.error("--runs must be at least 3")
     load_before = load_average()
-    found, times = figures(args.runs)
+    found, times = figures(args.runs, source=args.source)
     runs = [("", times)]
     if args.no_bytecode_cache:
-        cold, cold_times = figures(args.runs, bytecode_cache=False)
+        cold, cold_times = figures(args.runs, bytecode_cache=False, source=args.source)
         found += cold
         runs.append((" (no bytecode cache)", cold_times))
     print(f"ACP handshake, {args.runs} runs each (load {load_before} -> {load_average()})")
