@@ -10,6 +10,7 @@ hooks run only once the user trusted exactly these bytes (``trust.py``).
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -25,7 +26,12 @@ from smith_tui.tools.beneath import SymlinkOnTheWayError, locate
 SETTINGS_PATH = (".smith", "settings.json")
 """Where a repository's settings live, below its root."""
 MAX_SETTINGS_BYTES = 256 * 1024
-_TABLE: TypeAdapter[HooksTable] = TypeAdapter(HooksTable)
+
+
+@functools.cache
+def _table() -> TypeAdapter[HooksTable]:
+    """The validator of a ``hooks`` table (built once, when a repository has a file)."""
+    return TypeAdapter(HooksTable)
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ def read_project_hooks(root: Path | None) -> ProjectHooks | None:
     if not table:
         return None
     try:
-        hooks = _TABLE.validate_python(claude_entries(table))
+        hooks = _table().validate_python(claude_entries(table))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))

@@ -284,3 +284,27 @@ async def test_notification_hook_hears_of_a_permission_question(
     (seen,) = logged(tmp_path / "hooks", "note")
     assert seen["hook_event_name"] == "Notification"
     assert seen["notification_type"] == "permission_prompt" and "bash" in seen["message"]
+
+
+async def test_continue_false_ends_the_turn_and_the_call_does_not_run(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    marker = tmp_path / "repo" / "ran"
+    hook = python_hook(
+        tmp_path / "hooks",
+        "halt",
+        'print(json.dumps({"continue": False, "stopReason": "the build is frozen"}))',
+    )
+    llm_server.enqueue(text_reply(tool_calls=[bash(f"touch {marker}")]), text_reply("never"))
+    runtime, rec = hooks_runtime(
+        tmp_path,
+        llm_server.base_url,
+        {"PreToolUse": [{"command": hook}]},
+        config={"permissions": {"mode": "yolo"}},
+    )
+    result = await runtime.run_turn("go")
+    assert result.stop_reason == "cancelled"
+    assert not marker.exists()
+    assert len(llm_server.chat_requests()) == 1
+    assert [r.outcome for r in rec.of(ev.HookRun)] == ["stopped"]
+    await runtime.aclose()
