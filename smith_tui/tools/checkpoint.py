@@ -466,6 +466,43 @@ class Checkpoints:
                 return item
         return None
 
+    # ------------------------------------------------------------------ per-file access
+
+    def entries(self, tree: str, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Mode and object id of each of ``paths`` that ``tree`` holds."""
+        return self._entries(tree, set(paths))
+
+    def blob(self, oid: str, *, limit: int) -> bytes | None:
+        """The bytes of blob ``oid``, or ``None`` when it is larger than ``limit``."""
+        size = int(self._run("cat-file", "-s", oid).decode().strip() or 0)
+        if size > limit:
+            return None
+        return self._run("cat-file", "blob", oid)
+
+    def write_files(
+        self,
+        files: dict[str, tuple[str, bytes] | None],
+        *,
+        prompt: str,
+        data: dict[str, Any],
+    ) -> Checkpoint:
+        """Write each ``path: (mode, bytes)`` (``None``: delete it), beneath the work tree as
+        a restore writes, recorded first as a ``restore`` checkpoint (restoring it, or
+        ``/undo``, takes the writes back); returns that checkpoint, finished."""
+        current = self.snapshot()
+        undo = self._record("restore", current, None, prompt=prompt, data=data)
+        removed = [path for path, value in files.items() if value is None]
+        for path in removed:
+            self._delete(path)
+        with _BlobReader(self) as blobs:
+            for path, value in files.items():
+                if value is None:
+                    continue
+                mode, content = value
+                oid = self._run("hash-object", "-w", "--stdin", stdin=content).decode().strip()
+                self._put(path, mode, oid, blobs)
+        return self.finish(undo)
+
     # ------------------------------------------------------------------ restoring
 
     def restore(self, checkpoint: Checkpoint) -> RestoreResult:
