@@ -31,9 +31,7 @@ MAX_BYTES = 1024 * 1024
 #: A suffix the temporary file may have (it picks the editor's syntax); others become .txt.
 _SUFFIX = re.compile(r"\.[A-Za-z0-9_-]{1,16}")
 
-NO_EDITOR = (
-    "No editor is set: set $VISUAL or $EDITOR (for example export EDITOR=nano) and try again."
-)
+NO_EDITOR = "No editor is set: set $VISUAL or $EDITOR (for example export EDITOR=nano)"
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ def editor_command(env: Mapping[str, str]) -> list[str] | str:
         try:
             argv = shlex.split(value)
         except ValueError as exc:
-            return f"${name} ({value!r}) cannot be read as a command: {exc}."
+            return f"${name} ({value!r}) cannot be read as a command: {exc}"
         if argv:
             return argv
     return NO_EDITOR
@@ -72,30 +70,13 @@ async def edit_externally(app: Any, text: str, *, suffix: str = ".md") -> Extern
     there is nothing to hand over and the editor runs without suspending. The trailing
     newline an editor adds on save is dropped when ``text`` had none.
     """
-    argv = editor_command(os.environ)
-    if isinstance(argv, str):
-        return ExternalEdit(error=argv)
     folder = Path(tempfile.mkdtemp(prefix="smith-edit-"))  # 0700, a fresh name
     try:
         path = folder / f"edit{suffix if _SUFFIX.fullmatch(suffix) else '.txt'}"
         _write_private(path, text)
-        try:
-            with _terminal_handed_over(app):
-                code = await _run(argv, path)
-        except _CannotSuspend:
-            return ExternalEdit(
-                error="This terminal cannot be handed over to an editor (Textual cannot "
-                "suspend the app here, e.g. in a web terminal)."
-            )
-        except OSError as exc:
-            return ExternalEdit(error=f"Could not start the editor {argv[0]!r}: {exc.strerror}.")
-        finally:
-            with contextlib.suppress(Exception):
-                app.refresh(layout=True)
-        if code != 0:
-            return ExternalEdit(
-                error=f"The editor ({argv[0]}) exited with status {code}: nothing was changed."
-            )
+        failed = await open_in_editor(app, path)
+        if failed is not None:
+            return ExternalEdit(error=f"{failed}: nothing was changed.")
         saved = _read_back(path)
         if isinstance(saved, ExternalEdit):
             return saved
@@ -104,6 +85,35 @@ async def edit_externally(app: Any, text: str, *, suffix: str = ".md") -> Extern
         return ExternalEdit(text=saved)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+async def open_in_editor(app: Any, path: Path | str, *, fallback: str | None = None) -> str | None:
+    """Run the user's editor on the file ``path`` with ``app`` suspended (``/memory open``,
+    and :func:`edit_externally`); ``None`` when it exited cleanly, else what failed.
+
+    ``fallback`` is the command used when neither ``$VISUAL`` nor ``$EDITOR`` is set.
+    """
+    argv = editor_command(os.environ)
+    if isinstance(argv, str):
+        if fallback is None:
+            return argv
+        argv = shlex.split(fallback)
+    try:
+        with _terminal_handed_over(app):
+            code = await _run(argv, Path(path))
+    except _CannotSuspend:
+        return (
+            "This terminal cannot be handed over to an editor (Textual cannot suspend "
+            "the app here, e.g. in a web terminal)"
+        )
+    except OSError as exc:
+        return f"Could not start the editor {argv[0]!r}: {exc.strerror}"
+    finally:
+        with contextlib.suppress(Exception):
+            app.refresh(layout=True)
+    if code != 0:
+        return f"The editor ({argv[0]}) exited with status {code}"
+    return None
 
 
 class _CannotSuspend(Exception):
