@@ -41,6 +41,25 @@ _FINISHED = {
 }
 
 
+def sandbox_state_of(config: Any) -> Any:
+    """The sandbox state under ``config`` (its cached probe when bwrap was probed), or
+    ``None`` for an invalid ``sandbox`` table (the session's own report explains it)."""
+    from smith_tui.tools.sandbox import cached_sandbox_state, sandbox_settings, sandbox_state
+    from smith_tui.tools.spec import ToolError
+
+    try:
+        settings = sandbox_settings(config)
+    except ToolError:
+        return None
+    return cached_sandbox_state(settings) or sandbox_state(settings)
+
+
+def warm_sandbox_probe(runtime: Any) -> None:
+    """Probe bwrap for ``runtime``'s settings now (call it off the event loop): the status
+    line then shows the sandbox in the same frame as the permission mode."""
+    sandbox_state_of(runtime.config.effective)
+
+
 class StatusLine(Widget):
     """Prompt status with a spinner, active role and model, conversation title and retries."""
 
@@ -153,30 +172,19 @@ class StatusLine(Widget):
         return self.SERVER_QUIET_S if stall is None else min(self.SERVER_QUIET_S, stall / 2)
 
     def show_session(self, runtime: Any) -> None:
-        """Fill in what the open runtime knows before its session starts: the permission
-        mode and the stall timeout at once, the sandbox once bwrap is probed (in a thread:
-        the probe runs it). Events that say otherwise later win."""
+        """Fill in what the open runtime knows before its session starts, in one frame: the
+        permission mode, the sandbox and the stall timeout. Events that say otherwise later
+        win. The app probes bwrap in the thread that opens the runtime (see
+        :func:`warm_sandbox_probe`), so this reads the probe's cached answer; a runtime
+        handed to the app open runs the probe here, once (a few milliseconds)."""
         timeouts = runtime.config.model.llm_config.transport_timeouts()
         self.stall_timeout_s = float(timeouts["stream_stall_timeout"])
         if not self.mode:
             self.mode = runtime.permission_mode
         if not self.sandbox:
-            config = runtime.config.effective
-            self.run_worker(lambda: self._probe_sandbox(config), thread=True, group="sandbox-probe")
-
-    def _probe_sandbox(self, config: Any) -> None:
-        from smith_tui.tools.sandbox import sandbox_settings, sandbox_state
-        from smith_tui.tools.spec import ToolError
-
-        try:
-            state = sandbox_state(sandbox_settings(config))
-        except ToolError:
-            return  # an invalid table: the session's own report explains it
-        self.app.call_from_thread(self._show_sandbox, state.label(), state.active)
-
-    def _show_sandbox(self, label: str, active: bool) -> None:
-        if not self.sandbox:
-            self.sandbox, self.sandbox_active = label, active
+            state = sandbox_state_of(runtime.config.effective)
+            if state is not None:
+                self.sandbox, self.sandbox_active = state.label(), state.active
 
     def _retry_text(self) -> str:
         remaining = max(0.0, (self._retry_deadline or 0.0) - time.monotonic())

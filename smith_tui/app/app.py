@@ -109,18 +109,22 @@ class SmithApp(App[int]):
         runtime: Runtime | None = None,
         *,
         opener: Callable[[], Runtime] | None = None,
+        pick: Callable[[Runtime], None] | None = None,
         animations: bool = True,
     ) -> None:
         """Run on ``runtime``, or on the one ``opener`` returns once the first frame is up.
 
         Opening a runtime imports and reads the config, the store and the HTTP stack; with
-        ``opener`` that happens in a thread after the prompt has painted.
+        ``opener`` that happens in a thread after the prompt has painted. ``pick`` then
+        chooses its conversation in the same thread (a long one takes a while to load):
+        the status line shows the permission mode and sandbox before that.
         """
         super().__init__()
         if runtime is None and opener is None:
             raise ValueError("SmithApp needs a runtime or an opener")
         self.runtime: Runtime | None = runtime
         self._opener = opener
+        self._pick = pick
         self._pending: list[str] = []
         self.startup_error: str | None = None
         """Why the runtime could not be opened (the app then exits with code 2)."""
@@ -171,13 +175,32 @@ class SmithApp(App[int]):
 
     def _open(self) -> None:
         assert self._opener is not None
+        from smith_tui.widgets.status_line import warm_sandbox_probe
+
         try:
             runtime = self._opener()
         except Exception as exc:
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             self.call_from_thread(self._fail_start, message)
             return
+        if self._pick is not None:
+            warm_sandbox_probe(runtime)
+            self.call_from_thread(self._show_session, runtime)
+            try:
+                self._pick(runtime)
+            except Exception as exc:
+                runtime.store.close()
+                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                self.call_from_thread(self._fail_start, message)
+                return
         self.call_from_thread(self._opened, runtime)
+
+    def _show_session(self, runtime: Runtime) -> None:
+        """The status line's mode and sandbox, as soon as the config is read."""
+        from smith_tui.widgets.status_line import StatusLine
+
+        for status in self.main_screen.query(StatusLine):
+            status.show_session(runtime)
 
     def _fail_start(self, message: str) -> None:
         self.startup_error = message
@@ -339,18 +362,15 @@ class SmithApp(App[int]):
 
     def edit_file(self, path: str) -> None:
         """Open ``path`` in the user's editor (``$VISUAL``, ``$EDITOR``, else ``vi``), the
-        screen suspended until it exits (``/memory open``)."""
-        import os
-        import shlex
-        import subprocess
+        screen suspended until it exits (``/memory open``); a failure is a notice."""
+        from smith_tui.app.external_editor import open_in_editor
 
-        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
-        try:
-            with self.suspend():
-                subprocess.run([*editor, path], check=False)
-        except Exception as exc:  # no terminal to hand over (a test, a web terminal)
-            self.notify(f"Could not open {path} in {editor[0]}: {exc}", severity="error")
-        self.refresh()
+        async def edit() -> None:
+            failed = await open_in_editor(self, path, fallback="vi")
+            if failed is not None:
+                self.notify(f"{failed}.", title=f"Could not edit {path}", severity="error")
+
+        self.run_worker(edit(), group="editor", exclusive=True, exit_on_error=False)
 
     def action_external_editor(self) -> None:
         """Edit the prompt (or the value the screen on top is editing) in ``$VISUAL`` /
@@ -659,17 +679,14 @@ def run_app(
     """
     import sys
 
-    def open_and_pick() -> Runtime:
-        opened = runtime if runtime is not None else opener()  # type: ignore[misc]
-        try:
-            _pick_conversation(opened, resume, continue_)
-        except BaseException:
-            opened.store.close()
-            raise
-        return opened
+    def open_runtime() -> Runtime:
+        return runtime if runtime is not None else opener()  # type: ignore[misc]
+
+    def pick(opened: Runtime) -> None:
+        _pick_conversation(opened, resume, continue_)
 
     async def main() -> tuple[int | None, str | None, str]:
-        app = SmithApp(opener=open_and_pick)
+        app = SmithApp(opener=open_runtime, pick=pick)
         hint = ""
         try:
             code = await app.run_async()
