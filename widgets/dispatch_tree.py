@@ -159,6 +159,10 @@ class TurnInfo:
     node: TreeNode[tuple[str, str]] | None = None
     paused: bool = False
     """It holds at a round boundary (``TurnPaused`` until ``TurnResumed``)."""
+    plan: str | None = None
+    """Plan mode: the title of the plan this turn presented, or of the plan it runs."""
+    planned_in: str | None = None
+    """The planning turn whose approved plan this turn runs (shown under it)."""
 
 
 class DispatchTree(Widget, can_focus=False):
@@ -246,6 +250,8 @@ class DispatchTree(Widget, can_focus=False):
         """The job whose report the detail area shows."""
         self._turn_count = 0
         self._last_turn: str | None = None
+        self._dropped: TurnInfo | None = None
+        self._plan_run: tuple[str, str] | None = None
         self._pending_tokens: dict[str, int] = {}
         self._listeners: dict[str, list[JobListener]] = {}
         self._ticker: Timer | None = None
@@ -339,10 +345,11 @@ class DispatchTree(Widget, can_focus=False):
             turn = self.turns.get(event.turn_id)
             if turn is not None:
                 turn.stop_reason = event.stop_reason
-                if not turn.jobs:
+                if not turn.jobs and turn.plan is None:
                     # Only turns that dispatched something are shown (and kept): the
                     # tree is about sub-agents, and a turn per prompt would push them out.
-                    self.turns.pop(turn.turn_id)
+                    # (Plan mode's turns stay: the run is linked to its planning turn.)
+                    self._dropped = self.turns.pop(turn.turn_id)
                     if self._last_turn == turn.turn_id:
                         self._last_turn = None
                 self._relabel_turn(turn)
@@ -352,6 +359,12 @@ class DispatchTree(Widget, can_focus=False):
             self._dispatch_finished(event)
         elif isinstance(event, ev.UsageUpdated):
             self._usage(event)
+        elif isinstance(event, ev.PlanPresented) and event.job_id is None:
+            self._plan_presented(event)
+        elif isinstance(event, ev.CommandOutput) and event.command == "plan":
+            origin = event.data.get("planned_in") or {}
+            if origin.get("turn_id"):
+                self._plan_run = (str(origin["turn_id"]), str(event.data.get("title") or ""))
         elif isinstance(event, ev.TurnPaused | ev.TurnResumed):
             self._held(event.job_id, event.turn_id, isinstance(event, ev.TurnPaused))
         elif isinstance(event, ev.ToolCallFinished) and event.name == "dispatch":
@@ -384,11 +397,28 @@ class DispatchTree(Widget, can_focus=False):
         self._last_turn = event.turn_id
         while len(self.turns) > self.max_turns:
             self._drop_turn(next(iter(self.turns)))
+        if self._plan_run is not None and event.job_id is None:
+            # The run of an approved plan: shown at once, under the turn that planned it.
+            (turn.planned_in, turn.plan), self._plan_run = self._plan_run, None
+            self._turn_node(turn)
+
+    def _plan_presented(self, event: ev.PlanPresented) -> None:
+        """A turn ended with a plan: keep it in the tree (its run goes under it)."""
+        turn = self.turns.get(event.turn_id)
+        if turn is None and self._dropped is not None and self._dropped.turn_id == event.turn_id:
+            turn = self.turns[event.turn_id] = self._dropped
+        if turn is None:
+            return
+        turn.plan = str(event.plan.get("title") or "")
+        self._turn_node(turn)
+        self._relabel_turn(turn)
 
     def _turn_node(self, turn: TurnInfo) -> TreeNode[tuple[str, str]]:
         """The turn's node, added when its first job is placed."""
         if turn.node is None:
-            turn.node = self.job_tree.root.add(
+            planning = self.turns.get(turn.planned_in or "")
+            parent = planning.node if planning is not None else None
+            turn.node = (parent or self.job_tree.root).add(
                 self._turn_label(turn), ("turn", turn.turn_id), expand=True
             )
         return turn.node
@@ -495,7 +525,14 @@ class DispatchTree(Widget, can_focus=False):
         if turn.role != "direct":
             alias, alias_style = role_label(turn.role)
             text.append(f"{alias} ", alias_style)
-        text.append(first_words(turn.prompt))
+        if turn.planned_in is not None:
+            text.append("runs the plan ", "dim")
+            text.append(first_words(turn.plan or ""))
+        else:
+            text.append(first_words(turn.prompt))
+            if turn.plan is not None:
+                text.append(" · plan: ", "dim")
+                text.append(first_words(turn.plan))
         if turn.tokens:
             text.append(f" · {format_tokens(turn.tokens)} tok", "dim")
         return text

@@ -206,26 +206,25 @@ class Planner:
         self.pending = None
         if fresh:
             runtime.new_conversation(f"Plan: {plan.title}"[:120])
-            conversation_id = runtime.ensure_conversation()
-            if origin is not None:
-                conv = runtime.store.conversations.get(conversation_id)
-                metadata = dict(conv.metadata or {}) if conv is not None else {}
-                metadata[PLANNED_IN_KEY] = origin
-                runtime.store.conversations.set_metadata(conversation_id, metadata)
-                runtime.emit(
-                    ev.CommandOutput(
-                        command=PLAN_NOTICE,
-                        text=(
-                            f"running the plan “{plan.title}” in a fresh context (planned in "
-                            f"turn {origin['turn_id']} of conversation "
-                            f"{origin['conversation_id'][:8]})"
-                        ),
-                        data={PLANNED_IN_KEY: origin},
-                        role=runtime.active_role,
-                    )
+        conversation_id = runtime.ensure_conversation()
+        if fresh and origin is not None:
+            conv = runtime.store.conversations.get(conversation_id)
+            metadata = dict(conv.metadata or {}) if conv is not None else {}
+            metadata[PLANNED_IN_KEY] = origin
+            runtime.store.conversations.set_metadata(conversation_id, metadata)
+        if origin is not None:
+            where = "in a fresh context" if fresh else "here"
+            runtime.emit(
+                ev.CommandOutput(
+                    command=PLAN_NOTICE,
+                    text=(
+                        f"running the plan “{plan.title}” {where} (planned in turn "
+                        f"{origin['turn_id']} of conversation {origin['conversation_id'][:8]})"
+                    ),
+                    data={PLANNED_IN_KEY: origin, "title": plan.title, "fresh": fresh},
+                    role=runtime.active_role,
                 )
-        else:
-            conversation_id = runtime.ensure_conversation()
+            )
         self._store(conversation_id, plan, "approved", origin)
         attach = attachable(plan, runtime.scope.project_root) if fresh else []
         return await runtime.run_turn(

@@ -78,13 +78,25 @@ async def test_planning_turn_shows_the_plan_and_runs_it_in_a_fresh_context(
         await pilot.press("enter")
         await wait_for_text(pilot, "renamed")
         await wait_until(pilot, lambda: not runtime.busy, what="the run to end")
+        # the dispatch tree shows the run under the turn that planned it
+        tree = app.main_screen.query_one("#dispatch")
+        planning_turn = next(t for t in tree.turns.values() if t.planned_in is None)
+        run_turn = next(t for t in tree.turns.values() if t.planned_in is not None)
+        assert run_turn.planned_in == planning_turn.turn_id
+        assert list(planning_turn.node.children) == [run_turn.node]
+        assert "plan: Rename the greeting" in str(planning_turn.node.label)
+        assert "runs the plan Rename the greeting" in str(run_turn.node.label)
     sent = _sent(llm_server, 3)
     assert "Change hello to hi in greet.py" in sent and "print('hello')" in sent
     assert SECRET not in sent and "rename the greeting" not in sent
     assert SECRET in _sent(llm_server, 1)  # the research was there while planning
     assert runtime.permission_mode == "auto-edit" and runtime.conversation_id != planning
     conv = runtime.store.conversations.get(runtime.conversation_id)
-    assert conv.metadata[PLANNED_IN_KEY]["conversation_id"] == planning
+    assert conv.metadata[PLANNED_IN_KEY] == {
+        "conversation_id": planning,
+        "turn_id": planning_turn.turn_id,
+    }
+    assert conv.title == "Plan: Rename the greeting"  # what /history lists
 
 
 async def test_rejection_feedback_goes_back_to_the_model(
