@@ -6,7 +6,8 @@ long option list with the user's command at its very end. So the terminal is ask
 ``smith-sandbox -c CMD`` instead: a small launcher in a private folder put first on the
 terminal's ``PATH``, which runs the sandbox command line handed over in
 ``$SMITH_SANDBOX_ARGV`` and nothing else. It fails closed: without that variable, or when
-the variable's command is not the one it was asked to run, it runs nothing.
+the variable's command is not the one it was asked to run, it runs nothing. Where the
+launcher cannot run (a temp folder mounted noexec), the command line is sent as it is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import atexit
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -42,23 +44,41 @@ os.execv(argv[0], argv)
 
 _lock = threading.Lock()
 _folder: Path | None = None
+_unusable = False
 
 
-def folder() -> Path:
-    """The private folder holding the launcher (made once per process, removed at exit)."""
-    global _folder
+def folder() -> Path | None:
+    """The private folder holding the launcher (made once per process, removed at exit);
+    ``None`` when the launcher cannot run here (a temp folder mounted noexec)."""
+    global _folder, _unusable
     with _lock:
+        if _unusable:
+            return None
         if _folder is None or not (_folder / NAME).is_file():
             made = Path(tempfile.mkdtemp(prefix="smith-acp-"))  # 0700, ours alone
+            atexit.register(shutil.rmtree, made, True)
             script = made / NAME
             script.write_text(
                 SCRIPT.format(python=sys.executable, variable=ARGV_VARIABLE, name=NAME),
                 encoding="utf-8",
             )
             script.chmod(0o700)
-            atexit.register(shutil.rmtree, made, True)
+            if not _runs(script):
+                _unusable = True
+                return None
             _folder = made
         return _folder
+
+
+def _runs(script: Path) -> bool:
+    """Whether ``script`` starts: without a hand-over it must refuse (exit 126)."""
+    try:
+        probe = subprocess.run(
+            [str(script), "-c", "true"], env={}, capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 126 and b"nothing was run" in probe.stderr
 
 
 def is_sandboxed(argv: list[str]) -> bool:
@@ -70,9 +90,9 @@ def terminal_command(argv: list[str], env: dict[str, str]) -> tuple[str, list[st
     """What the editor's terminal is asked to run for ``argv``: a sandboxed command as
     ``smith-sandbox -c CMD`` (its environment says where the launcher is and what it runs),
     anything else as it is."""
-    if not is_sandboxed(argv):
+    where = folder() if is_sandboxed(argv) else None
+    if where is None:  # not sandboxed, or no launcher here: the command line as it is
         return argv[0], argv[1:], env
-    where = str(folder())
     path = env.get("PATH") or os.environ.get("PATH", "")
     shown_env = {**env, ARGV_VARIABLE: json.dumps(argv), "PATH": f"{where}{os.pathsep}{path}"}
     return NAME, ["-c", argv[-1]], shown_env

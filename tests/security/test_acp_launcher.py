@@ -37,7 +37,7 @@ def test_the_terminal_is_titled_with_the_users_command(tmp_path: Path) -> None:
     command, args, env = launcher.terminal_command(argv, {"PATH": "/usr/bin"})
     assert (command, args) == ("smith-sandbox", ["-c", "echo hi"])
     assert json.loads(env[launcher.ARGV_VARIABLE]) == argv
-    assert env["PATH"].startswith(str(launcher.folder()) + os.pathsep)
+    assert env["PATH"].startswith(f"{launcher.folder()}{os.pathsep}")
     # Not sandboxed: run as it is.
     assert launcher.terminal_command(["/bin/bash", "-c", "ls"], {}) == (
         "/bin/bash",
