@@ -53,7 +53,12 @@ async def gate_call(hooks: Hooks, name: str, arguments: Any, asker: Asker) -> To
 
 
 async def after_call(hooks: Hooks, gate: ToolGate, result: ToolResult, asker: Asker) -> ToolResult:
-    """Run ``PostToolUse`` for a call that ran; its reason and context join the result."""
+    """Run ``PostToolUse`` for a call that ran; its reason and context join the result.
+
+    A call the permission gate refused, or one cancelled, did not run: no hook then.
+    """
+    if result.cancelled or result.metadata.get("error_code") == "permission_denied":
+        return result
     response = tool_response(result.content, result.ok, result.error, result.metadata)
     answer = await hooks.after_tool(result.name, gate.tool_input, response, asker)
     notes = []

@@ -137,6 +137,7 @@ async def test_allow_skips_the_question_but_never_a_deny_rule(
                                                  "permissionDecision": "allow"}}))
         """,
     )
+    post = python_hook(tmp_path / "hooks", "post", "log(data)")
     asked: list[PermissionRequest] = []
 
     async def ask(request: PermissionRequest) -> PermissionReply:
@@ -151,7 +152,7 @@ async def test_allow_skips_the_question_but_never_a_deny_rule(
     runtime, _rec = hooks_runtime(
         tmp_path,
         llm_server.base_url,
-        {"PreToolUse": [{"command": allow}]},
+        {"PreToolUse": [{"command": allow}], "PostToolUse": [{"command": post}]},
         config={"permissions": {"mode": "ask", "deny": ["bash(rm *)"]}},
     )
     runtime.ask_permission = ask
@@ -160,6 +161,10 @@ async def test_allow_skips_the_question_but_never_a_deny_rule(
     assert "allowed-by-hook" in tool_results(bodies[1])[0]
     assert "permission denied" in tool_results(bodies[2])[1]
     assert asked == []  # allow skipped the question; the deny rule refused without one
+    # PostToolUse heard the call that ran, not the refused one.
+    assert [s["tool_input"]["command"] for s in logged(tmp_path / "hooks", "post")] == [
+        "echo allowed-by-hook"
+    ]
     await runtime.aclose()
 
 
