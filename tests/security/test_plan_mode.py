@@ -110,3 +110,67 @@ def test_a_naive_open_of_those_paths_reads_the_secret(tmp_path: Path) -> None:
     project.mkdir()
     for path in _outside(tmp_path, project):
         assert SECRET in (project / path).read_text()
+
+
+TERMINAL = "terminal"
+HOSTILE = {
+    "title": "Plan \x1b]0;owned\x07\x1b[2J",
+    "steps": ["step \x1b[31mred\x1b[0m", "\x9b6n ask the terminal"],
+    "files": ["a\x1b[8m.py"],
+    "risks": ["\x07bell"],
+}
+
+
+@pytest.mark.attack(TERMINAL, "a plan's title, steps and files carry terminal escapes")
+def test_smith_p_prints_a_hostile_plan_as_text(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    from tests.engine.test_headless_cli import smith
+    from tests.support.runtime import make_git_repo
+
+    repo = make_git_repo(tmp_path / "repo")
+    llm_server.enqueue(text_reply(tool_calls=[tool_call("present_plan", HOSTILE)]))
+    done = smith(tmp_path, repo, llm_server, "-p", "--permission-mode", "plan", "plan")
+    assert done.returncode == 0, done.stderr
+    assert "owned" in done.stdout and "ask the terminal" in done.stdout
+    assert not any(ch in done.stdout for ch in ("\x1b", "\x07", "\x9b"))
+
+
+@pytest.mark.attack(TERMINAL, "the plan screen shows a plan that carries terminal escapes")
+async def test_the_plan_screen_shows_a_hostile_plan_as_text() -> None:
+    from smith_tui.app.screens.plan_screen import PlanScreen
+    from tests.support.pilot import screen_text, wait_until
+    from tests.support.screen_host import ScreenHost
+
+    app = ScreenHost(lambda: PlanScreen(parse_plan(json.dumps(HOSTILE))))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "ask the terminal" in screen_text(app), "the plan")
+        shown = screen_text(app)
+    assert not any(ch in shown for ch in ("\x1b", "\x07", "\x9b"))
+
+
+@pytest.mark.control(TERMINAL, "the plan as the model sent it holds the raw escapes")
+def test_the_plan_as_sent_holds_the_raw_escapes() -> None:
+    from smith_tui.tools.plan import render_plan
+
+    raw = render_plan(parse_plan(json.dumps(HOSTILE)))
+    assert "\x1b]0;owned\x07" in raw and "\x9b6n" in raw and "\x1b[8m" in raw
+
+
+@pytest.mark.control(TERMINAL, "a naive Static of the plan's title puts the escapes on screen")
+async def test_a_naive_static_puts_the_escapes_on_screen() -> None:
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    from tests.support.pilot import screen_text
+
+    class Naive(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static(Text(HOSTILE["title"] + " " + HOSTILE["steps"][1]))
+
+    app = Naive()
+    async with app.run_test(size=(100, 5)) as pilot:
+        await pilot.pause()
+        shown = screen_text(app)
+    assert "\x1b]0;owned" in shown and "\x9b6n" in shown
