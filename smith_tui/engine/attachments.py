@@ -235,13 +235,18 @@ def _read(raw: str, ctx: ToolContext, room: int) -> tuple[str, str, bool, int]:
 
 
 def display_text(content: str, metadata: Mapping[str, Any] | None) -> str:
-    """What a front end shows for a user message: the typed prompt and one marker line
-    per attached file (``content`` as is for a message without attachments)."""
-    attachments = (metadata or {}).get("attachments")
+    """What a front end shows for a user message: the typed prompt, one marker line per
+    attached file and one for a review note the prompt carried (``content`` as is for a
+    message with neither)."""
+    attachments = (metadata or {}).get("attachments") or []
     prompt = (metadata or {}).get("prompt")
-    if not attachments or not isinstance(prompt, str):
+    review = (metadata or {}).get("review")
+    if not (attachments or review) or not isinstance(prompt, str):
         return content
-    return prompt + "\n" + "\n".join(attachment_marker(a) for a in attachments)
+    lines = [prompt, *(attachment_marker(a) for a in attachments)]
+    if review:
+        lines.append("↺ told the model what your review of its changes reverted")
+    return "\n".join(lines)
 
 
 def attachment_marker(attachment: Mapping[str, Any]) -> str:

@@ -72,6 +72,9 @@ class TurnBook(Protocol):
     def repair_orphans(self, conversation_id: str) -> None:
         """Answer tool calls left without a result."""
 
+    def take_review_note(self, conversation_id: str) -> str | None:
+        """What a per-hunk review reverted, for the next prompt to tell (once)."""
+
 
 @dataclass(frozen=True)
 class ExecutionContext:
@@ -230,6 +233,10 @@ class TurnDriver:
             attached: Attached = state["attached"]
             user: TranscriptMessage = {"role": "user", "content": attached.content}
             metadata = attached.metadata(plan.prompt)
+            review = self._review_note(plan)
+            if review:  # the model hears what a per-hunk review reverted (engine/review.py)
+                user["content"] = f"{review}\n\n{attached.content}"
+                metadata = {"prompt": plan.prompt, **metadata, "review": review}
             if metadata:
                 user["metadata"] = metadata
             reply = handoff_reply(plan.handoff) if plan.handoff else None
@@ -246,6 +253,12 @@ class TurnDriver:
             return self._failed(plan, exc.error)
         except Exception as exc:  # anything thrown ends this turn, never its caller
             return self._failed(plan, normalize(exc))
+
+    def _review_note(self, plan: TurnPlan) -> str | None:
+        """A waiting review note, for a top-level turn of the user's own prompt."""
+        if plan.job_id is not None or plan.handoff:
+            return None
+        return self.book.take_review_note(plan.conversation_id)
 
     async def _attach(self, plan: TurnPlan) -> Attached:
         """The prompt with the files its ``@path`` tokens name (read off the event loop) and

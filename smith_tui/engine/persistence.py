@@ -77,6 +77,12 @@ class Persistence:
             setup.conversation_id, model, system_prompt, list(tools), turn_id=setup.turn_id
         )
 
+    def take_review_note(self, conversation_id: str) -> str | None:
+        """What a per-hunk review reverted, for the next prompt to tell (once)."""
+        from smith_tui.engine.review import take_note
+
+        return take_note(self.store, conversation_id)
+
     # -- turns and conversations ---------------------------------------------------------
     def start_turn(self, conversation_id: str, role: str, turn_id: str) -> None:
         """Record that a turn started."""

@@ -1,4 +1,5 @@
-"""The combined diff of one turn's file changes (from the transcript's files-changed mark).
+"""The combined diff of one turn's file changes (from the transcript's files-changed mark);
+``r`` opens its per-hunk review (:mod:`smith_tui.app.screens.hunk_review_screen`).
 
 The diff is the one the rewind screen's ``d`` shows: the turn's checkpoint (the files
 before it) against how the turn left them, read from the shadow repository off the event loop.
@@ -30,7 +31,10 @@ class TurnDiffScreen(SmithModal):
     #turn-diff-scroll { height: 1fr; }
     #turn-diff-status { height: auto; color: $text-muted; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("r", "review", "Keep or revert hunks"),
+    ]
 
     def __init__(self, runtime: Runtime, checkpoint_id: str, title: str = "") -> None:
         super().__init__()
@@ -52,6 +56,13 @@ class TurnDiffScreen(SmithModal):
         """Read the diff off the event loop (a git call)."""
         self.run_worker(self._load(), exclusive=True, group="turn-diff")
 
+    def action_review(self) -> None:
+        """Open the per-hunk review of this turn (keep or revert each hunk or file)."""
+        from smith_tui.app.screens.hunk_review_screen import HunkReviewScreen
+
+        title = f"Review: {self.title_text}"
+        self.app.push_screen(HunkReviewScreen(self.runtime, self.checkpoint_id, title))
+
     async def _load(self) -> None:
         status = self.query_one("#turn-diff-status", Static)
         try:
@@ -65,7 +76,7 @@ class TurnDiffScreen(SmithModal):
         if not text.strip():
             status.update("The files are as they were before this turn: no diff.")
             return
-        status.update(f"checkpoint {self.checkpoint_id} · esc closes")
+        status.update(f"checkpoint {self.checkpoint_id} · r: keep or revert hunks · esc closes")
         await self.query_one("#turn-diff-scroll", VerticalScroll).mount(
             DiffView(classify_diff(text))
         )
