@@ -182,6 +182,20 @@ async def test_writing_tools_are_refused_while_planning(
     assert (runtime.options.cwd / "greet.py").read_text() == "print('hello')\n"
 
 
+async def test_the_mode_key_cycles_into_plan_mode(
+    tmp_path: Path, monkeypatch: Any, llm_server: ScriptedLLMServer
+) -> None:
+    from smith_tui.app.bindings import key_for
+
+    config = {"permissions": {"mode": "yolo"}}
+    with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url, config) as rt:
+        app = make_app(rt)
+        async with running(app) as pilot:
+            await pilot.press(key_for(app.keymap, "permission_mode"))
+            await wait_until(pilot, lambda: rt.permission_mode == "plan", what="plan mode")
+            await wait_for_text(pilot, "Permission mode: plan")
+
+
 async def test_the_screen_answers_with_the_mode_picked() -> None:
     plan = parse_plan(json.dumps(PLAN))
     app = ScreenHost(lambda: PlanScreen(plan))

@@ -59,6 +59,20 @@ def test_the_modes_are_one_list_with_plan() -> None:
     assert tuple(action.choices or ()) == PERMISSION_MODES
 
 
+async def test_mode_command_and_cycle_reach_plan(tmp_path: Path) -> None:
+    runtime, rec = open_runtime(tmp_path)
+    runtime.start_session()
+    assert runtime.permission_mode == "yolo"
+    assert runtime.cycle_permission_mode() == "plan"  # yolo → plan → read-only
+    assert runtime.cycle_permission_mode() == "read-only"
+    out = await runtime.submit("/mode plan")
+    assert out.ok and runtime.permission_mode == "plan"
+    usage = await runtime.submit("/mode a b")
+    assert "read-only|ask|auto-edit|yolo|plan" in usage.text
+    assert [e.mode for e in rec.of(ev.PermissionMode)] == ["yolo", "plan", "read-only", "plan"]
+    await runtime.aclose()
+
+
 async def test_planning_turn_refuses_writes_and_presents_a_plan(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
