@@ -385,7 +385,15 @@ class DispatchTree(Widget, can_focus=False):
 
     def _dispatch_call_finished(self, event: ev.ToolCallFinished) -> None:
         """The ``dispatch`` call's duration leaves out the questions its sub-agent asked."""
-        job = next((j for j in self.jobs.values() if j.call_id == event.call_id), None)
+        # Call ids repeat across conversations: the call is the one its maker's job made.
+        job = next(
+            (
+                j
+                for j in self.jobs.values()
+                if j.call_id == event.call_id and j.parent_job_id == event.job_id
+            ),
+            None,
+        )
         if job is not None:
             job.duration_s = event.duration_s
             self._relabel_job(job)

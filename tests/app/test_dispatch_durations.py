@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -47,7 +46,7 @@ async def test_a_dispatch_duration_leaves_out_its_sub_agents_permission_question
                     asked_bash = True
                     asked = time.monotonic()
                     await wait_until(
-                        pilot, lambda: time.monotonic() - asked >= WAITED_S, "the user", 5
+                        pilot, lambda a=asked: time.monotonic() - a >= WAITED_S, "the user", 5
                     )
                 await pilot.press("y")
                 await wait_until(pilot, lambda s=screen: app.screen is not s, "the answer")
@@ -63,3 +62,45 @@ async def test_a_dispatch_duration_leaves_out_its_sub_agents_permission_question
             assert job.finished is not None and job.finished - job.started >= WAITED_S
         [stored] = [m for m in runtime.messages if m.get("name") == "dispatch"]
         assert stored["metadata"]["duration_s"] < WAITED_S
+
+
+async def test_the_tree_takes_each_dispatch_calls_duration_by_its_maker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Call ids repeat across conversations (a sub-agent's first call is ``call_1`` too):
+    a dispatch call's duration goes to the job that call started, not to a namesake."""
+    from smith_tui.engine import events as ev
+
+    with isolated_runtime(tmp_path, monkeypatch) as runtime:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            tree = app.main_screen.query_one(DispatchTree)
+            turn = "t1"
+            runtime.emit(ev.TurnStarted(turn_id=turn, conversation_id="c", prompt="go"))
+            for job, parent in (("job-a", None), ("job-b", "job-a")):
+                runtime.emit(
+                    ev.DispatchStarted(
+                        turn_id=turn,
+                        target_role="worker",
+                        task=f"task of {job}",
+                        parent_job_id=parent,
+                        call_id="call_1",
+                        job_id=job,
+                    )
+                )
+            await wait_until(pilot, lambda: len(tree.jobs) == 2, what="both jobs")
+            for maker, took in (("job-a", 0.5), (None, 0.25)):  # job-a's call, then Tank's
+                runtime.emit(
+                    ev.ToolCallFinished(
+                        turn_id=turn,
+                        call_id="call_1",
+                        name="dispatch",
+                        ok=True,
+                        duration_s=took,
+                        summary="",
+                        job_id=maker,
+                    )
+                )
+                await pilot.pause()
+            await wait_until(pilot, lambda: tree.jobs["job-a"].duration_s == 0.25, "job-a")
+            assert tree.jobs["job-b"].duration_s == 0.5

@@ -61,17 +61,19 @@ def child_of_call(
     tree: DispatchTree | None,
     call_id: str,
     messages: Sequence[Mapping[str, Any]] = (),
+    parent_job: str | None = None,
 ) -> tuple[str, str | None] | None:
     """``(job id, child conversation id)`` of the job the ``dispatch`` call ``call_id``
-    started: from the dispatch tree while it knows the job (a running one), else from the
-    call's result in ``messages`` or stored in the active conversation (after it ended,
-    after a restart); ``None`` when none knows."""
+    made by ``parent_job`` (``None``: the top level) started: from the dispatch tree while
+    it knows the job (a running one), else from the call's result in ``messages`` or stored
+    in the active conversation (after it ended, after a restart); ``None`` when none knows.
+    (Call ids repeat across conversations: a sub-agent's first call is ``call_1`` too.)"""
     if tree is not None:
         for job in tree.jobs.values():
-            if job.call_id == call_id:
+            if job.call_id == call_id and job.parent_job_id == parent_job:
                 return job.job_id, child_conversation(runtime, job)
     job_id = _job_of_result(messages, call_id)
-    if job_id is None and runtime.conversation_id:
+    if job_id is None and parent_job is None and runtime.conversation_id:
         stored = runtime.store.conversations.list_messages(runtime.conversation_id)
         job_id = _job_of_result([message_dict(m) for m in stored], call_id)
     if job_id is None:
@@ -121,15 +123,19 @@ def dispatch_call_ids(message: Mapping[str, Any]) -> list[str]:
 
 
 def open_child(
-    screen: Any, runtime: Runtime, call_id: str, messages: Sequence[Mapping[str, Any]] = ()
+    screen: Any,
+    runtime: Runtime,
+    call_id: str,
+    messages: Sequence[Mapping[str, Any]] = (),
+    parent_job: str | None = None,
 ) -> bool:
     """Push the transcript of the sub-agent ``dispatch`` call ``call_id`` started over
     ``screen`` (``False``, with a notice, when it cannot be found); ``messages`` are the
-    ones ``screen`` shows (a sub-agent's own, for the jobs it dispatched)."""
+    ones ``screen`` shows, ``parent_job`` the job they are of (``None``: the top level)."""
     main = getattr(screen.app, "main_screen", None)
     found_tree = main.query(DispatchTree) if main is not None else None
     tree = found_tree.first() if found_tree else None
-    found = child_of_call(runtime, tree, call_id, messages)
+    found = child_of_call(runtime, tree, call_id, messages, parent_job)
     if found is None:
         screen.notify("That sub-agent's transcript is not known (yet).", severity="warning")
         return False
@@ -293,7 +299,9 @@ class ChildTranscriptScreen(SmithModal):
         """The child's messages in the pager."""
         from smith_tui.app.screens.pager_screen import PagerScreen
 
-        self.app.push_screen(PagerScreen(self.runtime, messages=self.stored_messages()))
+        self.app.push_screen(
+            PagerScreen(self.runtime, messages=self.stored_messages(), job_id=self.job_id)
+        )
 
     def action_toggle_tool_results(self) -> None:
         """Expand or collapse every tool call of this transcript."""

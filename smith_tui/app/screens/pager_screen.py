@@ -51,12 +51,14 @@ class PagerScreen(SmithModal):
         messages: Sequence[Mapping[str, Any]] | None = None,
         at_position: int | None = None,
         find: str = "",
+        job_id: str | None = None,
     ) -> None:
-        """The pager on ``messages`` (default: the active conversation's); ``at_position``
-        opens it at that stored message with the first match of ``find`` in it current
-        (a ``/search`` hit)."""
+        """The pager on ``messages`` (default: the active conversation's; ``job_id``: the
+        sub-agent job they are of); ``at_position`` opens it at that stored message with
+        the first match of ``find`` in it current (a ``/search`` hit)."""
         super().__init__()
         self.runtime = runtime
+        self.job_id = job_id
         self._messages = messages
         self.at_position = at_position
         self.find_text = find
@@ -151,7 +153,7 @@ class PagerScreen(SmithModal):
         if call_id is None:
             self.notify("No sub-agent was dispatched in this transcript.", timeout=3)
             return
-        open_child(self, self.runtime, call_id, self.messages)
+        open_child(self, self.runtime, call_id, self.messages, self.job_id)
 
     @property
     def pager(self) -> TextPager:
