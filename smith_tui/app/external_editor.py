@@ -12,14 +12,16 @@ Used for the prompt (``ctrl+g``), a ``/config`` value and the plan screen.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import re
 import shlex
 import shutil
+import signal
 import stat
+import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +102,7 @@ async def open_in_editor(app: Any, path: Path | str, *, fallback: str | None = N
         argv = shlex.split(fallback)
     try:
         with _terminal_handed_over(app):
-            code = await _run(argv, Path(path))
+            code = _run(argv, Path(path))
     except _CannotSuspend:
         return (
             "This terminal cannot be handed over to an editor (Textual cannot suspend "
@@ -136,19 +138,29 @@ def _terminal_handed_over(app: Any) -> Iterator[None]:
         yield
 
 
-async def _run(argv: list[str], path: Path) -> int:
-    """Run the editor on ``path`` (inheriting the terminal); its exit status.
+def _run(argv: list[str], path: Path) -> int:
+    """Run the editor on ``path`` (inheriting the terminal) and wait; its exit status.
 
-    Run as a subprocess the event loop waits on, so a turn in the background goes on
-    (its screen updates are dropped while suspended; the app repaints after).
+    The wait blocks the event loop on purpose, as Textual's ``suspend`` expects: while
+    suspended its output thread is stopped, and a loop that kept painting (a streaming
+    turn, the cursor's blink) would fill that thread's bounded queue and hang the app.
+    A running turn goes on when the editor exits. While the terminal is in the shell's
+    mode a ctrl+c reaches Smith too: it is ignored here (the editor still gets it).
     """
-    process = await asyncio.create_subprocess_exec(*argv, str(path))
+    previous = signal.getsignal(signal.SIGINT)
+    swap = threading.current_thread() is threading.main_thread() and previous is not None
+    if swap:
+        # A Python handler, not SIG_IGN: the editor starts with the default again.
+        signal.signal(signal.SIGINT, _ignore_interrupt)
     try:
-        return await process.wait()
-    except asyncio.CancelledError:
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-        raise
+        return subprocess.run([*argv, str(path)], check=False).returncode
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+
+
+def _ignore_interrupt(signum: int, frame: object) -> None:
+    """SIGINT while the editor runs: the editor's to handle."""
 
 
 def _write_private(path: Path, text: str) -> None:

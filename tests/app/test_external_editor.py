@@ -233,3 +233,35 @@ def test_in_a_real_terminal_the_editor_gets_the_terminal_and_smith_gets_it_back(
     assert seen == {"tty": True, "canonical": True, "echo": True, "before": "a draft"}
     users = [m for m in llm_server.chat_requests()[0]["messages"] if m["role"] == "user"]
     assert any("EDITEDPROMPT from the editor" in str(m["content"]) for m in users), users
+
+
+LOOP_PROBE_EDITOR = """
+import os, sys, time
+path, started, ran = sys.argv[-1], sys.argv[1], sys.argv[2]
+open(started, "w").close()
+deadline = time.monotonic() + 1.0
+while not os.path.exists(ran) and time.monotonic() < deadline:
+    time.sleep(0.01)
+open(path, "w").write("loop ran" if os.path.exists(ran) else "loop held")
+"""
+
+
+async def test_the_event_loop_holds_while_the_editor_runs(runtime, tmp_path, monkeypatch) -> None:
+    # Suspended, Textual's output thread is stopped behind a bounded queue: a loop that
+    # kept painting would hang the app. So nothing of the app runs until the editor exits.
+    script = tmp_path / "probe.py"
+    script.write_text(LOOP_PROBE_EDITOR, encoding="utf-8")
+    started, ran = tmp_path / "started", tmp_path / "ran"
+    monkeypatch.setenv("VISUAL", shlex.join([sys.executable, str(script), str(started), str(ran)]))
+    app = make_app(runtime)
+    async with running(app) as pilot:
+
+        def probe() -> None:
+            if started.exists():
+                ran.touch()
+
+        app.set_interval(0.01, probe)
+        prompt = app.screen.query_one(PromptInput)
+        await pilot.press("ctrl+g")
+        await wait_until(pilot, lambda: prompt.text.startswith("loop"), what="the edit")
+        assert prompt.text == "loop held"
