@@ -218,8 +218,10 @@ class Runtime:
             trust=TrustStore(default_trust_path(self.env)),
             user_hooks=lambda: self.config.model.hooks,
             permission_mode=lambda: self.permission_mode,
+            notify_after_s=lambda: float(self.config.model.notifications.after_s),
         )
         """The session's hooks: the config's, and the repository's once trusted (README, Hooks)."""
+        self.bus.subscribe(self.hook_setup.observe)
         self._mcp: McpManager | None = None
         self.plans = Planner(self)
         """Plan mode: the plan presented last, approving (running) or rejecting it."""
