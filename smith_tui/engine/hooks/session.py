@@ -10,6 +10,7 @@ answer with :meth:`SessionHooks.answer`; one that cannot (``smith -p``) shows
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,17 @@ class SessionHooks:
         trust: TrustStore,
         user_hooks: Callable[[], Mapping[Any, Sequence[HookEntry]]],
         permission_mode: Callable[[], str] | None = None,
+        notify_after_s: Callable[[], float] | None = None,
     ) -> None:
         self.session_id = session_id
         self.emit = emit
         self.trust = trust
         self.user_hooks = user_hooks
         self.permission_mode = permission_mode
+        self.notify_after_s = notify_after_s
+        """Turns that ran longer than this many seconds notify when they end
+        (``notifications.after_s``); ``None``: they do not."""
+        self._turn_started: dict[str, float] = {}
         self._project: ProjectHooks | None = None
         self._root: Path | None = None
         self._read = False
@@ -113,6 +119,24 @@ class SessionHooks:
             self._hooks._started = started
             self._key = key
         return self._hooks if self._hooks.hooks else None
+
+    def observe(self, event: ev.Event) -> None:
+        """Follow the session's events for the ``Notification`` hooks that are not a
+        permission question: a plan waiting for approval, a long turn that ended."""
+        hooks = self._hooks
+        if event.job_id is not None or hooks is None or not hooks.has("Notification"):
+            return
+        if isinstance(event, ev.TurnStarted):
+            self._turn_started[event.turn_id] = time.monotonic()
+        elif isinstance(event, ev.PlanPresented):
+            title = str(event.plan.get("title") or "the plan")
+            hooks.notify(f"A plan waits for your approval: {title}", "plan_approval")
+        elif isinstance(event, ev.TurnFinished):
+            started = self._turn_started.pop(event.turn_id, None)
+            after = self.notify_after_s() if self.notify_after_s is not None else None
+            long = started is not None and after is not None
+            if long and event.stop_reason != "cancelled" and time.monotonic() - started > after:
+                hooks.notify(f"Smith finished ({event.stop_reason})", "idle_prompt")
 
     async def session_end(self, reason: str) -> None:
         """``SessionEnd`` on the hooks last built (none: nothing runs)."""

@@ -313,3 +313,21 @@ async def test_continue_false_ends_the_turn_and_the_call_does_not_run(
     assert len(llm_server.chat_requests()) == 1
     assert [r.outcome for r in rec.of(ev.HookRun)] == ["stopped"]
     await runtime.aclose()
+
+
+async def test_notification_hook_hears_of_a_long_turn_ending(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    hook = python_hook(tmp_path / "hooks", "note", "log(data)")
+    llm_server.enqueue(text_reply("slow", delay_s=1.0))
+    runtime, _rec = hooks_runtime(
+        tmp_path,
+        llm_server.base_url,
+        {"Notification": [{"command": hook}]},
+        config={"notifications": {"after_s": 0.5}},
+    )
+    await runtime.run_turn("slow one")
+    await runtime.aclose()  # SessionEnd waits for the Notification hooks still running
+    seen = logged(tmp_path / "hooks", "note")
+    assert [s["notification_type"] for s in seen] == ["idle_prompt"]
+    assert seen[0]["message"] == "Smith finished (completed)"
