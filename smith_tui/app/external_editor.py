@@ -156,7 +156,7 @@ def _run(argv: list[str], path: Path) -> int:
         return subprocess.run([*argv, str(path)], check=False).returncode
     finally:
         if swap:
-            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+            signal.signal(signal.SIGINT, previous)
 
 
 def _ignore_interrupt(signum: int, frame: object) -> None:
