@@ -133,9 +133,9 @@ class SessionHooks:
             hooks.notify(f"A plan waits for your approval: {title}", "plan_approval")
         elif isinstance(event, ev.TurnFinished):
             started = self._turn_started.pop(event.turn_id, None)
-            after = self.notify_after_s() if self.notify_after_s is not None else None
-            long = started is not None and after is not None
-            if long and event.stop_reason != "cancelled" and time.monotonic() - started > after:
+            if started is None or self.notify_after_s is None or event.stop_reason == "cancelled":
+                return
+            if time.monotonic() - started > self.notify_after_s():
                 hooks.notify(f"Smith finished ({event.stop_reason})", "idle_prompt")
 
     async def session_end(self, reason: str) -> None:
