@@ -604,7 +604,19 @@ class CommandService:
         if args:
             raise CommandError("usage: /undo (no arguments; /rewind ID picks a checkpoint)")
         result = await asyncio.to_thread(cp.undo, self._checkpoints())
-        return cp.undone_text(result, cp.TurnLabels(self.runtime.store))
+        text, data = cp.undone_text(result, cp.TurnLabels(self.runtime.store))
+        if result is None:
+            return text, data
+        from smith_tui.engine.undo_limits import beyond_text, beyond_undo
+
+        item = result.checkpoint
+        found = beyond_undo(
+            self.runtime.store, item.conversation_id, item.turn_id, self.runtime.config.model.sandbox
+        )
+        if found:
+            text = f"{text}\n{beyond_text(found)}"
+            data = {**data, "beyond_undo": [[b.what, b.why] for b in found]}
+        return text, data
 
     async def _cmd_rewind(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         usage = "usage: /rewind [ID [--conversation]]"
