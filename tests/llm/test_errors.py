@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import time
 from email.utils import formatdate
 from typing import Any
@@ -23,6 +22,7 @@ from tests.support.llm_script import (
     stall,
     text_reply,
 )
+from tests.support.ports import refusing_port
 
 
 async def stream_error(server: Any, reply: Any, **cfg: Any) -> LLMError:
@@ -124,12 +124,10 @@ async def test_invalid_json(llm_server: Any) -> None:
 
 
 async def test_connect_failed() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    async with LLMClient(LLMConfig(api_url=f"http://127.0.0.1:{port}")) as client:
-        with pytest.raises(LLMError) as info:
-            await client.chat_stream(request())
+    with refusing_port() as port:
+        async with LLMClient(LLMConfig(api_url=f"http://127.0.0.1:{port}")) as client:
+            with pytest.raises(LLMError) as info:
+                await client.chat_stream(request())
     assert (info.value.kind, info.value.code, info.value.retryable) == (
         "transport",
         "connect_failed",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from tests.support.llm_server import (
     text_reply,
     tool_call,
 )
+from tests.support.ports import refusing_port
 from tests.support.smith_cli import server_args, smith_env, start_smith
 from tests.support.strict import stored_wire, strict_problems
 
@@ -312,13 +312,6 @@ FAULTS: list[Fault] = [
 ]
 
 
-def _closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
-
-
 def _attempts(fault: Fault, run: CliRun, server: ScriptedLLMServer) -> int:
     if fault.refused:
         return 1 + run.stderr.count("retrying in ")
@@ -348,14 +341,15 @@ def observe(
     :func:`run_binary`); return what happened."""
     server.enqueue(*fault.replies())
     db = tmp_path / "smith.db"
-    url = _closed_port_url() if fault.refused else server.base_url
-    started = time.monotonic()
-    run = runner(
-        _smith_args(url, db, write_config(tmp_path, fault.config)),
-        cwd=repo,
-        env=smith_env(tmp_path),
-    )
-    seconds = time.monotonic() - started
+    with refusing_port() as port:
+        url = f"http://127.0.0.1:{port}/v1" if fault.refused else server.base_url
+        started = time.monotonic()
+        run = runner(
+            _smith_args(url, db, write_config(tmp_path, fault.config)),
+            cwd=repo,
+            env=smith_env(tmp_path),
+        )
+        seconds = time.monotonic() - started
     stops = turn_stop_reasons(db)
     wire = stored_wire(db)
     problems = strict_problems([*wire, {"role": "user", "content": "next question"}])

@@ -42,6 +42,7 @@ class TmuxPane:
             ],
             check=True,
             env=env,
+            stdin=subprocess.DEVNULL,
         )
 
     def text(self) -> str:
@@ -51,16 +52,27 @@ class TmuxPane:
             capture_output=True,
             text=True,
             env=self.env,
+            stdin=subprocess.DEVNULL,
         )
         return done.stdout
 
     def send(self, *keys: str) -> None:
         """Send keys (tmux key names such as ``Enter``, ``C-c``) or literal text."""
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True, env=self.env)
+        subprocess.run(
+            ["tmux", "send-keys", "-t", self.name, *keys],
+            check=True,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+        )
 
     def type(self, text: str) -> None:
         """Type ``text`` literally."""
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True, env=self.env)
+        subprocess.run(
+            ["tmux", "send-keys", "-t", self.name, "-l", text],
+            check=True,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+        )
 
     def wait_for(self, needle: str, within: float = 20.0) -> str:
         """Wait until ``needle`` is on screen; fail with the screen after ``within`` seconds."""
@@ -84,13 +96,23 @@ class TmuxPane:
         raise AssertionError(f"the screen kept changing for {within} s:\n{screen}")
 
     def _wait(self, done: Callable[[str], bool], failure: str, within: float) -> str:
+        # A capture can land while tmux is still taking in a frame (the top new, the bottom
+        # old): a screen that shows ``done`` counts once the next capture, 50 ms later, is
+        # the same. An animated screen never repeats: its latest match counts after 10.
         deadline = time.monotonic() + within
-        screen = ""
+        screen, last, tries = "", "", 0
         while time.monotonic() < deadline:
             screen = self.text()
-            if done(screen):
+            if not done(screen):
+                if tries:
+                    return last  # it showed only briefly: the match seen is the answer
+            elif (tries and screen == last) or tries >= 10:
                 return screen
+            else:
+                last, tries = screen, tries + 1
             time.sleep(0.05)
+        if tries:
+            return last
         raise AssertionError(f"{failure}; the screen shows:\n{screen}")
 
     def kill(self) -> None:
