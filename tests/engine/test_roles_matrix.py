@@ -38,6 +38,7 @@ TABLE = {
     "dispatch": "AADD",
     "report": "DDAA",
     "history_search": "AADA",
+    "present_plan": "AADD",
     "skill": "AAAA",
 }
 
