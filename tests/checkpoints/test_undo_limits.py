@@ -58,7 +58,8 @@ async def test_undo_lists_the_turns_effects_beyond_its_files(
     push = next(line for line in lines if "git push origin main" in line)
     assert "the remote keeps it" in push
     assert any("npm install -g left-pad" in line for line in lines)  # the worker's call
-    assert [what for what, _ in out.data["beyond_undo"]][0] == "`false && pip install requests`"
+    first, _ = out.data["beyond_undo"][0]
+    assert first == "`false && pip install requests`"
 
 
 def test_a_sandbox_without_network_stops_pushes_but_not_installs() -> None:
