@@ -35,6 +35,8 @@ MAX_TEXT = 160
 #: once (as the plan), and a turn that already called the user does not again as it ends.
 ONCE_PER_TURN = frozenset({"plan", "turn"})
 
+#: How a turn that did not simply complete ended, in a notification.
+_OUTCOMES = {"error": "stopped with an error", "budget_exhausted": "stopped at its budget"}
 _OSC9_PROGRAMS = frozenset({"wezterm", "iterm.app", "ghostty", "kitty"})
 _OSC9_MARKERS = ("KITTY_WINDOW_ID", "WEZTERM_PANE", "ITERM_SESSION_ID", "GHOSTTY_RESOURCES_DIR")
 _OSC777_TERMS = ("foot", "rxvt", "urxvt")
@@ -181,7 +183,7 @@ class Notifier:
 
     def _finished_text(self, stop_reason: str, took: float) -> str:
         title = self.title().strip()
-        outcome = "stopped with an error" if stop_reason == "error" else "is done"
+        outcome = _OUTCOMES.get(stop_reason, "is done")
         return f"the turn {outcome} ({round(took)} s)" + (f": {title}" if title else "")
 
     def attention(self, kind: str, text: str) -> bool:

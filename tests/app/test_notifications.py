@@ -181,6 +181,12 @@ def test_a_turn_notifies_when_it_ran_longer_than_after_s() -> None:
     clock.now += 30
     notifier.follow([Ev("turn_finished", stop_reason="cancelled")])
     assert len(written) == 1  # cancelled: the user is there
+    notifier.follow([Ev("turn_started")])
+    clock.now += 11
+    notifier.follow([Ev("turn_finished", stop_reason="error")])
+    assert (
+        written[-1] == "\x1b]9;Smith: the turn stopped with an error (11 s): Fix the ␛[2Jparser\x07"
+    )
 
 
 def test_a_plan_notifies_once_and_its_turn_does_not_again() -> None:
