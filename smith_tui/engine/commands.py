@@ -149,6 +149,8 @@ COMMANDS: dict[str, str] = {
     "/notes": "list project memory notes",
     "/export": "/export [PATH] — save as Markdown or .json (default: the data folder)",
     "/undo": "restore the files to before the last turn that changed them",
+    "/fork": "/fork [N] [--files] — a new conversation with this one up to turn N (default: all);"
+    " --files also puts the files back as they were then",
     "/rewind": "/rewind [ID [--conversation]] — list checkpoints or restore one",
     "/mcp": "/mcp [restart NAME] — MCP servers, their state and tools",
     "/skills": "the skills (SKILL.md folders) and where each came from",
@@ -173,6 +175,7 @@ NOT_IN_EDITOR: dict[str, str] = {
     "/new": "switch",
     "/clear": "switch",
     "/load": "switch",
+    "/fork": "switch",
 }
 
 
@@ -352,15 +355,60 @@ class CommandService:
         count = len(self.runtime.conversations.messages)
         return f"loaded conversation {conv} ({count} messages)", {"conversation_id": conv}
 
+    async def _cmd_fork(self, args: list[str]) -> tuple[str, dict[str, Any]]:
+        usage = "usage: /fork [N] [--files] (N: a turn number, as /rewind names turns)"
+        from smith_tui.engine import forks
+
+        files = "--files" in args
+        rest = [a for a in args if a != "--files"]
+        if len(rest) > 1 or any(a.startswith("-") for a in rest):
+            raise CommandError(usage)
+        runtime = self.runtime
+        source = runtime.conversations.conversation_id
+        if not source:
+            raise CommandError("nothing to fork yet: this conversation has no messages")
+        turns = forks.turn_ids(runtime.store, source)
+        through: str | None = None
+        if rest:
+            if not rest[0].isdigit() or not 1 <= int(rest[0]) <= len(turns):
+                raise CommandError(f"{usage}; this conversation has turns 1 to {len(turns)}")
+            through = turns[int(rest[0]) - 1]
+        try:
+            fork = forks.fork_conversation(runtime.store, source, through_turn=through)
+        except forks.ForkError as exc:
+            raise CommandError(str(exc)) from None
+        restored = ""
+        if files and through is not None:
+            result = await asyncio.to_thread(
+                forks.restore_files_for, self._checkpoints(), source, through, turns
+            )
+            restored = (
+                " " + cp.restored_text(result, cp.TurnLabels(runtime.store))
+                if result is not None
+                else " The files already are as they were then."
+            )
+        runtime.conversations.load(fork)
+        count = len(runtime.conversations.messages)
+        upto = f"up to turn {rest[0]}" if rest else "whole"
+        text = f"forked {upto} into conversation {fork} ({count} messages); now in the fork."
+        return text + restored, {"conversation_id": fork, "forked_from": source}
+
     async def _cmd_history(self, args: list[str]) -> tuple[str, dict[str, Any]]:
         convs = self.runtime.store.conversations.list_for_project(self.runtime.project_id, limit=50)
         if not convs:
             return "no conversations yet in this project", {"action": "history"}
-        lines = [
-            f"{c.id}  {c.title or '(untitled)'}"
-            + ("  ← active" if c.id == self.runtime.conversations.conversation_id else "")
-            for c in convs
-        ]
+        from smith_tui.engine.forks import FORKED_FROM
+
+        def line(c: Any) -> str:
+            text = f"{c.id}  {c.title or '(untitled)'}"
+            source = (c.metadata.get(FORKED_FROM) or {}).get("conversation")
+            if source:
+                text += f"  (fork of {source})"
+            if c.id == self.runtime.conversations.conversation_id:
+                text += "  ← active"
+            return text
+
+        lines = [line(c) for c in convs]
         return "\n".join(lines), {"action": "history"}
 
     async def _cmd_clear(self, args: list[str]) -> tuple[str, dict[str, Any]]:
