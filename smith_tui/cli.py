@@ -273,6 +273,9 @@ async def _headless(
             return 1
         if printer.plan is not None:
             return 0  # the plan is the answer; what plan mode refused on the way is not
+        if plan is None and runtime.permission_mode == "plan":
+            sys.stderr.write("smith: plan mode: the turn ended without presenting a plan\n")
+            return 1
         return EXIT_DENIED if printer.denied else 0
     finally:
         await runtime.aclose()

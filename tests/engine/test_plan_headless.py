@@ -117,3 +117,13 @@ def test_a_bad_plan_file_is_a_clear_error_with_exit_2(
     assert ran.returncode == 2, ran.stderr
     assert says in ran.stderr and "Traceback" not in ran.stderr
     assert llm_server.chat_requests() == []
+
+
+def test_plan_mode_without_a_plan_exits_1(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.enqueue(text_reply("I would rather just talk."))
+    done = smith(tmp_path, repo, llm_server, "-p", "--permission-mode", "plan", "add a greeting")
+    assert done.returncode == 1
+    assert "I would rather just talk." in done.stdout
+    assert "ended without presenting a plan" in done.stderr
