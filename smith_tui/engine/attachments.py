@@ -13,6 +13,12 @@ notice; the prompt still goes, with the token as typed.
 ``@server:uri``, where ``server`` is a configured MCP server, attaches that server's
 resource instead (:func:`attach`, read through a :class:`ResourceSource`, bounded and
 counted like a file).
+
+An ``@path`` that names an image (``.png``, ``.jpg``, ``.gif``, ``.webp``) is read as one
+(:mod:`smith_tui.engine.image_files`: the same path policy, resized and re-encoded) and
+kept in the message's metadata under :data:`~smith_tui.engine.images.IMAGES_KEY`; its
+attachment entry has ``kind: "image"`` and the size, and its marker is ``🖼 shot.png
+(1280×720)``. Whether the model gets it is the driver's call (the model's catalog entry).
 """
 
 from __future__ import annotations
@@ -61,12 +67,19 @@ class Attached:
     """One entry per attached file: ``path``, ``lines``, ``chars``, ``cut``."""
     problems: list[str] = field(default_factory=list)
     """One line per ``@path`` that was not attached, saying why."""
+    images: list[dict[str, Any]] = field(default_factory=list)
+    """The images ``@path`` tokens named (engine/images.py), in order."""
 
     def metadata(self, prompt: str) -> dict[str, Any]:
         """The user message's metadata (empty when nothing was attached)."""
         if not self.attachments:
             return {}
-        return {"prompt": prompt, "attachments": list(self.attachments)}
+        metadata: dict[str, Any] = {"prompt": prompt, "attachments": list(self.attachments)}
+        if self.images:
+            from smith_tui.engine.images import IMAGES_KEY
+
+            metadata[IMAGES_KEY] = list(self.images)
+        return metadata
 
 
 def mentioned_paths(prompt: str) -> list[str]:
@@ -164,6 +177,9 @@ def attach_files(
                 f"@{raw}: not attached, a prompt attaches at most {MAX_ATTACHMENTS} files"
             )
             continue
+        if (resources is None or raw not in resources) and _image_token(raw):
+            _attach_image(raw, ctx, result)
+            continue
         room = min(per_file, MAX_TOTAL_CHARS - used)
         if room <= 0:
             result.problems.append(
@@ -188,6 +204,44 @@ def attach_files(
     if blocks:
         result.content = prompt + "\n\n" + "\n\n".join(blocks)
     return result
+
+
+def _image_token(raw: str) -> bool:
+    """Whether the ``@`` token names an image file (trailing punctuation aside)."""
+    from smith_tui.engine.images import is_image_path
+
+    return is_image_path(raw) or is_image_path(raw.rstrip(_TRAILING + "."))
+
+
+def _attach_image(raw: str, ctx: ToolContext, result: Attached) -> None:
+    """Read the image ``@raw`` names into ``result`` (or say why not in its problems)."""
+    from smith_tui.engine.image_files import read_image
+    from smith_tui.engine.images import MAX_IMAGES, ImageError
+    from smith_tui.tools.spec import ToolError
+
+    if len(result.images) >= MAX_IMAGES:
+        result.problems.append(f"@{raw}: not attached, a prompt takes at most {MAX_IMAGES} images")
+        return
+    stripped = raw.rstrip(_TRAILING + ".")
+    problem: str | None = None
+    for candidate in dict.fromkeys([raw, stripped] if stripped else [raw]):
+        try:
+            shown, image = read_image(candidate, ctx)
+        except (ToolError, ImageError) as exc:
+            problem = problem or str(exc)
+            continue
+        result.images.append(image)
+        result.attachments.append(
+            {
+                "path": shown,
+                "kind": "image",
+                "width": image["width"],
+                "height": image["height"],
+                "bytes": len(image["data"]) * 3 // 4,
+            }
+        )
+        return
+    result.problems.append(f"@{raw}: not attached: {problem}")
 
 
 def _resource(raw: str, read: str | Exception, room: int) -> tuple[str, str, bool, int]:
@@ -250,7 +304,13 @@ def display_text(content: str, metadata: Mapping[str, Any] | None) -> str:
 
 
 def attachment_marker(attachment: Mapping[str, Any]) -> str:
-    """``📎 src/app.py (120 lines)``, with ``, cut`` when only a part was attached."""
+    """``📎 src/app.py (120 lines)``, with ``, cut`` when only a part was attached; an
+    image is ``🖼 shot.png (1280×720)``, with why when it did not go to the model."""
+    if attachment.get("kind") == "image":
+        name = Path(str(attachment.get("path"))).name
+        size = f"{attachment.get('width')}×{attachment.get('height')}"
+        unsent = attachment.get("not_sent")
+        return f"🖼 {name} ({size}{f', not sent: {unsent}' if unsent else ''})"
     lines = int(attachment.get("lines") or 0)
     cut = ", cut" if attachment.get("cut") else ""
     return f"📎 {attachment.get('path')} ({lines} line{'s' if lines != 1 else ''}{cut})"

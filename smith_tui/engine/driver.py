@@ -52,6 +52,10 @@ class ModelSelector(Protocol):
         """Resolve the model for ``role_spec``."""
         ...
 
+    async def catalog(self) -> list[Any]:
+        """The server's model catalog (its ``GET /models``)."""
+        ...
+
 
 class TurnBook(Protocol):
     """Where turns are opened and closed (the persistence service)."""
@@ -233,6 +237,8 @@ class TurnDriver:
             attached: Attached = state["attached"]
             user: TranscriptMessage = {"role": "user", "content": attached.content}
             metadata = attached.metadata(plan.prompt)
+            if attached.images:  # @path images go only to a model that takes images
+                metadata = await self._image_gate(plan, selection.model, metadata)
             review = self._review_note(plan)
             if review:  # the model hears what a per-hunk review reverted (engine/review.py)
                 user["content"] = f"{review}\n\n{attached.content}"
@@ -253,6 +259,30 @@ class TurnDriver:
             return self._failed(plan, exc.error)
         except Exception as exc:  # anything thrown ends this turn, never its caller
             return self._failed(plan, normalize(exc))
+
+    async def _image_gate(
+        self, plan: TurnPlan, model: str, metadata: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``metadata`` as is when the catalog lists image input for ``model``; else without
+        its images (engine/images.py), with a notice: the prompt goes on without them."""
+        from smith_tui.engine.images import takes_images, without_images
+
+        try:
+            if takes_images(await self.models.catalog(), model):
+                return metadata
+        except Exception:  # no catalog: nothing says the model takes images
+            log.exception("reading the model catalog for turn %s failed", plan.turn_id)
+        self.emit(
+            ev.CommandOutput(
+                command="attach",
+                text=f"the model {model} does not take images (the server's GET /models lists "
+                "no image input for it), so the prompt goes without them; pick a model that "
+                "does with /model to send images",
+                ok=False,
+                role=plan.role.name,
+            )
+        )
+        return without_images(metadata, "the model takes no images")
 
     def _review_note(self, plan: TurnPlan) -> str | None:
         """A waiting review note, for a top-level turn of the user's own prompt."""

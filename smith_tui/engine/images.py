@@ -78,3 +78,49 @@ def images_of(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     metadata = message.get("metadata")
     images = metadata.get(IMAGES_KEY) if isinstance(metadata, Mapping) else None
     return [i for i in images if isinstance(i, Mapping)] if isinstance(images, list) else []
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+"""The file names an ``@path`` (or a pasted path) is read as an image for (engine/image_files.py)."""
+PIXELS_PER_TOKEN = 750
+"""The window's estimate of an image's tokens: width × height / 750 (about what providers
+bill for a picture; larger than the tile count some use, so the window errs towards room)."""
+MIN_IMAGE_TOKENS = 85
+"""Even a tiny image costs this many tokens in the estimate."""
+
+
+def is_image_path(path: str) -> bool:
+    """Whether ``path`` names an image by its suffix (:data:`IMAGE_SUFFIXES`)."""
+    return path.lower().endswith(IMAGE_SUFFIXES)
+
+
+def image_tokens(image: Mapping[str, Any]) -> int:
+    """The estimated tokens of one image: its pixels / :data:`PIXELS_PER_TOKEN` (at least
+    :data:`MIN_IMAGE_TOKENS`); an image without its size counts as the largest one a file
+    is resized to, 2048 × 2048."""
+    width, height = image.get("width"), image.get("height")
+    if not (isinstance(width, int) and isinstance(height, int) and width > 0 and height > 0):
+        width = height = 2048
+    return max(MIN_IMAGE_TOKENS, -(-(width * height) // PIXELS_PER_TOKEN))
+
+
+def takes_images(descriptors: Sequence[Any], model: str) -> bool:
+    """Whether the catalog entry of ``model`` lists image input; a model the catalog says
+    nothing about does not (fail closed: an image sent to a text-only server is an error)."""
+    for descriptor in descriptors:
+        if getattr(descriptor, "id", None) == model:
+            return "image" in descriptor.input_modalities
+    return False
+
+
+def without_images(metadata: Mapping[str, Any], why: str) -> dict[str, Any]:
+    """A user message's metadata with its images taken out: each image attachment says
+    ``not_sent: why`` (its transcript marker shows it), the rest is kept as it was."""
+    kept = {k: v for k, v in metadata.items() if k != IMAGES_KEY}
+    attachments = metadata.get("attachments")
+    if isinstance(attachments, list):
+        kept["attachments"] = [
+            {**a, "not_sent": why} if isinstance(a, Mapping) and a.get("kind") == "image" else a
+            for a in attachments
+        ]
+    return kept

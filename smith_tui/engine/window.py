@@ -11,7 +11,11 @@ prompt's share taken off the window), which has two layers (docs/DESIGN.md §5.4
 2. **Drop** under token pressure: when the chars/4 estimate exceeds
    ``context_window * trim_threshold_pct / 100`` (less ``reserved_tokens``, the
    share the system prompt, tool schemas, snapshot and output reserve take) the
-   oldest whole rounds and messages are dropped until it fits.
+   oldest whole rounds and messages are dropped until it fits. Images go first: when
+   something would be dropped, the images of older user messages (engine/images.py,
+   counted as :func:`~smith_tui.engine.images.image_tokens` each) are left out, oldest
+   first, each leaving a line ``[image shot.png left out to fit the context window]``,
+   until the rest fits or none is left but the latest prompt's.
 
 Invariants: the first system message, the most recent user message, any
 message marked ``transient`` and a tool-call round that is the newest unit
@@ -30,6 +34,7 @@ as ``recall_key``; :func:`smith_tui.engine.prompt.to_wire` strips those when
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import operator
@@ -39,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smith_tui.config.schema import ContextManagement, SmithConfig
+from smith_tui.engine.images import image_tokens, images_of, without_images
 
 Message = Mapping[str, Any]
 
@@ -70,11 +76,15 @@ class WindowResult:
     estimated_tokens: int
     dropped_invalid: int = 0
     cut_count: int = 0
+    dropped_images: int = 0
+    """Images of older prompts left out (the messages themselves kept)."""
 
     @property
     def partial(self) -> bool:
         """Whether the model sees less than the whole history (dropped, elided or cut)."""
-        return bool(self.dropped_rounds or self.elided_count or self.cut_count)
+        return bool(
+            self.dropped_rounds or self.elided_count or self.cut_count or self.dropped_images
+        )
 
 
 class WindowSettings(ContextManagement):
@@ -125,7 +135,15 @@ def message_chars(message: Message) -> int:
     calls = message.get("tool_calls")
     if calls:
         size += _calls_chars(calls)
+    if "metadata" in message:
+        size += image_chars(message)
     return size
+
+
+def image_chars(message: Message) -> int:
+    """The characters the estimate counts for a user message's images (their
+    :func:`~smith_tui.engine.images.image_tokens` × :data:`CHARS_PER_TOKEN`)."""
+    return CHARS_PER_TOKEN * sum(map(image_tokens, images_of(message)))
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
@@ -215,10 +233,57 @@ def apply_window(
     else:
         limit = sys.maxsize
     keep, elide_over = tool_output_keep_rounds, tool_output_elide_over_chars
+    result = _fitted(msgs, keep, elide_over, limit)
+    if result.dropped_rounds:
+        result = _drop_old_images(msgs, keep, elide_over, limit, result)
+    return result
+
+
+def _fitted(msgs: list[Message], keep: int, elide_over: int, limit: int) -> WindowResult:
+    """:func:`_walk`, again with every pinned index given when the lazy walk could not."""
     result = _walk(msgs, keep, elide_over, limit, None)
     if result is None:
         result = _walk(msgs, keep, elide_over, limit, _pinned_indices(msgs))
         assert result is not None  # given every pinned index, the walk always ends in a window
+    return result
+
+
+IMAGE_LEFT_OUT = "[image {name} left out to fit the context window]"
+"""The line a message gets in place of an image the window left out."""
+
+
+def _drop_old_images(
+    msgs: list[Message], keep: int, elide_over: int, limit: int, result: WindowResult
+) -> WindowResult:
+    """Leave out the images of older user messages, oldest first, while the window would
+    drop a message: the first fit wins; with every old image out, that window."""
+    latest = max((i for i in _fixed_pinned(msgs) if msgs[i].get("role") == "user"), default=-1)
+    holders = [
+        i
+        for i, msg in enumerate(msgs)
+        if i != latest and "metadata" in msg and msg.get("role") == "user" and images_of(msg)
+    ]
+    if not holders:
+        return result
+    work = list(msgs)
+    for count, idx in enumerate(holders, 1):
+        msg = work[idx]
+        names = [str(image.get("name") or "image") for image in images_of(msg)]
+        content = msg.get("content")
+        if isinstance(content, str):
+            lines = "\n".join(IMAGE_LEFT_OUT.format(name=name) for name in names)
+            content = f"{content}\n{lines}" if content else lines
+        metadata = msg.get("metadata")
+        work[idx] = {
+            **msg,
+            "content": content,
+            "metadata": without_images(
+                metadata if isinstance(metadata, Mapping) else {}, "left out"
+            ),
+        }
+        fewer = _fitted(work, keep, elide_over, limit)
+        if not fewer.dropped_rounds or count == len(holders):
+            return dataclasses.replace(fewer, dropped_images=count)
     return result
 
 
@@ -268,7 +333,12 @@ def _walk(
                     return None
             else:
                 content = msg.get("content")
-                size = len(content) if type(content) is str else message_chars(msg)
+                if type(content) is not str:
+                    size = message_chars(msg)
+                elif "metadata" in msg:
+                    size = len(content) + image_chars(msg)
+                else:
+                    size = len(content)
                 if total + size > limit:
                     end = j + 1
                     break

@@ -501,7 +501,6 @@ def read_text_file(
     that are not valid UTF-8 are replaced with U+FFFD in ``text``.
     """
     where = target.where
-    via = f" (through a symlink to {target.real})" if target.real != target.shown else ""
     backend = file_backend(ctx)
     text = backend.read_text(target.real) if backend is not None else None
     if text is not None:  # the editor's buffer, unsaved changes included
@@ -511,45 +510,7 @@ def read_text_file(
             raise _too_large(where, size, limit, tool)
         data = data[: limit + 1]
     else:
-        try:
-            fd = open_beneath(target, tool=tool)
-            try:
-                size = os.fstat(fd).st_size
-                if size > limit and not allow_cut:
-                    raise _too_large(where, size, limit, tool)
-                data = read_capped(fd, limit + 1, ctx.cancel.check)
-            finally:
-                os.close(fd)
-        except NotRegularFileError as exc:
-            if exc.kind == "a directory":
-                raise ToolError(
-                    f"{where} is a directory, not a file. List it with code_files or bash `ls`, "
-                    f"then {tool} a file inside it.",
-                    code="is_directory",
-                ) from None
-            raise not_regular_error(f"{where}{via}", exc.kind, tool) from None
-        except FileNotFoundError:
-            kind = _kind_behind_links(target)
-            if kind is not None:
-                raise not_regular_error(where, kind, tool) from None
-            parent = target.shown.parent
-            hint = (
-                "the directory exists, so check the file name"
-                if parent.is_dir()
-                else f"its directory {parent} does not exist either"
-            )
-            raise ToolError(
-                f"file not found: {where}; {hint}. Use code_files to find the right path.",
-                code="not_found",
-            ) from None
-        except PermissionError:
-            raise ToolError(
-                f"permission denied reading {where}.", code="permission_denied"
-            ) from None
-        except OSError as exc:
-            raise ToolError(
-                f"cannot read {where}: {exc.strerror or exc}.", code="os_error"
-            ) from None
+        data, size = read_file_bytes(target, ctx, tool=tool, limit=limit, allow_cut=allow_cut)
     size = max(size, len(data))  # a file can grow after fstat
     cut = len(data) > limit
     if cut:
@@ -566,6 +527,53 @@ def read_text_file(
             code="binary_file",
         )
     return FileText(data, data.decode("utf-8", errors="replace"), size, cut)
+
+
+def read_file_bytes(
+    target: ToolPath, ctx: ToolContext, *, tool: str, limit: int, allow_cut: bool = False
+) -> tuple[bytes, int]:
+    """The bytes of the regular file ``target`` (at most ``limit + 1`` of them) and its size,
+    read as :func:`read_text_file` reads: beneath its root, never a FIFO, device or socket,
+    in chunks with cancellation checks; every failure is a clear ToolError. A file over
+    ``limit`` is refused unless ``allow_cut`` (the caller cuts what came back)."""
+    where = target.where
+    via = f" (through a symlink to {target.real})" if target.real != target.shown else ""
+    try:
+        fd = open_beneath(target, tool=tool)
+        try:
+            size = os.fstat(fd).st_size
+            if size > limit and not allow_cut:
+                raise _too_large(where, size, limit, tool)
+            data = read_capped(fd, limit + 1, ctx.cancel.check)
+        finally:
+            os.close(fd)
+    except NotRegularFileError as exc:
+        if exc.kind == "a directory":
+            raise ToolError(
+                f"{where} is a directory, not a file. List it with code_files or bash `ls`, "
+                f"then {tool} a file inside it.",
+                code="is_directory",
+            ) from None
+        raise not_regular_error(f"{where}{via}", exc.kind, tool) from None
+    except FileNotFoundError:
+        kind = _kind_behind_links(target)
+        if kind is not None:
+            raise not_regular_error(where, kind, tool) from None
+        parent = target.shown.parent
+        hint = (
+            "the directory exists, so check the file name"
+            if parent.is_dir()
+            else f"its directory {parent} does not exist either"
+        )
+        raise ToolError(
+            f"file not found: {where}; {hint}. Use code_files to find the right path.",
+            code="not_found",
+        ) from None
+    except PermissionError:
+        raise ToolError(f"permission denied reading {where}.", code="permission_denied") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {where}: {exc.strerror or exc}.", code="os_error") from None
+    return data, size
 
 
 def not_regular_error(where: str, kind: str, tool: str, *, writing: bool = False) -> ToolError:

@@ -1,0 +1,219 @@
+"""Images in a prompt from the terminal side (``@shot.png``): a PNG made with Pillow goes to
+the scripted server as an image content part (a base64 data URL, resized, its EXIF gone),
+is kept with the message and resent with the history; a model whose catalog entry lists no
+image input gets the prompt without it and the user a notice; the window leaves old images
+out before it drops any message; hostile files (a decompression bomb, not an image, a
+truncated one, a FIFO, a symlink out of the project) are refused with a message."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from smith_tui.engine import events as ev
+from smith_tui.engine.attachments import attach_files, display_text
+from smith_tui.engine.image_files import MAX_SIDE, prepare_image
+from smith_tui.engine.images import IMAGES_KEY, ImageError, image_tokens
+from smith_tui.engine.window import apply_window, estimate_tokens
+from tests.support.llm_server import ScriptedLLMServer, text_reply
+from tests.support.runtime import make_git_repo, open_runtime
+
+CATALOG = {
+    "object": "list",
+    "data": [
+        {
+            "id": "vision-model",
+            "context_length": 64000,
+            "architecture": {"input_modalities": ["text", "image"]},
+        },
+        {"id": "text-model", "context_length": 64000},
+    ],
+}
+
+
+def png_with_exif(path: Path, size: tuple[int, int]) -> Path:
+    """A real PNG of ``size`` with an EXIF block (a camera make and a GPS tag)."""
+    picture = Image.new("RGB", size, (30, 160, 60))
+    exif = Image.Exif()
+    exif[0x010F] = "SpyCam"  # Make
+    exif[0x8825] = {2: (52.0, 31.0, 0.0)}  # GPSInfo
+    picture.save(path, format="PNG", exif=exif.tobytes())
+    return path
+
+
+def bomb_png(path: Path, width: int, height: int) -> Path:
+    """A PNG whose header declares ``width`` × ``height`` with almost no data (a bomb)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\x00" * 1024)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+    )
+    return path
+
+
+def _user_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        m
+        for m in request["messages"]
+        if m["role"] == "user" and not str(m["content"]).startswith("[state snapshot]")
+    ]
+
+
+def _decode_url(url: str) -> tuple[str, Image.Image]:
+    head, _, data = url.partition(",")
+    assert head.startswith("data:") and head.endswith(";base64")
+    return head[5:-7], Image.open(io.BytesIO(base64.b64decode(data, validate=True)))
+
+
+async def test_a_png_goes_as_a_resized_image_part_and_is_resent(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    png_with_exif(repo / "shot.png", (3000, 1500))
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("a green picture"), text_reply("still green"))
+        runtime, rec = open_runtime(tmp_path, server.base_url, model="vision-model", cwd=repo)
+        try:
+            await runtime.run_turn("what is in @shot.png?")
+            await runtime.run_turn("and now?")
+            stored = [m for m in runtime.messages if m.get("role") == "user"]
+        finally:
+            await runtime.aclose()
+        requests = server.chat_requests()
+
+    first = _user_messages(requests[0])[-1]["content"]
+    assert first[0] == {"type": "text", "text": "what is in @shot.png?"}
+    assert first[1]["type"] == "image_url"
+    mime, picture = _decode_url(first[1]["image_url"]["url"])
+    assert mime == "image/png" and picture.format == "PNG"
+    assert picture.size == (MAX_SIDE, MAX_SIDE // 2)  # longest side scaled to 2048
+    assert not picture.getexif() and "exif" not in picture.info  # no camera, no GPS
+    # Kept with the message: the next request resends it in the history.
+    again = _user_messages(requests[1])
+    assert again[0]["content"][1] == first[1]
+    assert again[-1]["content"] == "and now?"
+    assert stored[0]["metadata"][IMAGES_KEY][0]["width"] == MAX_SIDE
+    assert display_text(stored[0]["content"], stored[0]["metadata"]) == (
+        "what is in @shot.png?\n🖼 shot.png (2048×1024)"
+    )
+    assert not [e for e in rec.of(ev.CommandOutput) if e.command == "attach"]
+
+
+async def test_a_model_without_image_input_gets_the_prompt_without_it(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    png_with_exif(repo / "shot.png", (64, 32))
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("I cannot see it"))
+        runtime, rec = open_runtime(tmp_path, server.base_url, model="text-model", cwd=repo)
+        try:
+            result = await runtime.run_turn("what is in @shot.png?")
+            stored = [m for m in runtime.messages if m.get("role") == "user"]
+        finally:
+            await runtime.aclose()
+        requests = server.chat_requests()
+
+    assert result.error is None and result.text == "I cannot see it"
+    assert _user_messages(requests[0])[-1]["content"] == "what is in @shot.png?"
+    assert "image_url" not in json.dumps(requests[0])
+    notices = [e.text for e in rec.of(ev.CommandOutput) if e.command == "attach"]
+    assert len(notices) == 1 and "the model text-model does not take images" in notices[0]
+    assert IMAGES_KEY not in stored[0]["metadata"]
+    assert display_text(stored[0]["content"], stored[0]["metadata"]).endswith(
+        "🖼 shot.png (64×32, not sent: the model takes no images)"
+    )
+
+
+def _image(name: str, size: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "mime_type": "image/png",
+        "data": "AAAA",
+        "name": name,
+        "width": size[0],
+        "height": size[1],
+    }
+
+
+def _prompt(text: str, *images: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "user", "content": text, "metadata": {IMAGES_KEY: list(images)}}
+
+
+def test_the_window_leaves_old_images_out_before_any_message() -> None:
+    big = _image("old.png", (2048, 2048))
+    assert image_tokens(big) == -(-2048 * 2048 // 750)  # the documented estimate
+    history = [
+        {"role": "system", "content": "sys"},
+        _prompt("look at @old.png", big),
+        {"role": "assistant", "content": "a" * 4000},
+        _prompt("and @new.png", _image("new.png", (2048, 2048))),
+    ]
+    whole = estimate_tokens(history)
+    assert whole > 2 * image_tokens(big)  # both images are counted
+    # Room for the texts and one image, not two: the old image goes, every message stays.
+    window = image_tokens(big) + 2000
+    result = apply_window(history, context_window=window, trim_threshold_pct=100)
+    assert result.dropped_rounds == 0 and result.dropped_images == 1
+    assert [m["content"] for m in result.messages][1:3] == [
+        "look at @old.png\n[image old.png left out to fit the context window]",
+        "a" * 4000,
+    ]
+    assert IMAGES_KEY not in result.messages[1]["metadata"]
+    assert result.messages[3] is history[3]  # the latest prompt keeps its image
+    assert history[1]["metadata"][IMAGES_KEY] == [big]  # the input is not changed
+    # Control: with the same room and no image to give up, the window drops a message.
+    plain = [history[0], {"role": "user", "content": "x" * (4 * image_tokens(big))}, *history[2:]]
+    dropped = apply_window(plain, context_window=window, trim_threshold_pct=100)
+    assert dropped.dropped_rounds >= 1 and dropped.dropped_images == 0
+
+
+def _attach(prompt: str, repo: Path) -> Any:
+    return attach_files(prompt, cwd=repo, project_root=repo, config={})
+
+
+def test_hostile_image_files_are_refused_with_a_message(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    bomb_png(repo / "bomb.png", 30000, 30000)  # over Pillow's own bomb limit
+    bomb_png(repo / "wide.png", 9000, 6000)  # under Pillow's, over Smith's pixel cap
+    (repo / "fake.png").write_text("just text, not an image\n")
+    whole = io.BytesIO()
+    Image.new("RGB", (400, 400), (1, 2, 3)).save(whole, format="PNG")
+    (repo / "cut.png").write_bytes(whole.getvalue()[:300])
+    outside = png_with_exif(tmp_path / "secret.png", (8, 8))
+    (repo / "link.png").symlink_to(outside)
+    os.mkfifo(repo / "pipe.png")
+
+    found = _attach("@bomb.png @wide.png @fake.png @cut.png @link.png @pipe.png", repo)
+    problems = dict(p.split(": not attached: ", 1) for p in found.problems)
+    assert found.images == [] and found.attachments == []
+    assert "decompression bomb" in problems["@bomb.png"]
+    assert "declares 9000×6000 pixels" in problems["@wide.png"]
+    assert "not an image Smith reads" in problems["@fake.png"]
+    assert "cannot be decoded" in problems["@cut.png"]
+    assert "outside the project root" in problems["@link.png"]
+    assert "not a regular file" in problems["@pipe.png"]
+    assert found.content == "@bomb.png @wide.png @fake.png @cut.png @link.png @pipe.png"
+
+
+def test_prepare_image_reencodes_and_caps() -> None:
+    jpeg = io.BytesIO()
+    Image.new("RGB", (900, 300), (200, 10, 10)).save(jpeg, format="JPEG")
+    image = prepare_image(jpeg.getvalue(), name="a.jpg")
+    assert (image["width"], image["height"], image["mime_type"]) == (900, 300, "image/png")
+    with pytest.raises(ImageError, match="not an image"):
+        prepare_image(b"GIF89a but not really", name="b.gif")
+    noise = io.BytesIO()
+    Image.frombytes("RGB", (1800, 1800), os.urandom(1800 * 1800 * 3)).save(noise, format="PNG")
+    capped = prepare_image(noise.getvalue(), name="noise.png")  # a PNG over 2 MiB
+    assert capped["mime_type"] == "image/jpeg"
+    assert len(base64.b64decode(capped["data"])) <= 2 * 1024 * 1024
