@@ -226,6 +226,8 @@ class Planner:
                 )
             )
         self._store(conversation_id, plan, "approved", origin)
+        if fresh and origin is not None:  # the planning conversation's note says so too
+            self._store(origin["conversation_id"], plan, "approved", origin)
         attach = attachable(plan, runtime.scope.project_root) if fresh else []
         return await runtime.run_turn(
             run_prompt(plan, fresh=fresh, attach=attach),
@@ -235,6 +237,10 @@ class Planner:
 
     async def reject(self, feedback: str) -> TurnResult:
         """Send the user's feedback on the presented plan back to the model (still planning)."""
+        if self.pending is not None:
+            self._store(
+                self.pending.conversation_id, self.pending.plan, "rejected", self.pending.origin()
+            )
         self.pending = None
         if self.runtime.permission_mode != PLAN_MODE:
             self.runtime.set_permission_mode(PLAN_MODE)

@@ -175,6 +175,7 @@ async def test_approve_in_a_fresh_context(tmp_path: Path, llm_server: ScriptedLL
     assert record[PLANNED_IN_KEY] == origin
     stored = runtime.plans.stored()
     assert stored["status"] == "approved" and stored["plan"] == PLAN
+    assert runtime.plans.stored(planning_conversation)["status"] == "approved"
     # the steps were the todo list, checked off as the work went
     first_todo = next(e for e in rec.of(ev.TodoUpdated) if e.items)
     assert [i["content"] for i in first_todo.items] == PLAN["steps"]
@@ -212,6 +213,7 @@ async def test_rejection_feedback_reaches_the_model(
     )
     await runtime.run_turn("rename the greeting")
     await runtime.plans.reject("keep backwards compatibility-4410")
+    assert runtime.plans.stored()["status"] == "presented"  # the revised plan, presented again
     second = llm_server.chat_requests()[1]
     assert "keep backwards compatibility-4410" in _texts(second)
     assert "present_plan" in _tool_names(second) and runtime.permission_mode == "plan"
