@@ -27,6 +27,7 @@ from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 from smith_tui.engine.hooks.service import Asker, Hooks
 from smith_tui.engine.hooks.turns import PromptBlocked, opening_context, run_to_stop
+from smith_tui.engine.images import IMAGES_KEY
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
 from smith_tui.engine.prompt import build_system_prompt, plan_mode_block, project_notes
@@ -124,6 +125,8 @@ class TurnPlan:
     tools: frozenset[str] | None = None
     """The only tools this turn is offered (``None``: all the role has); never widens."""
     started_at: float = field(default_factory=time.time)
+    images: tuple[Mapping[str, str], ...] = ()
+    """The prompt's images (engine/images.py), kept with its user message."""
     handoff: Mapping[str, Any] | None = None
     """``@name``: the arguments of the dispatch the turn makes instead of asking its model
     (engine/routing.py); nothing of the prompt is attached then, the sub-agent reads."""
@@ -243,6 +246,8 @@ class TurnDriver:
             if review:  # the model hears what a per-hunk review reverted (engine/review.py)
                 user["content"] = f"{review}\n\n{attached.content}"
                 metadata = {"prompt": plan.prompt, **metadata, "review": review}
+            if plan.images:
+                metadata = {**metadata, IMAGES_KEY: [dict(i) for i in plan.images]}
             if metadata:
                 user["metadata"] = metadata
             reply = handoff_reply(plan.handoff) if plan.handoff else None

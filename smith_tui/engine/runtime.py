@@ -715,6 +715,7 @@ class Runtime:
         model: str | None = None,
         role: str | None = None,
         tools: frozenset[str] | None = None,
+        images: tuple[Mapping[str, str], ...] = (),
         todo: list[dict[str, str]] | None = None,
         record: Mapping[str, Any] | None = None,
     ) -> TurnResult:
@@ -741,6 +742,7 @@ class Runtime:
             conversation_id=ctx.conversation_id,
             role=role_spec,
             prompt=prompt,
+            images=images,
             history=list(self.messages),
             cancel=active.cancel,
             scope=ctx.scope,
