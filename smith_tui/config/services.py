@@ -96,6 +96,13 @@ class DispatchOptions(Section):
             "Seconds one child agent may run; past it the child is cancelled and reports 'blocked'."
         ),
     )
+    worktree: bool = Field(
+        False,
+        description=(
+            "Run each dispatched worker in its own git worktree (a branch from HEAD plus the "
+            "uncommitted changes), merged or dropped afterwards; needs a git repository."
+        ),
+    )
 
 
 class WebSearchOptions(Section):

@@ -42,6 +42,8 @@ class DispatchJob:
     model: str | None = None
     transcript: str | None = None
     """A raw transcript excerpt, only when the parent flagged ``allow_raw_transcript``."""
+    worktree: bool | None = None
+    """Run in a worktree of its own (``None``: as ``services.dispatch.worktree`` says)."""
 
 
 def new_job_id() -> str:
@@ -181,6 +183,7 @@ def build_job(
         control=parent_control.child() if parent_control is not None else TurnControl(),
         model=model.strip() if model else None,
         transcript=transcript,
+        worktree=None if args.get("worktree") is None else _flag(args["worktree"], "worktree"),
     )
 
 

@@ -31,6 +31,8 @@ class ChildOutcome:
     """The child's last assistant text (shown to the parent when there is no report)."""
     timed_out: float | None = None
     """The deadline in seconds, when the child was cancelled for running past it."""
+    worktree: dict[str, Any] | None = None
+    """The child's worktree: branch, base and diff (:func:`~smith_tui.tools.worktrees.describe`)."""
 
 
 def _clip(text: str, limit: int = LAST_TEXT_CHARS) -> str:
@@ -104,4 +106,6 @@ def dispatch_result(job: DispatchJob, outcome: ChildOutcome) -> dict[str, Any]:
     result["job_id"] = job.job_id
     result["role"] = job.target_role
     result["usage"] = dict(outcome.usage)
+    if outcome.worktree is not None:
+        result["worktree"] = dict(outcome.worktree)
     return result

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from smith_tui.dispatch.job import DispatchJob, child_prompt
@@ -22,10 +24,12 @@ from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.engine import events as ev
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnPlan
 from smith_tui.engine.errors import normalize
-from smith_tui.engine.roles import resolve_role
+from smith_tui.engine.roles import report_shape, resolve_role
+from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.turn import TurnResult
 from smith_tui.engine.turn_control import wait_running
-from smith_tui.tools.spec import ToolContext
+from smith_tui.tools.spec import ToolContext, ToolError
+from smith_tui.tools.worktrees import WorkerTree, WorkerTrees, WorktreeError, describe
 
 
 class ChildConversations(Protocol):
@@ -67,7 +71,9 @@ class ChildRunner:
         parent: Callable[[], ExecutionContext | None],
         jobs: dict[str, DispatchJob],
         emit: Callable[[ev.Event], None],
+        worktrees: WorkerTrees | None = None,
     ) -> None:
+        self.worktrees = worktrees
         self.driver = driver
         self.conversations = conversations
         self.parent = parent
@@ -81,6 +87,7 @@ class ChildRunner:
         :class:`ChildOutcome`, and ``DispatchFinished`` is always emitted.
         """
         parent_job = parent.services.get("job_id") if parent.services else None
+        tree = await self._worktree(job)  # a refusal is the dispatch call's error
         self.jobs[job.job_id] = job  # before it is announced: a front end may pause it at once
         self.emit(
             ev.DispatchStarted(
@@ -94,7 +101,9 @@ class ChildRunner:
             )
         )
         try:
-            outcome = await self._run_child_turn(job, parent)
+            outcome = await self._run_child_turn(job, parent, tree)
+            if tree is not None:
+                outcome.worktree = await self._collect(job, tree)
         except asyncio.CancelledError:
             self._finished(job, parent, ChildOutcome("cancelled", None, {}))
             raise
@@ -106,7 +115,38 @@ class ChildRunner:
         self._finished(job, parent, outcome)
         return outcome
 
-    async def _run_child_turn(self, job: DispatchJob, parent: ToolContext) -> ChildOutcome:
+    async def _worktree(self, job: DispatchJob) -> WorkerTree | None:
+        """The child's own worktree when the job or ``services.dispatch.worktree`` (for
+        workers) asks for one; a :class:`ToolError` saying why when it cannot be made."""
+        context = self.parent()
+        if context is None:
+            return None
+        wanted = job.worktree
+        if wanted is None:
+            wanted = bool(context.config_model.services.dispatch.worktree) and (
+                report_shape(job.target_role) == "worker"
+            )
+        if not wanted:
+            return None
+        if self.worktrees is None:
+            raise ToolError("worktree: this session keeps no worktrees (no data folder)")
+        return await asyncio.to_thread(
+            self.worktrees.create, context.scope.project_root, job.job_id
+        )
+
+    async def _collect(self, job: DispatchJob, tree: WorkerTree) -> dict[str, Any]:
+        """Commit what the child left in its worktree and describe it for the parent."""
+        assert self.worktrees is not None
+        message = f"smith worker {job.job_id}: {job.task[:200]}"
+        try:
+            done, change = await asyncio.to_thread(self.worktrees.collect, tree, message)
+        except WorktreeError as exc:
+            return {"branch": tree.branch, "path": tree.path, "base": tree.base, "error": str(exc)}
+        return describe(done, change)
+
+    async def _run_child_turn(
+        self, job: DispatchJob, parent: ToolContext, tree: WorkerTree | None = None
+    ) -> ChildOutcome:
         context = self.parent()
         if context is None:
             raise RuntimeError("dispatch outside a turn")
@@ -129,7 +169,7 @@ class ChildRunner:
             prompt=child_prompt(job),
             history=[],
             cancel=job.cancel,
-            scope=context.scope,
+            scope=context.scope if tree is None else _scope_in(context.scope, Path(tree.path)),
             config=context.config_snapshot,
             config_model=context.config_model,
             # A dispatch's model, else the one a user's agent file chose.
@@ -201,3 +241,13 @@ class ChildRunner:
                 job_id=job.job_id,
             )
         )
+
+
+def _scope_in(scope: TurnScope, worktree: Path) -> TurnScope:
+    """``scope`` moved into ``worktree``: the same folder below the root, when it exists."""
+    try:
+        below = scope.cwd.relative_to(scope.project_root)
+    except ValueError:
+        below = Path()
+    cwd = worktree / below
+    return replace(scope, cwd=cwd if cwd.is_dir() else worktree, root=worktree)

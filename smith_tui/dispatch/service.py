@@ -104,6 +104,13 @@ class DispatchArgs(ToolArgs):
     allow_raw_transcript: Flag = Field(
         False, description="Only when the child truly needs it: allow context.transcript."
     )
+    worktree: Flag | None = Field(
+        None,
+        description=(
+            "Run the child in its own git worktree (default: services.dispatch.worktree); its "
+            "result names the branch and the diff, merged or dropped with the worktree tool."
+        ),
+    )
 
 
 DISPATCH_INPUT_SCHEMA: dict[str, Any] = compact_schema(DispatchArgs)

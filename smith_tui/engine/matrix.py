@@ -47,6 +47,8 @@ TOOL_MATRIX: Mapping[str, frozenset[str]] = MappingProxyType(
         **_rows(("edit", "write"), "direct", "worker"),
         **_rows(("web_search", "web_fetch"), "direct", "explorer"),
         **_rows(("record", "recall", "note", "todo", "dispatch"), "direct", "orchestrator"),
+        # Merges or drops a worker's worktree (dispatch/worktree_tool.py).
+        **_rows(("worktree",), "direct", "orchestrator"),
         **_rows(("report",), "worker", "explorer"),
         **_rows(("history_search",), "direct", "orchestrator", "explorer"),
         # Registered only for a turn in plan mode (engine/plans.py).

@@ -28,6 +28,7 @@ from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
 from smith_tui.dispatch.runner import ChildRunner
 from smith_tui.dispatch.service import DispatchService
+from smith_tui.dispatch.worktree_tool import worktree_tool
 from smith_tui.engine import events as ev
 from smith_tui.engine import routing
 from smith_tui.engine.bus import EventBus
@@ -63,6 +64,7 @@ from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.usage import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.engine.window import WindowSettings
+from smith_tui.engine.worker_trees import close_worker_trees, open_worker_trees
 from smith_tui.store import Store, discover_project
 from smith_tui.tools.skill import TOOL as SKILL_TOOL
 
@@ -193,12 +195,15 @@ class Runtime:
             session_id=self.session_id,
             store=store,
         )
+        self.worktrees = open_worker_trees(store, self.env, self.config.model)
+        """The worker worktrees (README, Workers in their own worktrees)."""
         runner = ChildRunner(
             self.driver,
             conversations=store.conversations,
             parent=lambda: self.current_turn.context if self.current_turn else None,
             jobs=self.jobs,
             emit=self.emit,
+            worktrees=self.worktrees,
         )
         self.dispatch = DispatchService(
             runner.run, self.services.role.check_dispatch, self.persistence.save_scratchpad
@@ -206,6 +211,7 @@ class Runtime:
         registry = self.services.tool
         registry.register(REPORT_TOOL)
         registry.register(self.dispatch.tool())
+        registry.register(worktree_tool(self.worktrees))
         self.scope = self.compute_scope()
         self.setup = SetupCatalog(
             self.user_config_dir, lambda: home_dir(self.env), self.front_matter
@@ -319,6 +325,7 @@ class Runtime:
             await self._mcp.aclose()
         if self._llm is not None and hasattr(self._llm, "aclose"):
             await self._llm.aclose()
+        await asyncio.to_thread(close_worker_trees, self.worktrees)
         self.store.close()
 
     # -- events ---------------------------------------------------------------------------

@@ -259,6 +259,11 @@ class Checkpoints:
                 return value
         return str(Path(xdg) / "git" / "ignore")
 
+    def user_excludes_file(self) -> str:
+        """The user's ``core.excludesFile`` for this work tree (repository config, then global,
+        then git's default), which the hardened git command line otherwise switches off."""
+        return self._user_config(_user_git_dir(self.work_tree))
+
     def _sync_excludes(self) -> None:
         """Copy the user's ignore rules outside the work tree into the shadow's info/exclude.
 

@@ -838,11 +838,21 @@ async def _repository_overrides(git: str, repo: _Repository, ctx: ToolContext) -
     config. A partial clone (promisor remote) is noted so that a missing object
     can be explained.
     """
-    pattern = r"^(filter|protocol|remote|extensions)\."
-    argv = [*base_argv(git), "config", "-z", "--name-only", "--get-regexp", pattern]
+    argv = [*base_argv(git), "config", "-z", "--name-only", "--get-regexp", OVERRIDE_PATTERN]
     code, out, _, _ = await _run(argv, repo.work_tree, ctx, repo.env())
     if code not in (0, 1):
         return _Overrides([], False)
+    return overrides_for(out)
+
+
+OVERRIDE_PATTERN = r"^(filter|protocol|remote|extensions)\."
+"""The config keys :func:`overrides_for` reads (``git config -z --name-only --get-regexp``)."""
+
+
+def overrides_for(names: str) -> _Overrides:
+    """The pairs that switch off the filter drivers and per-protocol permissions named in
+    ``names`` (NUL-separated config key names matching :data:`OVERRIDE_PATTERN`)."""
+    out = names
     drivers, protocols = set(), set()
     partial = False
     for key in out.split("\x00"):

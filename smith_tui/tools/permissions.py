@@ -55,8 +55,10 @@ PLAN_HINT = (
 )
 FILE_TOOLS = frozenset({"edit", "write"})
 """Tools whose patterns are paths; a rule for either covers both."""
-GATED_TOOLS = frozenset({"bash", "edit", "write", "web_fetch", "dispatch"})
+GATED_TOOLS = frozenset({"bash", "edit", "write", "web_fetch", "dispatch", "worktree"})
 """Built-in tools that ask in ``ask`` mode (MCP tools, ``mcp__…``, too)."""
+WRITES_FILES = FILE_TOOLS | {"worktree"}
+"""Tools read-only and plan modes refuse (``worktree`` merges a worker's files in)."""
 MCP_PREFIX = "mcp__"
 
 _SPLIT = re.compile(r"\|\||&&|[;&|\n\r]")
@@ -485,7 +487,7 @@ def _mode_verdict(mode: str, subject: Subject, sandboxed: bool) -> Verdict:
     if mode == "plan":
         return _plan_verdict(subject, sandboxed)
     if mode == "read-only":
-        if tool in FILE_TOOLS:
+        if tool in WRITES_FILES:
             return Verdict("deny", "permissions.mode is read-only: files may not be changed")
         if tool == "dispatch" and subject.value != "explorer":
             return Verdict("deny", "permissions.mode is read-only: workers may not be dispatched")
@@ -514,7 +516,7 @@ def _plan_verdict(subject: Subject, sandboxed: bool) -> Verdict:
     """Plan mode: reading only. Fails closed: what cannot be known to only read is refused
     (an MCP tool may do anything), with a reason that tells the model what to do instead."""
     tool = subject.tool
-    if tool in FILE_TOOLS:
+    if tool in WRITES_FILES:
         return Verdict("deny", f"{tool} is refused: {PLAN_HINT}")
     if tool == "dispatch":
         if subject.value == "explorer":

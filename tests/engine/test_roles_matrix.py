@@ -36,6 +36,7 @@ TABLE = {
     "note": "AADD",
     "todo": "AADD",
     "dispatch": "AADD",
+    "worktree": "AADD",
     "report": "DDAA",
     "history_search": "AADA",
     "present_plan": "AADD",
