@@ -563,6 +563,12 @@ class SmithApp(App[int]):
         """Read the whole transcript in the pager."""
         self.open_screen("pager")
 
+    def show_pager(self, messages: Any, job_id: str | None = None) -> None:
+        """The pager over ``messages`` (a sub-agent's, ``job_id``), above the current screen."""
+        from smith_tui.app.screens.pager_screen import PagerScreen
+
+        self.push_screen(PagerScreen(self.runtime, messages=messages, job_id=job_id))
+
     def action_open_inspect(self) -> None:
         """Inspect, edit or delete persisted messages."""
         self.open_screen("inspect")

@@ -296,12 +296,13 @@ class ChildTranscriptScreen(SmithModal):
         route_event(self.transcript, event)
 
     def action_open_pager(self) -> None:
-        """The child's messages in the pager."""
-        from smith_tui.app.screens.pager_screen import PagerScreen
-
-        self.app.push_screen(
-            PagerScreen(self.runtime, messages=self.stored_messages(), job_id=self.job_id)
-        )
+        """The child's messages in the pager (the app opens it: the pager opens this screen
+        in turn, so neither module imports the other)."""
+        show = getattr(self.app, "show_pager", None)
+        if show is None:
+            self.notify("The pager is not available here.", timeout=3)
+            return
+        show(self.stored_messages(), self.job_id)
 
     def action_toggle_tool_results(self) -> None:
         """Expand or collapse every tool call of this transcript."""
