@@ -567,7 +567,8 @@ class SmithApp(App[int]):
         """The pager over ``messages`` (a sub-agent's, ``job_id``), above the current screen."""
         from smith_tui.app.screens.pager_screen import PagerScreen
 
-        self.push_screen(PagerScreen(self.runtime, messages=messages, job_id=job_id))
+        if self.runtime is not None:
+            self.push_screen(PagerScreen(self.runtime, messages=messages, job_id=job_id))
 
     def action_open_inspect(self) -> None:
         """Inspect, edit or delete persisted messages."""
