@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from smith_tui.engine import events as ev
+from smith_tui.engine.attachments import MAX_ATTACHMENTS
 from smith_tui.engine.errors import RuntimeError_
 from smith_tui.tools import todo as todo_tool
 from smith_tui.tools.plan import PLAN_NOTE_ID, Plan, render_plan
@@ -128,7 +129,7 @@ def attachable(plan: Plan, root: Path | None) -> list[str]:
                 tokens.append("@" + name)
         except OSError:
             continue
-    return tokens[:10]
+    return tokens[:MAX_ATTACHMENTS]
 
 
 class Planner:
