@@ -528,7 +528,7 @@ def _plan_verdict(subject: Subject, sandboxed: bool) -> Verdict:
         return Verdict(
             "deny",
             "bash is refused: plan mode runs bash only sandboxed with the project read-only, "
-            "and it cannot run sandboxed here (install bubblewrap)",
+            "and it cannot run sandboxed here (bubblewrap is missing or sandbox.mode is off)",
         )
     if tool.startswith(MCP_PREFIX):
         return Verdict("deny", f"{tool} is refused (it may change things): {PLAN_HINT}")

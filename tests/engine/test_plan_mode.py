@@ -105,6 +105,20 @@ async def test_planning_turn_refuses_writes_and_presents_a_plan(
     await runtime.aclose()
 
 
+async def test_bash_without_the_sandbox_is_refused_while_planning(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    runtime, rec = _planning_runtime(tmp_path, llm_server)  # sandbox.mode off
+    llm_server.enqueue(
+        text_reply(tool_calls=[tool_call("bash", {"command": "touch pwn.txt"})]),
+        text_reply(tool_calls=[tool_call("present_plan", PLAN)]),
+    )
+    await runtime.run_turn("plan")
+    assert not (runtime.options.cwd / "pwn.txt").exists()
+    assert "sandbox.mode is off" in _texts(llm_server.chat_requests()[1])
+    await runtime.aclose()
+
+
 async def test_present_plan_is_not_offered_outside_plan_mode(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
