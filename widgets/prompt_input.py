@@ -166,6 +166,18 @@ class PromptInput(TextArea):
         self.load_text(text)
         self.move_cursor(self.document.end)
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A pasted path of an image file (a file dropped on the terminal) goes in as its
+        ``@path`` attachment (engine/images.py); any other paste as it came."""
+        from smith_tui.engine.images import pasted_image_token
+
+        token = pasted_image_token(event.text)
+        if token is None or self.read_only:
+            return  # TextArea's own handler inserts the paste
+        event.prevent_default()
+        if result := self._replace_via_keyboard(f"{token} ", *self.selection):
+            self.move_cursor(result.end_location)
+
     async def on_key(self, event: events.Key) -> None:
         """Handle the prompt's own keys before the text area (which then never sees them)."""
         if self._handle_key(event.key):

@@ -124,3 +124,28 @@ def without_images(metadata: Mapping[str, Any], why: str) -> dict[str, Any]:
             for a in attachments
         ]
     return kept
+
+
+def pasted_image_token(text: str) -> str | None:
+    """``@path`` for a paste that is just the path of an existing image file (as a
+    terminal pastes a dropped file: quoted, with ``\\``-escaped spaces, or a ``file://``
+    URI), else ``None`` (the paste goes in as typed). A path with white space stays as
+    pasted: an ``@path`` token ends at the first space."""
+    import os
+    from urllib.parse import unquote, urlparse
+
+    raw = text.strip()
+    if not raw or "\n" in raw or len(raw) > 4096:
+        return None
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        raw = raw[1:-1]
+    if raw.startswith("file://"):
+        parsed = urlparse(raw)
+        if parsed.netloc not in ("", "localhost"):
+            return None
+        raw = unquote(parsed.path)
+    raw = raw.replace("\\ ", " ")
+    if any(c.isspace() for c in raw) or not is_image_path(raw):
+        return None
+    path = os.path.expanduser(raw)
+    return f"@{path}" if os.path.isfile(path) else None
