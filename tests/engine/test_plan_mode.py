@@ -108,7 +108,7 @@ async def test_planning_turn_refuses_writes_and_presents_a_plan(
 async def test_bash_without_the_sandbox_is_refused_while_planning(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
-    runtime, rec = _planning_runtime(tmp_path, llm_server)  # sandbox.mode off
+    runtime, _ = _planning_runtime(tmp_path, llm_server)  # sandbox.mode off
     llm_server.enqueue(
         text_reply(tool_calls=[tool_call("bash", {"command": "touch pwn.txt"})]),
         text_reply(tool_calls=[tool_call("present_plan", PLAN)]),
