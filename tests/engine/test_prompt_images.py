@@ -217,3 +217,38 @@ def test_prepare_image_reencodes_and_caps() -> None:
     capped = prepare_image(noise.getvalue(), name="noise.png")  # a PNG over 2 MiB
     assert capped["mime_type"] == "image/jpeg"
     assert len(base64.b64decode(capped["data"])) <= 2 * 1024 * 1024
+
+
+def test_headless_smith_p_sends_the_image_or_says_why_not(tmp_path: Path) -> None:
+    """``smith -p`` (the real console script): the vision model gets the picture; the
+    text-only model gets the prompt and stderr says why not; a fake image is named."""
+    from tests.support.smith_cli import run_smith, server_args, smith_env
+
+    repo = make_git_repo(tmp_path / "repo")
+    png_with_exif(repo / "shot.png", (300, 200))
+    (repo / "fake.png").write_text("not a picture\n")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"llm_config": {"retry_backoff_ms": [10, 20]}}))
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("seen"), text_reply("unseen"))
+        args = server_args(server.base_url, tmp_path / "smith.db", config)
+        seen = run_smith(
+            ["-p", "look at @shot.png and @fake.png", *args],
+            cwd=repo,
+            env=smith_env(tmp_path, SMITH_MODEL="vision-model"),
+        )
+        unseen = run_smith(
+            ["-p", "look at @shot.png", *args],
+            cwd=repo,
+            env=smith_env(tmp_path, SMITH_MODEL="text-model"),
+        )
+        requests = server.chat_requests()
+    assert seen.returncode == 0 and seen.stdout.strip() == "seen", seen.stderr
+    assert "@fake.png: not attached: the file is not an image" in seen.stderr
+    assert "Traceback" not in seen.stderr + unseen.stderr
+    parts = _user_messages(requests[0])[-1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url"]
+    assert _decode_url(parts[1]["image_url"]["url"])[1].size == (300, 200)
+    assert unseen.returncode == 0 and unseen.stdout.strip() == "unseen"
+    assert "the model text-model does not take images" in unseen.stderr
+    assert _user_messages(requests[1])[-1]["content"] == "look at @shot.png"
