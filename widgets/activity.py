@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from smith_tui.app.formatting import format_duration, key_argument
+from smith_tui.engine.presentation import format_duration, key_argument
 from smith_tui.engine import events as ev
 from smith_tui.engine.roles import role_display
 from smith_tui.terminal_text import visible

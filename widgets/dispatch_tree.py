@@ -32,7 +32,7 @@ from textual.widget import Widget
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from smith_tui.app.formatting import format_duration, format_tokens, role_label
+from smith_tui.engine.presentation import format_duration, format_tokens, role_label
 from smith_tui.engine import events as ev
 from smith_tui.terminal_text import visible
 
@@ -318,7 +318,7 @@ class DispatchTree(Widget, can_focus=False):
 
     def _job_event(self, event: ev.Event) -> None:
         """Keep a running job's unstored events; hand the event to its followers."""
-        from smith_tui.app.bridge import coalesce
+        from smith_tui.widgets.event_batches import coalesce
 
         job_id = str(event.job_id)
         job = self.jobs.get(job_id)

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from smith_tui.app.formatting import role_label
+from smith_tui.engine.presentation import role_label
 from smith_tui.terminal_text import visible
 
 if TYPE_CHECKING:
@@ -39,25 +39,6 @@ _FINISHED = {
     "error": "error",
     "budget_exhausted": "error",
 }
-
-
-def sandbox_state_of(config: Any) -> Any:
-    """The sandbox state under ``config`` (its cached probe when bwrap was probed), or
-    ``None`` for an invalid ``sandbox`` table (the session's own report explains it)."""
-    from smith_tui.tools.sandbox import cached_sandbox_state, sandbox_settings, sandbox_state
-    from smith_tui.tools.spec import ToolError
-
-    try:
-        settings = sandbox_settings(config)
-    except ToolError:
-        return None
-    return cached_sandbox_state(settings) or sandbox_state(settings)
-
-
-def warm_sandbox_probe(runtime: Any) -> None:
-    """Probe bwrap for ``runtime``'s settings now (call it off the event loop): the status
-    line then shows the sandbox in the same frame as the permission mode."""
-    sandbox_state_of(runtime.config.effective)
 
 
 class StatusLine(Widget):
@@ -175,13 +156,16 @@ class StatusLine(Widget):
         """Fill in what the open runtime knows before its session starts, in one frame: the
         permission mode, the sandbox and the stall timeout. Events that say otherwise later
         win. The app probes bwrap in the thread that opens the runtime (see
-        :func:`warm_sandbox_probe`), so this reads the probe's cached answer; a runtime
+        :func:`~smith_tui.engine.sandbox_status.warm_sandbox_probe`), so this reads the probe's cached answer; a runtime
         handed to the app open runs the probe here, once (a few milliseconds)."""
         timeouts = runtime.config.model.llm_config.transport_timeouts()
         self.stall_timeout_s = float(timeouts["stream_stall_timeout"])
         if not self.mode:
             self.mode = runtime.permission_mode
         if not self.sandbox:
+            # Imported here: the sandbox module is not part of the first frame.
+            from smith_tui.engine.sandbox_status import sandbox_state_of
+
             state = sandbox_state_of(runtime.config.effective)
             if state is not None:
                 self.sandbox, self.sandbox_active = state.label(), state.active

@@ -42,6 +42,9 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
     https://github.com/Textualize/textual/issues/6665 (open as far as we know). Remove the
     patch in :mod:`textual_fixes` when a Textual release caches by colour (the test
     ``test_styles_cache_still_caches_per_instance`` then fails and says so).
+``textual.widgets._footer.FooterKey``
+    The footer's key widget, whose ``action`` orders Smith's footer keys. Textual exports
+    ``Footer`` only; no upstream issue found.
 ``Widget._message_loop_exit`` / ``._styles_cache`` / ``._layout_cache``
     The last step of a removed widget's clean-up, and the caches of its rendered lines and
     layouts, which :mod:`textual_fixes` empties there. No upstream issue found.
@@ -54,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
+from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
     # Types only: Textual's Markdown widget (with markdown-it) costs ~30 ms to import, and
@@ -74,6 +78,7 @@ __all__ = [
     "block_origin",
     "copy_block_context",
     "drop_render_caches",
+    "footer_key_action",
     "is_pruning",
     "pending_children",
     "replace_inner_outer",
@@ -93,6 +98,11 @@ ORIGINAL_MESSAGE_LOOP_EXIT: Callable[[Widget], Awaitable[None]] = Widget._messag
 
 
 # -- widget state ---------------------------------------------------------------------------
+
+
+def footer_key_action(widget: object) -> str | None:
+    """The action of a footer key widget (``None`` for any other widget)."""
+    return widget.action if isinstance(widget, FooterKey) else None
 
 
 def is_pruning(widget: Widget) -> bool:

@@ -23,7 +23,7 @@ from acp import (
 )
 from acp.schema import PlanEntryStatus, ToolCallLocation, ToolKind
 
-from smith_tui.app.formatting import key_argument
+from smith_tui.engine.presentation import key_argument
 from smith_tui.llm.nesting import load_json
 
 KINDS: dict[str, ToolKind] = {

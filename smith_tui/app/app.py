@@ -175,7 +175,7 @@ class SmithApp(App[int]):
 
     def _open(self) -> None:
         assert self._opener is not None
-        from smith_tui.widgets.status_line import warm_sandbox_probe
+        from smith_tui.engine.sandbox_status import warm_sandbox_probe
 
         try:
             runtime = self._opener()
@@ -478,7 +478,7 @@ class SmithApp(App[int]):
 
         Cancelling the turn cancels this wait, which closes the question.
         """
-        from smith_tui.app.formatting import role_label
+        from smith_tui.engine.presentation import role_label
         from smith_tui.app.screens.permission_screen import PermissionScreen
         from smith_tui.engine.permissions import PermissionReply
         from smith_tui.widgets.status_line import StatusLine

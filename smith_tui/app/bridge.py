@@ -12,7 +12,6 @@ kilobytes waiting for the screen, whatever the screen's pace.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -21,12 +20,13 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from smith_tui.engine import events as ev
-from smith_tui.widgets.output_tail import tail_text
+from smith_tui.widgets.event_batches import append_merged
+from smith_tui.widgets.event_batches import (
+    coalesce as coalesce,  # the bridge's merge, also for tests
+)
 
 #: Seconds between two deliveries (about 30 frames per second).
 FRAME_S = 1 / 30
-
-_MERGEABLE = (ev.TextDelta, ev.ReasoningDelta, ev.ToolOutputDelta)
 
 
 class EngineEventsArrived(Message):
@@ -35,44 +35,6 @@ class EngineEventsArrived(Message):
     def __init__(self, events: list[ev.Event]) -> None:
         super().__init__()
         self.events = events
-
-
-def _stream_key(event: ev.Event) -> tuple[object, ...] | None:
-    if not isinstance(event, _MERGEABLE):
-        return None
-    call_id = event.call_id if isinstance(event, ev.ToolOutputDelta) else None
-    return (type(event), event.role, event.job_id, event.turn_id, call_id)
-
-
-def _bounded(event: ev.Event) -> ev.Event:
-    """``event``, with tool output cut to the tail that can show."""
-    if isinstance(event, ev.ToolOutputDelta):
-        text = tail_text(event.text)
-        if text is not event.text:
-            return dataclasses.replace(event, text=text)
-    return event
-
-
-def _append(out: list[ev.Event] | deque[ev.Event], event: ev.Event) -> None:
-    """Add ``event`` to ``out``, merged into the last event when both are of one stream."""
-    key = _stream_key(event)
-    if key is not None and out and _stream_key(out[-1]) == key:
-        previous = out[-1]
-        assert isinstance(previous, _MERGEABLE) and isinstance(event, _MERGEABLE)  # by the key
-        out[-1] = _bounded(dataclasses.replace(previous, text=previous.text + event.text))
-    else:
-        out.append(_bounded(event))
-
-
-def coalesce(events: list[ev.Event]) -> list[ev.Event]:
-    """Merge runs of adjacent deltas of one stream into one delta each; order is kept.
-
-    Tool output keeps only the tail that can show (see :func:`tail_text`).
-    """
-    out: list[ev.Event] = []
-    for event in events:
-        _append(out, event)
-    return out
 
 
 class EventBridge:
@@ -107,7 +69,7 @@ class EventBridge:
     def __call__(self, event: ev.Event) -> None:
         """Receive one event (from any thread)."""
         with self._lock:
-            _append(self._buffer, event)
+            append_merged(self._buffer, event)
             if self._scheduled:
                 return
             self._scheduled = True

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from smith_tui.widgets.textual_compat import footer_key_action
 
 #: Actions in the order their keys are shown; keys of other actions follow, as bound.
 KEY_ORDER = (
@@ -22,7 +23,7 @@ KEY_ORDER = (
 
 
 def _rank(widget: object) -> int:
-    action = widget.action if isinstance(widget, FooterKey) else ""
+    action = footer_key_action(widget) or ""
     return KEY_ORDER.index(action) if action in KEY_ORDER else len(KEY_ORDER)
 
 

@@ -405,7 +405,7 @@ class MainScreen(Screen):
 
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""
-        from smith_tui.app.bridge import coalesce
+        from smith_tui.widgets.event_batches import coalesce
         from smith_tui.engine import events as ev
 
         if not self.panes_ready:

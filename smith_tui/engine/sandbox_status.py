@@ -6,7 +6,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from smith_tui.engine import events as ev
-from smith_tui.tools.sandbox import SandboxState, sandbox_settings, sandbox_state
+from smith_tui.tools.sandbox import (
+    SandboxState,
+    cached_sandbox_state,
+    sandbox_settings,
+    sandbox_state,
+)
 from smith_tui.tools.spec import ToolError
 
 
@@ -47,3 +52,19 @@ class SandboxReporter:
                 mode=state.mode, active=state.active, label=state.label(), notice=notice
             )
         )
+
+
+def sandbox_state_of(config: Mapping[str, Any]) -> SandboxState | None:
+    """The sandbox state under ``config`` (its cached probe when bwrap was probed), or
+    ``None`` for an invalid ``sandbox`` table (the session's own report explains it)."""
+    try:
+        settings = sandbox_settings(config)
+    except ToolError:
+        return None
+    return cached_sandbox_state(settings) or sandbox_state(settings)
+
+
+def warm_sandbox_probe(runtime: Any) -> None:
+    """Probe bwrap for ``runtime``'s settings now (call it off the event loop): the status
+    line then shows the sandbox in the same frame as the permission mode."""
+    sandbox_state_of(runtime.config.effective)

@@ -45,6 +45,14 @@ def test_widget_state_members_exist_with_their_types() -> None:
     assert callable(widget._layout_cache.clear)
 
 
+def test_the_footer_key_member_exists_with_its_action() -> None:
+    from textual.widgets._footer import FooterKey
+
+    key = FooterKey("q", "q", "Quit", "quit")
+    assert compat.footer_key_action(key) == "quit"
+    assert compat.footer_key_action(Widget()) is None
+
+
 def test_the_app_driver_member_exists() -> None:
     assert compat.terminal_driver(App()) is None  # set once the app runs (checked below)
 

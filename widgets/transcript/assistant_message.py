@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from smith_tui.app.formatting import role_label
+from smith_tui.engine.presentation import role_label
 from smith_tui.widgets.transcript.entries import AssistantEntry
 from smith_tui.widgets.transcript.parking import child_offsets
 from smith_tui.widgets.transcript.reasoning import ReasoningBlock

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from rich.text import Text
 from textual.widgets import Static
 
-from smith_tui.app.formatting import parse_arguments
+from smith_tui.engine.presentation import parse_arguments
 from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import ToolEntry
 

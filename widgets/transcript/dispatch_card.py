@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from smith_tui.app.formatting import role_label
+from smith_tui.engine.presentation import role_label
 from smith_tui.engine.roles import role_display
 from smith_tui.terminal_text import visible
 from smith_tui.widgets.transcript.entries import DispatchEntry

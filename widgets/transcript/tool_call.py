@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from smith_tui.app.formatting import format_duration, key_argument
+from smith_tui.engine.presentation import format_duration, key_argument
 from smith_tui.terminal_text import visible
 from smith_tui.widgets.output_tail import CUT_MARK
 from smith_tui.widgets.tool_outcome import CallState, call_state, exit_label

@@ -25,7 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Footer, Static
 
-from smith_tui.app.formatting import role_label
+from smith_tui.engine.presentation import role_label
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import events as ev
 from smith_tui.engine.persistence import message_dict

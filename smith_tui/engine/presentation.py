@@ -1,7 +1,8 @@
-"""How the app words numbers and tool calls: token counts, durations, key arguments.
+"""How every front end words numbers and tool calls: token counts, durations, key arguments.
 
-Pure functions without Textual, shared by the widgets and the headless printer so the
-panes, the transcript and ``smith -p`` say the same thing the same way.
+Pure functions without Textual, shared by the widgets, the headless printer and ``smith acp``
+so the panes, the transcript, ``smith -p`` and an editor say the same thing the same way.
+(It sits in the engine, below the widgets and the app, so that neither imports the other.)
 """
 
 from __future__ import annotations
