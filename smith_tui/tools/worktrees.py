@@ -116,16 +116,16 @@ class _Git:
         self.git_dir = git_dir
         self.work_tree = work_tree
         self.index = index
-        self.extra: list[tuple[str, str]] = list(_CONFIG)
+        self.extra: list[tuple[str, str]] = list(_CONFIG)  # filter overrides added below
         names = self.run("config", "-z", "--name-only", "--get-regexp", OVERRIDE_PATTERN, ok=(0, 1))
         self.extra += overrides_for(names.decode("utf-8", "surrogateescape")).pairs
 
     def run(self, *args: str, ok: Sequence[int] = (0,), stdin: bytes | None = None) -> bytes:
-        env = git_env(getattr(self, "extra", _CONFIG))
+        env = git_env(self.extra)
         env.update(_IDENTITY, GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.work_tree))
         if self.index is not None:
             env["GIT_INDEX_FILE"] = str(self.index)
-        argv = [*base_argv(self.git, getattr(self, "extra", _CONFIG)), *args]
+        argv = [*base_argv(self.git, self.extra), *args]
         try:
             done = subprocess.run(
                 argv,
@@ -311,7 +311,11 @@ class WorkerTrees:
         raw = git.run("diff-tree", "-z", "--name-status", *flags, tree.base, head)
         parts = [os.fsdecode(p) for p in raw.split(b"\0") if p]
         files = tuple((parts[i][:1], parts[i + 1]) for i in range(0, len(parts) - 1, 2))
-        stat = git.text("diff-tree", "--stat=100", *flags, tree.base, head)
+        stat = (
+            git.run("diff-tree", "--stat=100", *flags, tree.base, head)
+            .decode("utf-8", "replace")
+            .rstrip()
+        )
         patch = git.run("diff-tree", "-p", *flags, tree.base, head).decode("utf-8", "replace")
         if len(patch) > MAX_PATCH_CHARS:
             patch = (
