@@ -24,6 +24,7 @@ from typing import Any, Literal
 from smith_tui.cancel import CancelToken
 from smith_tui.config.hooks import HookEntry
 from smith_tui.engine import events as ev
+from smith_tui.engine.hooks.claude_names import claude_input, claude_name
 from smith_tui.engine.hooks.project import ProjectHooks
 from smith_tui.engine.hooks.runner import hook_environment, run_hook_command
 from smith_tui.engine.hooks.verdict import Decision, HookVerdict, read_verdict
@@ -49,10 +50,11 @@ class ConfiguredHook:
         pattern = self.entry.matcher.strip()
         if pattern in ("", "*") or subject is None:
             return True
-        if pattern.lower() == subject.lower():
+        names = {subject, claude_name(subject)}  # a tool by Smith's or Claude Code's name
+        if pattern.lower() in {name.lower() for name in names}:
             return True
         try:
-            return re.fullmatch(pattern, subject, flags=re.IGNORECASE) is not None
+            return any(re.fullmatch(pattern, n, flags=re.IGNORECASE) for n in names)
         except re.error:
             return False
 
@@ -246,25 +248,29 @@ class Hooks:
     async def before_tool(self, name: str, tool_input: Any, asker: Asker) -> HookAnswer:
         """``PreToolUse``: ``decision`` deny (or ``blocked``) refuses the call, allow skips
         the question (never a deny rule), ask asks even where the rules allow."""
-        fields = {"tool_name": name, "tool_input": tool_input, "tool_use_id": asker.call_id}
+        fields = self._tool_fields(name, tool_input, asker)
         return await self.run("PreToolUse", fields, asker, subject=name, tool=name)
 
     async def after_tool(
         self, name: str, tool_input: Any, response: Mapping[str, Any], asker: Asker
     ) -> HookAnswer:
         """``PostToolUse``: a block's reason (and any context) goes to the model with the result."""
-        fields = {
-            "tool_name": name,
-            "tool_input": tool_input,
-            "tool_response": dict(response),
-            "tool_use_id": asker.call_id,
-        }
+        fields = {**self._tool_fields(name, tool_input, asker), "tool_response": dict(response)}
         return await self.run("PostToolUse", fields, asker, subject=name, tool=name)
 
     async def permission_request(self, name: str, tool_input: Any, asker: Asker) -> HookAnswer:
         """``PermissionRequest``: a call is about to ask; allow or deny answers for the user."""
-        fields = {"tool_name": name, "tool_input": tool_input, "tool_use_id": asker.call_id}
+        fields = self._tool_fields(name, tool_input, asker)
         return await self.run("PermissionRequest", fields, asker, subject=name, tool=name)
+
+    def _tool_fields(self, name: str, tool_input: Any, asker: Asker) -> dict[str, Any]:
+        """A call as Claude Code's hooks see one (``claude_names``), Smith's name beside."""
+        return {
+            "tool_name": claude_name(name),
+            "smith_tool_name": name,
+            "tool_input": claude_input(name, tool_input, str(self.cwd)),
+            "tool_use_id": asker.call_id,
+        }
 
     async def stopping(self, last_text: str, active: bool, asker: Asker) -> HookAnswer:
         """``Stop`` (a top-level turn) or ``SubagentStop`` (``asker.job_id`` set): ``blocked``

@@ -49,7 +49,8 @@ async def test_exit_2_blocks_the_call_and_the_model_reads_stderr(
     # The stdin of Claude Code's contract.
     (seen,) = logged(tmp_path / "hooks", "guard")
     assert seen["hook_event_name"] == "PreToolUse"
-    assert seen["tool_name"] == "bash" and seen["tool_input"] == {"command": f"touch {marker}"}
+    assert seen["tool_name"] == "Bash" and seen["tool_input"] == {"command": f"touch {marker}"}
+    assert seen["smith_tool_name"] == "bash"  # Claude Code's name, and Smith's beside it
     assert seen["tool_use_id"] == "call_1" and seen["session_id"] == runtime.session_id
     assert seen["cwd"] == str(runtime.scope.cwd) and seen["smith_role"] == "direct"
     assert "agent_id" not in seen
@@ -222,7 +223,7 @@ async def test_post_tool_use_block_reason_reaches_the_model_with_the_result(
     (content,) = tool_results(llm_server.chat_requests()[1])
     assert "out-put" in content and "[PostToolUse hook] run the linter next" in content
     (seen,) = logged(tmp_path / "hooks", "post")
-    assert seen["hook_event_name"] == "PostToolUse" and seen["tool_name"] == "bash"
+    assert seen["hook_event_name"] == "PostToolUse" and seen["tool_name"] == "Bash"
     assert "out-put" in seen["tool_response"]["content"]
     assert seen["tool_response"]["success"] is True
     assert [r.outcome for r in rec.of(ev.HookRun)] == ["blocked"]
@@ -263,7 +264,7 @@ async def test_permission_request_answers_for_the_user_where_nobody_can_be_asked
     assert "granted" in first
     assert "a PermissionRequest hook denied it: only echo, please" in second
     assert not (runtime.scope.cwd / "nope").exists()
-    assert [s["tool_name"] for s in logged(tmp_path / "hooks", "perm")] == ["bash", "bash"]
+    assert [s["tool_name"] for s in logged(tmp_path / "hooks", "perm")] == ["Bash", "Bash"]
     assert sorted(r.outcome for r in rec.of(ev.HookRun)) == ["allowed", "denied"]
     await runtime.aclose()
 
@@ -331,3 +332,20 @@ async def test_notification_hook_hears_of_a_long_turn_ending(
     seen = logged(tmp_path / "hooks", "note")
     assert [s["notification_type"] for s in seen] == ["idle_prompt"]
     assert seen[0]["message"] == "Smith finished (completed)"
+
+
+def test_claude_code_names_and_keys_are_added_never_replacing_smiths() -> None:
+    from smith_tui.engine.hooks.claude_names import claude_input, claude_name
+
+    assert claude_name("edit") == "Edit" and claude_name("note") == "note"
+    assert claude_input("write", {"path": "a/b.py", "content": "x"}, "/repo") == {
+        "file_path": "/repo/a/b.py",
+        "path": "a/b.py",
+        "content": "x",
+    }
+    assert claude_input("read", {"path": "/abs/f"}, "/repo")["file_path"] == "/abs/f"
+    assert claude_input("bash", {"command": "ls", "timeout_s": 2.5}, "/r")["timeout"] == 2500
+    dispatch = claude_input("dispatch", {"task": "t", "target_role": "worker"}, "/r")
+    assert (dispatch["prompt"], dispatch["subagent_type"]) == ("t", "worker")
+    # A key Smith has is never overwritten by an alias.
+    assert claude_input("read", {"path": "p", "file_path": "mine"}, "/r")["file_path"] == "mine"

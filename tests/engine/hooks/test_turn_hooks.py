@@ -118,7 +118,7 @@ async def test_a_workers_calls_go_through_the_hooks_with_its_role(
         "pre",
         """
         log(data)
-        if data.get("agent_type") == "worker" and data["tool_name"] == "bash":
+        if data.get("agent_type") == "worker" and data["tool_name"] == "Bash":
             print("workers may not run bash", file=sys.stderr)
             sys.exit(2)
         """,
@@ -145,9 +145,10 @@ async def test_a_workers_calls_go_through_the_hooks_with_its_role(
     assert result.stop_reason == "completed"
     job_id = next(e.job_id for e in rec.of(ev.DispatchStarted))
     calls = logged(folder, "pre")
-    by_role = {(c["smith_role"], c["tool_name"]) for c in calls}
+    by_role = {(c["smith_role"], c["smith_tool_name"]) for c in calls}
     assert ("orchestrator", "dispatch") in by_role and ("worker", "bash") in by_role
-    worker_bash = next(c for c in calls if c["tool_name"] == "bash")
+    assert {c["tool_name"] for c in calls} == {"Task", "Bash", "report"}  # Claude Code's names
+    worker_bash = next(c for c in calls if c["tool_name"] == "Bash")
     assert worker_bash["agent_type"] == "worker" and worker_bash["agent_id"] == job_id
     # The worker's bash was refused with the hook's reason.
     child = child_bodies(llm_server)
