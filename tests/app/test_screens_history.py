@@ -9,7 +9,7 @@ from textual.widgets import DataTable, OptionList
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.engine import events as ev
-from tests.app.app_harness import screen_text
+from tests.app.app_harness import screen_text, wait_until
 from tests.support.runtime import Recorder
 from tests.support.screen_host import SIZE, ScreenHost, offline_runtime
 
@@ -42,6 +42,11 @@ def _fill(runtime) -> dict[str, str]:
 
 def _titles(screen: HistoryScreen) -> list[str]:
     return [row.title for row in screen.rows]
+
+
+async def _searched(pilot, query: str) -> None:
+    """Wait for the filter (it runs once typing pauses) to show the hits for ``query``."""
+    await wait_until(pilot, lambda: pilot.app.screen.shown_query == query, f"hits for {query}")
 
 
 def _host(runtime) -> ScreenHost:
@@ -86,7 +91,7 @@ async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
         await pilot.pause()
         screen = app.screen
         await pilot.press("slash", *"tabs")
-        await pilot.pause()
+        await _searched(pilot, "tabs")
         assert [h.conversation_id for h in screen.hits] == [ids["parser"], ids["parser"]]
         text = screen_text(app)
         assert "Fix the parser" in text and "the parser breaks on tabs" in text
@@ -94,19 +99,19 @@ async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
 
         # Scope: this project only, then all projects.
         screen.query_one("#history-search").value = "tokenizer"
-        await pilot.pause()
+        await _searched(pilot, "tokenizer")
         assert {h.conversation_id for h in screen.hits} == {ids["parser"], ids["docs"]}
         await pilot.click("#history-all")
         await pilot.pause()
         assert ids["other"] in {h.conversation_id for h in screen.hits}
 
         screen.query_one("#history-search").value = "zzzz"
-        await pilot.pause()
+        await _searched(pilot, "zzzz")
         assert "No messages match." in screen_text(app)
 
         await pilot.press("slash")
         screen.query_one("#history-search").value = "tabs"
-        await pilot.pause()
+        await _searched(pilot, "tabs")
         await pilot.press("enter")  # into the results
         assert app.focused is screen.query_one("#history-hits", OptionList)
         await pilot.press("enter")  # open the hit's conversation

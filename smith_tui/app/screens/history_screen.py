@@ -1,5 +1,10 @@
-"""The history screen: conversations of this project (or all), full-text search, and
-open / rename / delete / new.
+"""The history screen: conversations of this project (or all), forks under their source,
+a filter over titles and every stored message (the store's full-text index), and
+open / fork / rename / delete / new.
+
+A message hit opens its conversation with the pager at that message (as a ``/search`` hit
+does). The filter runs once typing pauses (``SEARCH_DELAY``), so a big store is not
+searched on every keystroke.
 """
 
 from __future__ import annotations
@@ -13,15 +18,18 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label, OptionList, Static, Switch
 from textual.widgets.option_list import Option
 
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.modal import SmithModal, error_text
 from smith_tui.app.screens.transcript_text import message_preview
+from smith_tui.engine import forks
 from smith_tui.engine.persistence import message_dict
-from smith_tui.store import Conversation, MessageHit
+from smith_tui.store import Conversation
 from smith_tui.terminal_text import visible
+from smith_tui.tools.history_search import HistoryHit, search_history
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
@@ -29,6 +37,10 @@ if TYPE_CHECKING:
 LIST_LIMIT = 500
 SEARCH_LIMIT = 50
 HIGHLIGHT = ("«", "»")
+"""How the store's snippets mark the matched words (its default)."""
+SEARCH_DELAY = 0.12
+"""Seconds of no typing before the filter runs."""
+TITLE_WIDTH = 60
 
 
 def format_time(timestamp: float) -> str:
@@ -47,6 +59,48 @@ class HistoryRow:
     turns: int
     tokens: int
     messages: int
+    depth: int = 0
+    """How many forks deep under its source (0: not shown under another row)."""
+    fork_turn: int | None = None
+    """For a fork: the source's turn (1-based) it was cut after."""
+    forked: bool = False
+
+
+def fork_source(conv: Conversation) -> str | None:
+    """The conversation ``conv`` was forked from (``None``: not a fork)."""
+    link = conv.metadata.get(forks.FORKED_FROM)
+    source = link.get("conversation") if isinstance(link, dict) else None
+    return source if isinstance(source, str) else None
+
+
+def tree_order(conversations: list[Conversation]) -> list[tuple[Conversation, int]]:
+    """``conversations`` (newest first) with each fork right under its source, newest fork
+    first, and its depth; a fork whose source is not listed stays a top-level row."""
+    ids = {conv.id for conv in conversations}
+    children: dict[str, list[Conversation]] = {}
+    roots: list[Conversation] = []
+    for conv in conversations:
+        source = fork_source(conv)
+        if source in ids and source != conv.id:
+            children.setdefault(source, []).append(conv)
+        else:
+            roots.append(conv)
+    ordered: list[tuple[Conversation, int]] = []
+    seen: set[str] = set()
+
+    def add(conv: Conversation, depth: int) -> None:
+        if conv.id in seen:
+            return
+        seen.add(conv.id)
+        ordered.append((conv, depth))
+        for child in children.get(conv.id, []):
+            add(child, depth + 1)
+
+    for conv in roots:
+        add(conv, 0)
+    for conv in conversations:  # a cycle of links (a hand-edited store) still shows up
+        add(conv, 0)
+    return ordered
 
 
 def snippet_text(snippet: str) -> Text:
@@ -73,6 +127,7 @@ class HistoryScreen(SmithModal):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("enter", "open", "Open"),
+        Binding("f", "fork", "Fork"),
         Binding("r", "rename", "Rename"),
         Binding("d,delete", "delete", "Delete"),
         Binding("n", "new", "New"),
@@ -87,7 +142,13 @@ class HistoryScreen(SmithModal):
         self.runtime = runtime
         self.time_format = time_format
         self.rows: list[HistoryRow] = []
-        self.hits: list[MessageHit] = []
+        self.hits: list[HistoryHit] = []
+        """The messages matching the filter, best first."""
+        self.title_hits: list[HistoryRow] = []
+        """The listed conversations whose title matches the filter."""
+        self.shown_query = ""
+        """The filter the hits shown are for (it lags the box while typing)."""
+        self._search_timer: Timer | None = None
         self.all_projects = False
         self._renaming: str | None = None
 
@@ -96,7 +157,7 @@ class HistoryScreen(SmithModal):
         with Vertical(id="history-dialog") as dialog:
             dialog.border_title = "Conversations"
             with Horizontal(id="history-top"):
-                yield Input(placeholder="search all messages (full text)…", id="history-search")
+                yield Input(placeholder="search titles and all messages…", id="history-search")
                 yield Label("all projects", id="history-scope-label")
                 yield Switch(False, id="history-all")
             yield DataTable(id="history-table", cursor_type="row")
@@ -120,7 +181,7 @@ class HistoryScreen(SmithModal):
             return conversations.list_all(limit=LIST_LIMIT)
         return conversations.list_for_project(self.runtime.project_id, limit=LIST_LIMIT)
 
-    def _row(self, conv: Conversation) -> HistoryRow:
+    def _row(self, conv: Conversation, depth: int, turns_of: dict[str, list[str]]) -> HistoryRow:
         store = self.runtime.store
         turns = len(store.turns.list_for_conversation(conv.id))
         tokens = sum(t.total_tokens for t in store.usage.totals_by_role(conv.id).values())
@@ -130,14 +191,43 @@ class HistoryScreen(SmithModal):
         if not titled:
             first = store.conversations.list_messages(conv.id, limit=1)
             title = message_preview(message_dict(first[0]), 50) if first else "(empty)"
-        return HistoryRow(conv, title, titled, turns, tokens, count)
+        source = fork_source(conv)
+        fork_turn = None
+        if source is not None:
+            if source not in turns_of:
+                turns_of[source] = forks.turn_ids(store, source)
+            turn = conv.metadata[forks.FORKED_FROM].get("turn")
+            if turn in turns_of[source]:
+                fork_turn = turns_of[source].index(turn) + 1
+        return HistoryRow(
+            conv, title, titled, turns, tokens, count, depth, fork_turn, source is not None
+        )
+
+    def _title_cell(self, row: HistoryRow) -> Text:
+        conv = row.conversation
+        marker = "● " if conv.id == self.runtime.conversation_id else "  "
+        indent = "  " * max(row.depth - 1, 0) + ("↳ " if row.depth else "")
+        note = ""
+        if row.forked:
+            note = f"  fork at turn {row.fork_turn}" if row.fork_turn else "  fork"
+        title = Text(marker + indent, no_wrap=True, overflow="ellipsis")
+        room = max(TITLE_WIDTH - len(title) - len(note), 8)
+        name = visible(row.title)
+        if len(name) > room:
+            name = name[: room - 1] + "…"
+        title.append(name, style="" if row.titled else "italic dim")
+        title.append(note, style="dim")
+        return title
 
     def refresh_rows(self, keep: str | None = None) -> None:
         """Reload the conversations; keep the cursor on ``keep`` (or the same row)."""
         table = self.query_one("#history-table", DataTable)
         if keep is None and self.selected_row is not None:
             keep = self.selected_row.conversation.id
-        self.rows = [self._row(conv) for conv in self._conversations()]
+        turns_of: dict[str, list[str]] = {}
+        self.rows = [
+            self._row(conv, depth, turns_of) for conv, depth in tree_order(self._conversations())
+        ]
         table.clear(columns=True)
         table.add_column("Title", key="title")
         table.add_column("Updated", key="updated")
@@ -145,17 +235,10 @@ class HistoryScreen(SmithModal):
         table.add_column("Tokens", key="tokens")
         if self.all_projects:
             table.add_column("Project", key="project")
-        active = self.runtime.conversation_id
         for row in self.rows:
             conv = row.conversation
-            marker = "● " if conv.id == active else "  "
-            title = Text(marker + visible(row.title), no_wrap=True, overflow="ellipsis")
-            if not row.titled:
-                title.stylize("italic dim", len(marker))
-            if len(title) > 60:
-                title.truncate(60, overflow="ellipsis")
             cells: list[Any] = [
-                title,
+                self._title_cell(row),
                 self.time_format(conv.updated_at),
                 Text(str(row.turns), justify="right"),
                 Text(f"{row.tokens:,}", justify="right"),
@@ -178,14 +261,36 @@ class HistoryScreen(SmithModal):
             return None
         return self.rows[table.cursor_row]
 
-    def selected_id(self) -> str | None:
-        """The conversation the keys act on: the search hit when searching, else the row."""
+    @property
+    def selected_hit(self) -> HistoryRow | HistoryHit | None:
+        """The highlighted filter result (a title match or a message), when filtering."""
         hits = self.query_one("#history-hits", OptionList)
-        if hits.display and self.hits:
-            index = hits.highlighted
-            return self.hits[index].conversation_id if index is not None else None
+        results: list[HistoryRow | HistoryHit] = [*self.title_hits, *self.hits]
+        if not hits.display or hits.highlighted is None or hits.highlighted >= len(results):
+            return None
+        return results[hits.highlighted]
+
+    def selected_id(self) -> str | None:
+        """The conversation the keys act on: the search hit when searching, else the row
+        (for a sub-agent's message, the conversation that started it)."""
+        hits = self.query_one("#history-hits", OptionList)
+        if hits.display:
+            hit = self.selected_hit
+            if isinstance(hit, HistoryRow):
+                return hit.conversation.id
+            return self._top_level(hit.conversation_id) if hit is not None else None
         row = self.selected_row
         return row.conversation.id if row else None
+
+    def _top_level(self, conversation_id: str) -> str:
+        """The top-level conversation a (sub-agent's) conversation belongs to."""
+        seen = {conversation_id}
+        conv = self.runtime.store.conversations.get(conversation_id)
+        while conv is not None and conv.parent_id is not None and conv.parent_id not in seen:
+            seen.add(conv.parent_id)
+            conversation_id = conv.parent_id
+            conv = self.runtime.store.conversations.get(conversation_id)
+        return conversation_id
 
     def _title_of(self, conversation_id: str) -> str:
         row = next((r for r in self.rows if r.conversation.id == conversation_id), None)
@@ -197,53 +302,83 @@ class HistoryScreen(SmithModal):
     # -- search ---------------------------------------------------------------------------
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        """Search as the query is typed."""
+        """Filter once typing pauses (an emptied box shows the table at once)."""
         if event.input.id == "history-search":
             event.stop()
-            self.search(event.value)
+            if self._search_timer is not None:
+                self._search_timer.stop()
+                self._search_timer = None
+            if not event.value.strip():
+                self.search("")
+                return
+            value = event.value
+            self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.search(value))
 
     def search(self, query: str) -> None:
-        """Show the messages matching ``query`` (the table again when it is empty)."""
+        """Show the conversations whose title and the messages whose words match ``query``
+        (the table again when it is empty)."""
         hits_list = self.query_one("#history-hits", OptionList)
         table = self.query_one("#history-table", DataTable)
+        self.shown_query = query
         if not query.strip():
             self.hits = []
+            self.title_hits = []
             hits_list.display = False
             table.display = True
             self._set_status("")
             return
         project = None if self.all_projects else self.runtime.project_id
         try:
-            self.hits = self.runtime.store.search_messages(
-                query, project_id=project, limit=SEARCH_LIMIT, highlight=HIGHLIGHT
+            self.hits = search_history(
+                self.runtime.store, query, project_id=project, limit=SEARCH_LIMIT
             )
         except Exception as exc:
             self._set_error(error_text(exc))
             return
-        titles: dict[str, str] = {}
-        options = []
-        for index, hit in enumerate(self.hits):
-            if hit.conversation_id not in titles:
-                titles[hit.conversation_id] = self._title_of(hit.conversation_id)
-            prompt = Text.assemble(
-                (titles[hit.conversation_id][:30], "bold"),
-                (f"  #{hit.position} {hit.role}: ", "dim"),
-                snippet_text(hit.snippet),
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-            options.append(Option(prompt, id=str(index)))
+        needle = query.strip().casefold()
+        self.title_hits = [
+            row for row in self.rows if row.titled and needle in row.title.casefold()
+        ]
+        options = [self._title_option(row) for row in self.title_hits]
+        options += [self._hit_option(hit) for hit in self.hits]
         hits_list.set_options(options)
         hits_list.display = True
         table.display = False
-        if self.hits:
+        if options:
             hits_list.highlighted = 0
-        count = len(self.hits)
-        self._set_status(
-            f"{count} match{'es' if count != 1 else ''}" + (" (first 50)" if count == 50 else "")
-            if count
-            else "No messages match."
+        self._set_status(self._count_text())
+
+    def _title_option(self, row: HistoryRow) -> Option:
+        title = Text(visible(row.title), style="bold", no_wrap=True, overflow="ellipsis")
+        title.append(
+            f"  title · {row.turns} turns · {self.time_format(row.conversation.updated_at)}",
+            style="dim",
         )
+        return Option(title)
+
+    def _hit_option(self, hit: HistoryHit) -> Option:
+        title = self._title_of(hit.conversation_id) if not hit.parent_id else hit.title
+        child = " (sub-agent)" if hit.parent_id else ""
+        return Option(
+            Text.assemble(
+                (visible(title)[:30] + child, "bold"),
+                (f"  #{hit.position} {hit.role}: ", "dim"),
+                snippet_text(visible(hit.snippet)),
+                no_wrap=True,
+                overflow="ellipsis",
+            )
+        )
+
+    def _count_text(self) -> str:
+        count, titles = len(self.hits), len(self.title_hits)
+        if not count and not titles:
+            return "No messages match."
+        text = f"{count} match{'es' if count != 1 else ''}" if count else "No messages match"
+        if count == SEARCH_LIMIT:
+            text += f" (first {SEARCH_LIMIT})"
+        if titles:
+            text += f" · {titles} title{'s' if titles != 1 else ''}"
+        return text + ". Enter opens the conversation at the message."
 
     def action_focus_search(self) -> None:
         """Put the cursor in the search box."""
@@ -284,10 +419,12 @@ class HistoryScreen(SmithModal):
         self.query_one("#history-all", Switch).toggle()
 
     def action_open(self) -> None:
-        """Make the selected conversation the active one and close."""
+        """Make the selected conversation the active one and close; for a message hit, the
+        pager then opens at that message."""
         conv = self.selected_id()
         if conv is None:
             return
+        hit = self.selected_hit
         if conv != self.runtime.conversation_id:
             try:
                 self.runtime.load_conversation(conv)
@@ -295,6 +432,26 @@ class HistoryScreen(SmithModal):
                 self._set_error(error_text(exc))
                 return
         self.dismiss(conv)
+        if isinstance(hit, HistoryHit):
+            from smith_tui.app.screens.search_hits import hit_pager
+
+            self.app.push_screen(hit_pager(self.runtime, hit.to_dict(), self.shown_query))
+
+    def action_fork(self) -> None:
+        """Fork the selected conversation whole and open the fork."""
+        conv = self.selected_id()
+        if conv is None:
+            return
+        if self.runtime.busy:
+            self._set_error("A turn is running: wait for it or cancel it before forking.")
+            return
+        try:
+            fork = forks.fork_conversation(self.runtime.store, conv)
+            self.runtime.load_conversation(fork)
+        except Exception as exc:
+            self._set_error(error_text(exc))
+            return
+        self.dismiss(fork)
 
     def action_new(self) -> None:
         """Start a new conversation and close."""
@@ -382,6 +539,7 @@ class HistoryScreen(SmithModal):
         search = self.query_one("#history-search", Input)
         if search.value:
             search.value = ""
+            self.search("")
             self.query_one("#history-table", DataTable).focus()
             return
         self.dismiss(None)

@@ -3,7 +3,9 @@
 Edits and deletions are written through the store and the live session is rebuilt
 from it (``runtime.reload_conversation``), so the next request sends what is shown
 here. A second tab shows each request's debug snapshot (model, system prompt, tools).
-ctrl+o on a ``dispatch`` call or result opens that sub-agent's transcript.
+ctrl+o on a ``dispatch`` call or result opens that sub-agent's transcript. ``f`` forks the
+conversation up to the end of the highlighted message's turn (``/fork N``, files optionally
+put back too).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from smith_tui.app.screens.confirm import ConfirmScreen
+from smith_tui.app.screens.fork_question import ForkQuestion
 from smith_tui.app.screens.message_removal import plan_removal
 from smith_tui.app.screens.modal import SmithModal, error_text
 from smith_tui.app.screens.transcript_text import message_label, message_preview, tool_call_parts
 from smith_tui.engine import events as ev
+from smith_tui.engine import forks
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Message, RequestSnapshot
 
@@ -69,6 +73,7 @@ class InspectScreen(SmithModal):
         Binding("delete", "delete", "Delete message"),
         Binding("ctrl+t", "switch_tab", "Messages/Requests"),
         Binding("ctrl+o", "open_child", "Sub-agent"),
+        Binding("f", "fork", "Fork here"),
     ]
 
     def __init__(self, runtime: Runtime) -> None:
@@ -353,6 +358,63 @@ class InspectScreen(SmithModal):
             self._after_write(f"Deleted {count} message{'s' if count > 1 else ''}.", keep=keep)
 
         self.app.push_screen(ConfirmScreen(plan.question), answered)
+
+    def turn_of(self, message: Message) -> str | None:
+        """The turn ``message`` belongs to (for one stored without a turn, the latest turn
+        before it); ``None`` when no turn starts at or before it."""
+        turn: str | None = None
+        for stored in self.stored:
+            turn = stored.turn_id or turn
+            if stored.id == message.id:
+                return turn
+        return None
+
+    def action_fork(self) -> None:
+        """Fork the conversation up to the end of the current message's turn (``/fork N``),
+        asking first whether the project's files go back to that turn too."""
+        message = self.current
+        conversation = self.conversation_id
+        if message is None or conversation is None:
+            self._set_error("Choose a message first.")
+            return
+        if self.runtime.busy:
+            self._set_error(BUSY)
+            return
+        if self.drafts:
+            self._set_error("Save or revert the unsaved edits first: a fork copies what is stored.")
+            return
+        turn = self.turn_of(message)
+        turns = forks.turn_ids(self.runtime.store, conversation)
+        if turn not in turns:
+            self._set_error(f"Message #{message.position} comes before the first turn.")
+            return
+        number = turns.index(turn) + 1
+        line = f"/fork {number}"
+
+        def answered(answer: str | bool | None) -> None:
+            if not answer:
+                self._set_status("Nothing forked.")
+                return
+            self.dismiss(None)
+            command = line + (" --files" if answer == "files" else "")
+            self.app.run_worker(self.runtime.submit(command), group="turn", exit_on_error=False)
+
+        if number == len(turns):
+            question = (
+                f"Fork the conversation into a new one, whole (message #{message.position} is "
+                f"in turn {number}, its last)?"
+            )
+            self.app.push_screen(
+                ConfirmScreen(question, confirm_label="Fork", title="Fork"), answered
+            )
+            return
+        question = (
+            f"Fork the conversation into a new one up to the end of turn {number} of "
+            f"{len(turns)} (message #{message.position})?\n\nAlso put the project's files "
+            f"back as turn {number} left them? Later turns' changes to them are undone "
+            "(the checkpoints keep them)."
+        )
+        self.app.push_screen(ForkQuestion(question), answered)
 
     def _after_write(self, status: str, keep: int | None) -> None:
         """Rebuild the live session from the store and tell the front end."""
