@@ -6,7 +6,9 @@ showing the role alias in its tint, status, elapsed time, tokens and task. Selec
 shows its report below the tree and posts :class:`DispatchTree.JobSelected` (the app opens
 the child's transcript); ``x`` or ``delete`` on a running job posts
 :class:`DispatchTree.CancelRequested`; ``p`` (pause or resume) and ``s`` (step) post
-:class:`DispatchTree.PauseRequested`. A job (or turn) that holds shows ``paused``.
+:class:`DispatchTree.PauseRequested`. A job (or turn) that holds shows ``paused``. On a
+finished worker that ran in a worktree of its own, ``m`` (merge) and ``d`` (drop) post
+:class:`DispatchTree.WorktreeRequested`.
 
 For a child's transcript opened while the child runs, the tree keeps each running job's
 conversation id and the events of the round not stored yet (:meth:`DispatchTree.live_events`,
@@ -32,8 +34,8 @@ from textual.widget import Widget
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from smith_tui.engine.presentation import format_duration, format_tokens, role_label
 from smith_tui.engine import events as ev
+from smith_tui.engine.presentation import format_duration, format_tokens, role_label
 from smith_tui.terminal_text import visible
 
 #: Seconds between two redraws of the running jobs' elapsed time.
@@ -99,6 +101,11 @@ def report_text(job_role: str, task: str, result: dict[str, Any] | None) -> Cont
     error = visible(str(result.get("error") or "")).strip()
     if error:
         parts += ["\n\n", ("Error: ", "bold red"), error]
+    tree = result.get("worktree")
+    if isinstance(tree, dict):
+        files = ", ".join(str(f) for f in tree.get("files") or []) or "no files changed"
+        parts += ["\n\n", ("Worktree: ", "bold"), visible(f"{tree.get('branch')} · {files}")]
+        parts += [("\nm merges it into your files, d drops it", "dim")]
     usage = result.get("usage")
     if isinstance(usage, dict) and usage:
         inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -195,6 +202,8 @@ class DispatchTree(Widget, can_focus=False):
         Binding("delete", "cancel_job", "Cancel job", show=False),
         Binding("p", "pause_job", "Pause / resume job", show=False),
         Binding("s", "step_job", "Step job", show=False),
+        Binding("m", "merge_job", "Merge worker's worktree", show=False),
+        Binding("d", "drop_job", "Drop worker's worktree", show=False),
         Binding("escape", "hide_detail", "Hide report", show=False),
     ]
 
@@ -220,6 +229,14 @@ class DispatchTree(Widget, can_focus=False):
             super().__init__()
             self.job_id = job_id
             self.step = step
+
+    class WorktreeRequested(Message):
+        """The user asked to merge (``action`` ``merge``) or drop a finished worker's worktree."""
+
+        def __init__(self, job_id: str, action: str) -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.action = action
 
     def __init__(
         self,
@@ -652,6 +669,28 @@ class DispatchTree(Widget, can_focus=False):
         job = self._running_job()
         if job is not None:
             self.post_message(self.PauseRequested(job.job_id))
+
+    def _worktree_job(self) -> JobInfo | None:
+        """The finished job under the cursor when it ran in a worktree (a bell when not)."""
+        node = self.job_tree.cursor_node
+        data = node.data if node is not None else None
+        job = self.jobs.get(data[1]) if data and data[0] == "job" else None
+        if job is None or not isinstance((job.result or {}).get("worktree"), dict):
+            self.app.bell()
+            return None
+        return job
+
+    def action_merge_job(self) -> None:
+        """Ask the app to merge the worktree of the finished worker under the cursor."""
+        job = self._worktree_job()
+        if job is not None:
+            self.post_message(self.WorktreeRequested(job.job_id, "merge"))
+
+    def action_drop_job(self) -> None:
+        """Ask the app to drop the worktree of the finished worker under the cursor."""
+        job = self._worktree_job()
+        if job is not None:
+            self.post_message(self.WorktreeRequested(job.job_id, "drop"))
 
     def action_step_job(self) -> None:
         """Ask the app to let the job under the cursor run one more round."""

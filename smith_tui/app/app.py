@@ -349,6 +349,16 @@ class SmithApp(App[int]):
         else:
             self.notify("That sub-agent has already finished.", timeout=2)
 
+    async def on_dispatch_tree_worktree_requested(self, message: Any) -> None:
+        """Merge or drop the worktree of the worker chosen in the dispatch tree."""
+        if self.runtime is None:
+            return
+        if self.runtime.busy:
+            self.notify("A turn is running: merge or drop once it ends.", timeout=4)
+            return
+        done, said = await self.runtime.worktree(message.action, message.job_id)
+        self.notify(said, severity="information" if done else "error", timeout=10)
+
     def copy_text(self, text: str, what: str) -> None:
         """Put ``text`` on the clipboard through the terminal (OSC 52) and say so, with the
         way out for terminals that do not pass it on."""
@@ -478,9 +488,9 @@ class SmithApp(App[int]):
 
         Cancelling the turn cancels this wait, which closes the question.
         """
-        from smith_tui.engine.presentation import role_label
         from smith_tui.app.screens.permission_screen import PermissionScreen
         from smith_tui.engine.permissions import PermissionReply
+        from smith_tui.engine.presentation import role_label
         from smith_tui.widgets.status_line import StatusLine
 
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

@@ -28,7 +28,7 @@ from smith_tui.dispatch.job import DispatchJob
 from smith_tui.dispatch.report_tool import REPORT_TOOL
 from smith_tui.dispatch.runner import ChildRunner
 from smith_tui.dispatch.service import DispatchService
-from smith_tui.dispatch.worktree_tool import worktree_tool
+from smith_tui.dispatch.worktree_tool import drop_worker, merge_worker, worktree_tool
 from smith_tui.engine import events as ev
 from smith_tui.engine import routing
 from smith_tui.engine.bus import EventBus
@@ -67,6 +67,7 @@ from smith_tui.engine.window import WindowSettings
 from smith_tui.engine.worker_trees import close_worker_trees, open_worker_trees
 from smith_tui.store import Store, discover_project
 from smith_tui.tools.skill import TOOL as SKILL_TOOL
+from smith_tui.tools.spec import ToolError
 
 if TYPE_CHECKING:
     from smith_tui.llm import LLMClient
@@ -315,6 +316,16 @@ class Runtime:
             )
             self.driver.resources = self._mcp  # @server:uri attachments
         return self._mcp
+
+    async def worktree(self, action: str, job_id: str) -> tuple[bool, str]:
+        """Merge (``action`` ``merge``) or drop a finished worker's worktree, for the front
+        end; returns whether it was done and what to tell the user."""
+        act = merge_worker if action == "merge" else drop_worker
+        try:
+            said = await asyncio.to_thread(act, self.worktrees, job_id, self.scope.project_root)
+        except ToolError as exc:
+            return False, exc.message
+        return True, said
 
     async def aclose(self) -> None:
         """Stop the session, close the client and the store."""
