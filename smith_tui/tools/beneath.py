@@ -27,8 +27,8 @@ process while the descriptor is held; the entry then moves with it.
 
 from __future__ import annotations
 
-import ctypes
 import errno
+import functools
 import os
 import platform
 import secrets
@@ -36,6 +36,7 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MAX_HOPS = 40
 """Most symlinks one resolution follows (the kernel's own limit for a path lookup)."""
@@ -64,39 +65,76 @@ class SymlinkOnTheWayError(OSError):
         super().__init__(errno.ELOOP, "a folder on the way is a symbolic link", rel)
 
 
-class _OpenHow(ctypes.Structure):
-    _fields_ = [
-        ("flags", ctypes.c_uint64),
-        ("mode", ctypes.c_uint64),
-        ("resolve", ctypes.c_uint64),
-    ]
+@functools.cache
+def _open_how() -> Any:
+    """``struct open_how`` (built on first use: ``ctypes`` costs every start ~5 ms)."""
+    import ctypes
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = [
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        ]
+
+    return OpenHow
 
 
 class _Openat2:
-    """``openat2(2)`` through ``syscall(3)``; switches itself off where the kernel lacks it."""
+    """``openat2(2)`` through ``syscall(3)``; switches itself off where the kernel lacks it.
+
+    libc is looked up when first needed, not on import (most runs never open a file)."""
 
     def __init__(self) -> None:
         self.number = _OPENAT2_NUMBERS.get(platform.machine())
-        self._syscall = None
+        self._call: Any = None
+        self._loaded = False
+        self._enabled: bool | None = None
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
         if self.number is not None:
+            import ctypes
+
             try:
                 libc = ctypes.CDLL(None, use_errno=True)
-                self._syscall = libc.syscall
-                self._syscall.restype = ctypes.c_long
+                self._call = libc.syscall
+                self._call.restype = ctypes.c_long
             except (OSError, AttributeError):
                 self.number = None
-        self.enabled = self.number is not None
+
+    @property
+    def _syscall(self) -> Any:
+        self._load()
+        return self._call
+
+    @property
+    def enabled(self) -> bool:
+        """Whether walks use ``openat2`` (false where the kernel or libc lacks it)."""
+        if self._enabled is None:
+            self._load()
+            self._enabled = self.number is not None
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        self._enabled = value
 
     def open_dir(self, dir_fd: int, rel: str) -> int:
         """Open the folder ``rel`` beneath ``dir_fd`` with no symlink allowed on the way."""
-        assert self._syscall is not None and self.number is not None
-        how = _OpenHow(
+        import ctypes
+
+        syscall = self._syscall
+        assert syscall is not None and self.number is not None
+        how = _open_how()(
             flags=_DIR_FLAGS,
             mode=0,
             resolve=_RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS,
         )
         while True:
-            fd = self._syscall(
+            fd = syscall(
                 ctypes.c_long(self.number),
                 ctypes.c_int(dir_fd),
                 ctypes.c_char_p(os.fsencode(rel)),

@@ -8,11 +8,11 @@ answer "where is X defined" and "what is in this file".
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import PurePath
 
-from smith_tui.tools.code import symbols_braces, symbols_lua, symbols_python
 from smith_tui.tools.code.symbol import KINDS, Symbol, signature_of
 from smith_tui.tools.files import open_regular_file, read_capped
 
@@ -64,22 +64,27 @@ def language_for(path: str | PurePath) -> str | None:
 Extractor = Callable[[list[str]], list[Symbol]]
 
 
-_EXTRACTORS: dict[str, Extractor] = {
-    "python": symbols_python.extract,
-    "lua": symbols_lua.extract,
-    "c": symbols_braces.extract_c,
-    "javascript": symbols_braces.extract_js,
-    "typescript": symbols_braces.extract_js,
-    "go": symbols_braces.extract_go,
-    "rust": symbols_braces.extract_rust,
+#: language → (module of ``smith_tui.tools.code``, function): imported when a file of that
+#: language is first scanned, not with the tool's schema (every run loads that; the
+#: extractors' patterns cost ~10 ms to import).
+_EXTRACTORS: dict[str, tuple[str, str]] = {
+    "python": ("symbols_python", "extract"),
+    "lua": ("symbols_lua", "extract"),
+    "c": ("symbols_braces", "extract_c"),
+    "javascript": ("symbols_braces", "extract_js"),
+    "typescript": ("symbols_braces", "extract_js"),
+    "go": ("symbols_braces", "extract_go"),
+    "rust": ("symbols_braces", "extract_rust"),
 }
 
 
 def extract_symbols(text: str, language: str) -> list[Symbol]:
     """Return the symbols of ``text`` written in ``language``, in line order."""
-    extractor = _EXTRACTORS.get(language)
-    if extractor is None:
+    where = _EXTRACTORS.get(language)
+    if where is None:
         raise ValueError(f"no symbol extractor for {language!r}")
+    module = importlib.import_module(f"smith_tui.tools.code.{where[0]}")
+    extractor: Extractor = getattr(module, where[1])
     return extractor(text.splitlines())
 
 
