@@ -90,6 +90,9 @@ class WorkerTree:
     pid: int
     head: str | None = None
     """The commit of the worker's result once collected (``None`` before)."""
+    admin: str = ""
+    """git's folder for the worktree (``<repository>/worktrees/<name>``), read when it was
+    made: what the worker does to its ``.git`` file later cannot point Smith elsewhere."""
 
     @property
     def folder(self) -> Path:
@@ -190,6 +193,8 @@ class WorkerTrees:
         self.root = data_dir / FOLDER
         self.data_dir = data_dir
         self.max_bytes = max_bytes
+        self._made: set[str] = set()
+        """The job ids whose worktrees this instance made (this session's)."""
 
     # ------------------------------------------------------------------ records
 
@@ -245,6 +250,7 @@ class WorkerTrees:
             job_id, str(work_tree), str(git_dir), str(path), branch, base, os.getpid()
         )
         self._write_record(record)
+        self._made.add(job_id)
         try:
             _Git(git_dir, work_tree).run(
                 "worktree", "add", "--quiet", "-b", branch, str(path), base
@@ -252,6 +258,9 @@ class WorkerTrees:
         except WorktreeError:
             self._remove(record)
             raise
+        admin = git_dir_of(path / ".git")
+        record = WorkerTree(**{**asdict(record), "admin": str(admin or "")})
+        self._write_record(record)
         return record
 
     def _check_size(self, git: _Git, work_tree: Path) -> None:
@@ -277,10 +286,10 @@ class WorkerTrees:
     # ------------------------------------------------------------------ the result
 
     def _tree_git(self, tree: WorkerTree, index: Path | None = None) -> _Git:
-        worktree_git = git_dir_of(Path(tree.path) / ".git")
-        if worktree_git is None:
+        admin = Path(tree.admin) if tree.admin else None
+        if admin is None or not (admin / "HEAD").is_file() or not Path(tree.path).is_dir():
             raise WorktreeError(f"worktree: {tree.path} is gone or is not a git worktree")
-        return _Git(worktree_git, Path(tree.path), index)
+        return _Git(admin, Path(tree.path), index)
 
     def collect(self, tree: WorkerTree, message: str) -> tuple[WorkerTree, WorkerDiff]:
         """Commit what the worker left in its worktree onto its branch; return the diff."""
@@ -398,11 +407,16 @@ class WorkerTrees:
             if branch:
                 git.run("branch", "-D", "--", tree.branch, ok=(0, 1))
 
-    def close(self, pid: int | None = None) -> None:
-        """Remove the worktree folders made by ``pid`` (this process), keeping their branches
-        and records: a finished worker's work stays mergeable from its branch."""
+    def close(self) -> None:
+        """At the end of the session: remove the worktree folders it made. A finished
+        worker's branch and record stay (its work can still be merged with git); an
+        unfinished one (cancelled) goes entirely."""
         for tree in self.records():
-            if tree.pid == (pid or os.getpid()) and tree.head is not None:
+            if tree.job_id not in self._made:
+                continue
+            if tree.head is None:
+                self._remove(tree, branch=True)
+            else:
                 git = self._user_git(tree)
                 git.run("worktree", "remove", "--force", "--force", tree.path, ok=(0, 1, 128))
 

@@ -201,3 +201,45 @@ def test_a_crashed_sessions_worktree_is_cleaned_at_the_next_start(
     assert [t.job_id for t in runtime.worktrees.records()] == [live.job_id]
     assert Path(live.path).is_dir()
     asyncio.run(runtime.aclose())
+
+
+async def test_the_config_gives_workers_worktrees_and_explorers_none(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = _repo(tmp_path)
+    config = {**CONFIG, "services": {"dispatch": {"worktree": True}}}
+    found = {"status": "ok", "summary": "read it", "findings": ["x"], "evidence": ["a:1"]}
+    llm_server.enqueue(
+        text_reply(tool_calls=[dispatch("explorer", "Look around")]),
+        text_reply(tool_calls=[report(**found)]),
+        text_reply(tool_calls=[dispatch("worker", "Change it")]),
+        text_reply(tool_calls=[report(status="ok", summary="nothing to change")]),
+        text_reply("Done."),
+    )
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url, config=config, cwd=repo)
+    await runtime.run_turn("Look, then change")
+    explorer, worker = results(runtime)
+    assert "worktree" not in explorer
+    assert worker["worktree"]["branch"] == f"smith/{worker['job_id']}"
+    assert worker["worktree"]["files"] == []
+    await runtime.aclose()
+
+
+async def test_closing_the_session_removes_its_worktrees_and_keeps_finished_branches(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = _repo(tmp_path)
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url, config=CONFIG, cwd=repo)
+    trees = runtime.worktrees
+    finished = await asyncio.to_thread(trees.create, repo, "job-finished00")
+    await asyncio.to_thread(_write, Path(finished.path, "shared.txt"), "done\n")
+    finished, _ = await asyncio.to_thread(trees.collect, finished, "worker")
+    cancelled = await asyncio.to_thread(trees.create, repo, "job-cancelled0")
+    await runtime.aclose()
+    assert not any(_exists(t.path) for t in (finished, cancelled))
+    assert _git(repo, "branch", "--list", "smith/*").split() == ["smith/job-finished00"]
+    assert _git(repo, "show", "smith/job-finished00:shared.txt") == "done\n"
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
