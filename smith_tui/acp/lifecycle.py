@@ -118,8 +118,9 @@ class SessionLifecycle:
     ) -> ForkSessionResponse:
         """A new session holding a copy of ``session_id``'s conversation, and with
         ``_meta.smith.beforePrompt`` (N, from 1) or ``_meta.smith.beforeTurn`` (a turn id)
-        only what came before that prompt: the fork asks again from there. The original
-        session and the project's files stay as they are."""
+        only what came before that prompt (a replayed prompt's ``messageId`` is its turn id):
+        the fork asks again from there. The original session and the project's files stay as
+        they are."""
         from smith_tui.acp.session_list import fork_conversation
 
         given = kwargs.get("smith")

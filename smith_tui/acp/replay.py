@@ -110,7 +110,11 @@ def _message(
             updates.parse_arguments(function.get("arguments")),
         )
     if message.get("role") != "tool":
-        yield from updates.replay([message], cwd)
+        for update in updates.replay([message], cwd):
+            if message.get("role") == "user" and message.get("turn_id"):
+                # The prompt's id is its turn's: session/fork's _meta.smith.beforeTurn takes it.
+                update.message_id = str(message["turn_id"])
+            yield update
         return
     name, args = calls.get(str(message.get("tool_call_id")), (message.get("name") or "", {}))
     result = updates.parse_arguments(str(message.get("content") or ""))

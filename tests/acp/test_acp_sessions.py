@@ -195,3 +195,31 @@ def test_list_pages_through_a_real_store(tmp_path: Path) -> None:
     listed = [s.session_id for s in first.sessions + second.sessions]
     assert sorted(listed) == sorted(ids)  # every one once, the other project's left out
     assert first.sessions[0].title.startswith("talk ")
+
+
+async def test_fork_before_a_replayed_prompt_by_its_message_id(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """session/load gives each prompt its messageId (its turn); fork's beforeTurn takes it."""
+    llm_server.enqueue(text_reply("one"), text_reply("two"), text_reply("other two"))
+    async with agent(tmp_path, repo, llm_server, EditorClient()) as conn:
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("first")])
+        await conn.prompt(session_id=sid, prompt=[text_block("second")])
+    loaded = EditorClient()
+    async with agent(tmp_path, repo, llm_server, loaded) as conn:
+        await conn.load_session(cwd=str(repo), session_id=sid, mcp_servers=[])
+        prompts = {u.content.text: u.message_id for u in loaded.of("user_message_chunk")}
+        assert prompts["first"] and prompts["second"] and prompts["first"] != prompts["second"]
+        fork = await conn.fork_session(
+            session_id=sid, cwd=str(repo), mcp_servers=[], smith={"beforeTurn": prompts["second"]}
+        )
+        await conn.prompt(session_id=fork.session_id, prompt=[text_block("second, again")])
+        unknown = await _error_of(
+            conn.fork_session(
+                session_id=sid, cwd=str(repo), mcp_servers=[], smith={"beforeTurn": "nope"}
+            )
+        )
+    assert _user_texts(llm_server.chat_requests()[-1]) == ["first", "second, again"]
+    assert "the conversation has no turn 'nope'" in json.dumps(unknown)
