@@ -3,20 +3,28 @@
 The repository names a filter driver for every file and ships a post-checkout hook; making a
 worker's worktree (which checks files out) and collecting its result (which reads them back)
 must start neither. The control runs plain ``git worktree add`` in the same repository and
-shows that both programs do run there.
+shows that both programs do run there. A worker in a worktree cannot write the parent's
+files by their absolute path, with ``write`` (outside its project root) or ``bash`` (the
+sandbox shows only the worktree writable); the same worker without a worktree can.
 """
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from smith_tui.tools.sandbox import probe_bwrap
 from smith_tui.tools.worktrees import WorkerTrees, WorktreeError
-from tests.support.runtime import make_git_repo
+from tests.dispatch.support import dispatch, report
+from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
+from tests.support.runtime import make_git_repo, open_runtime
 
 SECTION = "files"
+needs_bwrap = pytest.mark.skipif(not probe_bwrap().ok, reason="bubblewrap is not usable here")
 
 
 def _hostile(tmp_path: Path) -> tuple[Path, Path]:
@@ -66,3 +74,49 @@ def test_a_repository_with_a_config_include_is_refused(tmp_path: Path) -> None:
     with pytest.raises(WorktreeError, match="includes other files"):
         WorkerTrees(tmp_path / "data").create(repo, "job-bbbbbbbbbb")
     assert not (tmp_path / "data" / "worktrees" / "job-bbbbbbbbbb").exists()
+
+
+def _escape_script(repo: Path) -> list[Any]:
+    """A worker that writes the parent's file by its absolute path, with write and with bash."""
+    target = repo / "README.md"
+    return [
+        text_reply(
+            tool_calls=[
+                tool_call("write", {"path": str(target), "content": "by write\n"}),
+                tool_call("bash", {"command": f"echo by bash >> {target}"}),
+                report(status="ok", summary="tried"),
+            ]
+        ),
+        text_reply("done"),
+    ]
+
+
+async def _worker_run(tmp_path: Path, server: ScriptedLLMServer, *, worktree: bool) -> Path:
+    repo = make_git_repo(tmp_path / "repo")
+    config = {"active_role": "orchestrator", "permissions": {"mode": "yolo"}}
+    server.enqueue(
+        text_reply(tool_calls=[dispatch("worker", "write it", worktree=worktree)]),
+        *_escape_script(repo),
+    )
+    runtime, _ = open_runtime(tmp_path, server.base_url, config=config, cwd=repo)
+    await runtime.run_turn("go")
+    await runtime.aclose()
+    return repo
+
+
+@needs_bwrap
+@pytest.mark.attack(SECTION, "a worker in a worktree writes the parent's files by absolute path")
+async def test_a_worker_in_a_worktree_cannot_write_the_parents_files(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = await _worker_run(tmp_path, llm_server, worktree=True)
+    assert await asyncio.to_thread((repo / "README.md").read_text) == "# demo\n"
+
+
+@needs_bwrap
+@pytest.mark.control(SECTION, "a worker without a worktree writes the same path, both ways")
+async def test_a_worker_without_a_worktree_writes_the_parents_files(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = await _worker_run(tmp_path, llm_server, worktree=False)
+    assert await asyncio.to_thread((repo / "README.md").read_text) == "by write\nby bash\n"
