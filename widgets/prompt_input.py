@@ -1,4 +1,5 @@
-"""The multi-line prompt: enter submits, history on up/down, completion dropdown."""
+"""The multi-line prompt: enter submits, history on up/down, completion dropdown, and vim
+keys when ``services.ui.vim`` is on (:mod:`.vim_keys`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from textual.widgets import TextArea
 from smith_tui.engine.roles import role_display
 from smith_tui.widgets.completion.candidates import Completer, Completion
 from smith_tui.widgets.completion.menu import CompletionMenu
+from smith_tui.widgets.vim_keys import Mode, VimKeys
 
 PLACEHOLDER = "Ask {role}… (enter sends, ctrl+j new line, / commands, @ files)"
 """The empty prompt's hint; it names the role that answers (:meth:`PromptInput.show_role`)."""
@@ -22,6 +24,8 @@ NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
 SCROLL_KEYS = frozenset({"pageup", "pagedown"})
 #: Keys handed on the same way while the prompt is empty (with text they move the cursor).
 SCROLL_KEYS_WHEN_EMPTY = frozenset({"home", "end"})
+#: The prompt's border title in vim's normal mode (insert mode shows none).
+NORMAL_MODE_TITLE = "NORMAL"
 
 
 class PromptHistory:
@@ -139,6 +143,10 @@ class PromptInput(TextArea):
         self.take_queued: Callable[[], str | None] | None = None
         """Takes back the newest prompt queued behind a running turn (``None``: none); up in
         the empty prompt calls it before walking the history."""
+        self.vim_enabled: Callable[[], bool] = lambda: False
+        """Whether vim keys are on, asked at every key (so a changed setting holds at once)."""
+        self.vim = VimKeys(self, on_mode=self._show_mode, newline_keys=NEWLINE_KEYS)
+        """The vim modes and motions (used only while :attr:`vim_enabled` says so)."""
 
     def show_role(self, role: str) -> None:
         """Name ``role`` (its alias: ``Ask Tank…``) in the placeholder."""
@@ -159,6 +167,7 @@ class PromptInput(TextArea):
         self.prompt_history.add(text)
         self.clear()
         self._close_menu()
+        self.vim.reset()  # a new prompt starts in insert mode
         self.post_message(self.Submitted(self, text))
 
     def _replace_all(self, text: str) -> None:
@@ -180,11 +189,23 @@ class PromptInput(TextArea):
 
     async def on_key(self, event: events.Key) -> None:
         """Handle the prompt's own keys before the text area (which then never sees them)."""
-        if self._handle_key(event.key):
+        if self._handle_key(event.key, event.character if event.is_printable else None):
             event.stop()
             event.prevent_default()
 
-    def _handle_key(self, key: str) -> bool:
+    @property
+    def vim_normal(self) -> bool:
+        """Whether vim keys are on and in normal mode (the app then leaves ``ctrl+r``, redo,
+        to the prompt)."""
+        return self.vim.mode is Mode.NORMAL and self.vim_enabled()
+
+    def _show_mode(self, mode: Mode) -> None:
+        self.border_title = NORMAL_MODE_TITLE if mode is Mode.NORMAL else None
+        if mode is Mode.NORMAL:
+            self._close_menu()
+        self.refresh_bindings()  # ctrl+r: the history screen, or redo in normal mode
+
+    def _handle_key(self, key: str, character: str | None = None) -> bool:
         menu = self.menu
         if menu is not None and menu.is_open:
             if key in ("up", "down"):
@@ -198,6 +219,20 @@ class PromptInput(TextArea):
         if key == "enter":
             self.submit()
             return True
+        if self.vim_enabled():
+            routed = self.vim.handle(key, character)
+            if routed is None:
+                return True
+            if routed != key:  # k on the first line, j on the last: the history
+                self._handle_plain_key(routed)
+                self.vim.settle()
+                return True
+        elif self.vim.mode is not Mode.INSERT:
+            self.vim.reset()  # vim keys were turned off in normal mode
+        return self._handle_plain_key(key)
+
+    def _handle_plain_key(self, key: str) -> bool:
+        """The prompt's keys that are not vim's (``True`` when one was used)."""
         if key in SCROLL_KEYS or (key in SCROLL_KEYS_WHEN_EMPTY and not self.text):
             self.post_message(self.ScrollRequested(self, key))
             return True
@@ -276,6 +311,8 @@ class PromptInput(TextArea):
             self._recalled = False
             self._close_menu()
             return
+        if self.vim_normal:
+            return  # a normal-mode edit opens no completion menu
         self.refresh_completion()
 
     def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:

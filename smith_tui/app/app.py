@@ -602,6 +602,8 @@ class SmithApp(App[int]):
             return self.screen is self.main_screen
         if action == "external_editor":  # a screen offers it with an edit_externally()
             return self.screen is self.main_screen or hasattr(self.screen, "edit_externally")
+        if action == "open_history":  # in vim's normal mode ctrl+r is the prompt's redo
+            return not getattr(self.focused, "vim_normal", False)
         return True
 
     def action_toggle_side(self) -> None:

@@ -263,6 +263,7 @@ class MainScreen(Screen):
         prompt = self.query_one(PromptInput)
         prompt.menu = self.query_one(CompletionMenu)
         prompt.take_queued = self.take_queued
+        prompt.vim_enabled = self._vim_keys_on
         self.query_one("#queued").display = False
         if self.app.animation_level == "none":
             prompt.cursor_blink = False  # a blinking cursor makes frames differ
@@ -270,6 +271,10 @@ class MainScreen(Screen):
         self.call_after_refresh(self._first_frame_painted)
         if self.runtime:
             self.runtime_ready()
+
+    def _vim_keys_on(self) -> bool:
+        """``services.ui.vim`` as configured now (the prompt asks at every key)."""
+        return bool(self.runtime and self.runtime.config.model.services.ui.vim)
 
     def runtime_ready(self) -> None:
         """The runtime is open: fill the status line, then mount the panes (once)."""

@@ -61,6 +61,7 @@ OVERRIDABLE_PATHS: frozenset[str] = frozenset(
         *(f"permissions.{name}" for name in PermissionsConfig.model_fields),
         *(f"routing.{name}" for name in RoutingConfig.model_fields),
         *(f"notifications.{name}" for name in NotificationsConfig.model_fields),
+        "services.ui.vim",  # the prompt asks it at every key: a change holds at once
     )
 )
 """The exact overridable paths; ``models.<key>`` paths are allowed in addition."""

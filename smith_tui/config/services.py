@@ -55,6 +55,14 @@ class UIOptions(Section):
     """Options of the user interface service."""
 
     keys: KeyBindings = Field(default_factory=KeyBindings, description="Key bindings.")
+    vim: bool = Field(
+        False,
+        description=(
+            "Vim keys in the prompt: it starts in insert mode, escape switches to normal mode "
+            "(motions, operators, counts; the prompt's border says NORMAL) and i, a, o… back; "
+            "enter sends in either mode. Takes effect at the next key."
+        ),
+    )
     kitty_graphics: Literal["auto", "on", "off"] = Field(
         "auto",
         description=(

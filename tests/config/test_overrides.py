@@ -204,6 +204,7 @@ def test_the_allowlist_is_exactly_the_seed_set() -> None:
             "routing.auto",
             "notifications.mode",
             "notifications.after_s",
+            "services.ui.vim",
         ]
     )
     assert all(is_overridable_path(path) for path in paths)
