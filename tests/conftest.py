@@ -3,6 +3,7 @@ scripted LLM server and the recorded streams."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -98,9 +99,17 @@ def _no_file_roles() -> Iterator[None]:
     set_file_roles(())
 
 
+#: The report files a run writes at its end (docs/SECURITY.md, docs/RELIABILITY.md).
+REPORT_VARIABLES = ("SMITH_SECURITY_REPORT", "SMITH_RELIABILITY_REPORT")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist registers it too; without xdist the mark still is a known one.
     config.addinivalue_line("markers", "xdist_group(name): run these tests on one worker")
+    reports = [name for name in REPORT_VARIABLES if os.environ.get(name)]
+    if reports and config.getoption("numprocesses", None):
+        # Each worker would write the rows of its own tests alone, over the others'.
+        raise pytest.UsageError(f"{', '.join(reports)}: run the report without -n (serially)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
