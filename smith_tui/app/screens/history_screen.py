@@ -194,6 +194,9 @@ class HistoryScreen(SmithModal):
         source = fork_source(conv)
         fork_turn = None
         if source is not None:
+            # A fork's copied turns have no records of their own (their usage stays the
+            # source's): count them by its messages.
+            turns = len(forks.turn_ids(store, conv.id))
             if source not in turns_of:
                 turns_of[source] = forks.turn_ids(store, source)
             turn = conv.metadata[forks.FORKED_FROM].get("turn")
@@ -351,7 +354,7 @@ class HistoryScreen(SmithModal):
     def _title_option(self, row: HistoryRow) -> Option:
         title = Text(visible(row.title), style="bold", no_wrap=True, overflow="ellipsis")
         title.append(
-            f"  title · {row.turns} turns · {self.time_format(row.conversation.updated_at)}",
+            f"  title · {row.turns} turn{'s' if row.turns != 1 else ''} · {self.time_format(row.conversation.updated_at)}",
             style="dim",
         )
         return Option(title)
