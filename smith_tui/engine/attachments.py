@@ -230,6 +230,7 @@ def _attach_image(raw: str, ctx: ToolContext, result: Attached) -> None:
         except (ToolError, ImageError) as exc:
             problem = problem or str(exc)
             continue
+        thumbnail = image.pop("thumbnail", None)  # the transcript's, not the model's
         result.images.append(image)
         result.attachments.append(
             {
@@ -238,6 +239,7 @@ def _attach_image(raw: str, ctx: ToolContext, result: Attached) -> None:
                 "width": image["width"],
                 "height": image["height"],
                 "bytes": len(image["data"]) * 3 // 4,
+                "thumbnail": thumbnail,
             }
         )
         return

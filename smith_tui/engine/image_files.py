@@ -35,6 +35,9 @@ MAX_ENCODED_BYTES = 2 * 1024 * 1024
 """Most bytes an image takes once re-encoded (every request of the conversation resends it)."""
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 """The only decoders Pillow may use on a prompt's file."""
+THUMBNAIL_BOX = (256, 128)
+"""The transcript's thumbnail of an image fits this box (pixels); it is kept with the
+prompt's attachment entry, never sent to the model."""
 _JPEG_QUALITIES = (85, 70, 50)
 
 
@@ -57,9 +60,10 @@ def read_image(raw: str, ctx: ToolContext) -> tuple[str, dict[str, Any]]:
 
 
 def prepare_image(data: bytes, *, name: str) -> dict[str, Any]:
-    """``{"mime_type", "data", "name", "width", "height"}`` for the image file bytes
-    ``data``: decoded, upright, at most :data:`MAX_SIDE` px a side, re-encoded without its
-    metadata under :data:`MAX_ENCODED_BYTES`; an :class:`ImageError` when it cannot be."""
+    """``{"mime_type", "data", "name", "width", "height", "thumbnail"}`` for the image file
+    bytes ``data``: decoded, upright, at most :data:`MAX_SIDE` px a side, re-encoded without
+    its metadata under :data:`MAX_ENCODED_BYTES` (``thumbnail``: a base64 PNG that fits
+    :data:`THUMBNAIL_BOX`); an :class:`ImageError` when it cannot be."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
@@ -94,7 +98,17 @@ def prepare_image(data: bytes, *, name: str) -> dict[str, Any]:
     picture.thumbnail((MAX_SIDE, MAX_SIDE), Image.Resampling.LANCZOS)
     mime, encoded = _encode(picture, alpha)
     image = checked_image(mime, base64.b64encode(encoded).decode("ascii"))
-    return {**image, "name": name, "width": picture.width, "height": picture.height}
+    small = picture.copy()
+    small.thumbnail(THUMBNAIL_BOX, Image.Resampling.LANCZOS)
+    thumb = io.BytesIO()
+    small.save(thumb, format="PNG")
+    return {
+        **image,
+        "name": name,
+        "width": picture.width,
+        "height": picture.height,
+        "thumbnail": base64.b64encode(thumb.getvalue()).decode("ascii"),
+    }
 
 
 def _encode(picture: Any, alpha: bool) -> tuple[str, bytes]:

@@ -6,6 +6,8 @@ gets a notice on screen instead. Snapshots of a transcript row with an image at 
 
 from __future__ import annotations
 
+import base64
+import io
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,9 @@ from textual.pilot import Pilot
 
 from smith_tui.engine import events as ev
 from smith_tui.widgets.prompt_input import PromptInput
+from smith_tui.widgets.textual_compat import terminal_driver
+from smith_tui.widgets.transcript import thumbnails
+from smith_tui.widgets.transcript.user_message import UserMessage
 from tests.app.app_harness import (
     isolated_runtime,
     make_app,
@@ -119,3 +124,61 @@ def _image_row(app: TranscriptApp) -> Any:
 def test_image_row_snapshot(snap_compare: Any, size: tuple[int, int]) -> None:
     app = TranscriptApp()
     assert snap_compare(app, terminal_size=size, run_before=_image_row(app))
+
+
+def test_thumbnails_only_where_the_terminal_draws_placeholders() -> None:
+    class FakeApp:
+        is_headless = False
+        runtime = None
+
+    assert thumbnails.thumbnails_on(FakeApp(), {"TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1"})
+    assert thumbnails.thumbnails_on(FakeApp(), {"TERM_PROGRAM": "ghostty"})
+    assert not thumbnails.thumbnails_on(FakeApp(), {"TERM_PROGRAM": "WezTerm"})
+    assert not thumbnails.thumbnails_on(FakeApp(), {"TERM": "xterm-kitty", "TMUX": "/t,1,0"})
+    assert not thumbnails.thumbnails_on(FakeApp(), {"TERM": "xterm-256color"})
+    FakeApp.is_headless = True
+    assert not thumbnails.thumbnails_on(FakeApp(), {"TERM": "xterm-kitty"})
+    assert thumbnails.cells(1280, 720) == (21, 6)
+    assert thumbnails.cells(4000, 500) == (24, 2)
+
+
+async def test_a_kitty_terminal_gets_the_thumbnail_as_placeholder_cells(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """With graphics on (forced: Pilot has no terminal), the row sends the thumbnail once as
+    a virtual placement and draws it as placeholder cells coloured with its id."""
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("Green."))
+        ephemeral = {"default_model": "vision-model"}
+        with isolated_runtime(tmp_path, monkeypatch, server.base_url, ephemeral=ephemeral) as rt:
+            Image.new("RGB", (1280, 720), (20, 200, 20)).save(tmp_path / "project" / "shot.png")
+            monkeypatch.setattr(thumbnails, "thumbnails_on", lambda app, env=None: True)
+            app = make_app(rt)
+            written: list[str] = []
+            async with running(app) as pilot:
+                monkeypatch.setattr(terminal_driver(app), "write", written.append)
+                prompt = pilot.app.screen.query_one(PromptInput)
+                prompt.load_text("what is @shot.png")
+                await pilot.press("enter")
+                await wait_for_text(pilot, "Green.")
+                row = app.screen.query_one(UserMessage)
+                lines = [
+                    "".join(seg.text for seg in row.render_line(y)) for y in range(row.size.height)
+                ]
+                cells = [line for line in lines if thumbnails.PLACEHOLDER in line]
+                styles = {
+                    seg.style.color.triplet.hex
+                    for y in range(row.size.height)
+                    for seg in row.render_line(y)
+                    if thumbnails.PLACEHOLDER in seg.text and seg.style and seg.style.color
+                }
+                await wait_until(pilot, lambda: not rt.busy, what="the turn to end")
+    commands = [w for w in written if "U=1" in w]
+    assert len(commands) == 1 and commands[0].startswith("\x1b_Ga=T,U=1,f=100,")
+    assert ",c=21,r=6," in commands[0]
+    payload = "".join(part.split(";", 1)[1] for part in commands[0].split("\x1b\\") if ";" in part)
+    png = base64.b64decode(payload)
+    assert Image.open(io.BytesIO(png)).size == (228, 128)  # fits THUMBNAIL_BOX
+    ident = thumbnails.image_id(png)
+    assert len(cells) == 6 and all(line.count(thumbnails.PLACEHOLDER) == 21 for line in cells)
+    assert styles == {f"#{ident:06x}"}

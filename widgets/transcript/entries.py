@@ -18,6 +18,8 @@ class UserEntry:
 
     text: str
     position: int | None = None
+    images: list[dict[str, Any]] = field(default_factory=list)
+    """Its image attachments (``kind: "image"``: size and thumbnail) for thumbnails."""
 
 
 @dataclass

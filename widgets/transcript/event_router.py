@@ -65,7 +65,8 @@ def route_event(transcript: Transcript, event: Any) -> None:
     elif isinstance(event, ev.TurnStarted):
         t.end_assistant()
         metadata: dict[str, Any] = {"prompt": event.prompt, "attachments": event.attachments}
-        t.add_user(display_text(event.prompt, metadata))
+        images = [a for a in event.attachments if a.get("kind") == "image"]
+        t.add_user(display_text(event.prompt, metadata), images)
     elif isinstance(event, ev.ToolCallStarted):
         t.end_assistant()
         t.add_tool_call(event.call_id, event.name, event.arguments)

@@ -107,7 +107,11 @@ def entries_from_messages(
             if record is not None:
                 _add_commands(entries, record, position, before=True)
             # A prompt with @path attachments shows as typed, with a marker per file.
-            entries.append(UserEntry(text=display_text(text, metadata), position=position))
+            attached = metadata.get("attachments")
+            images = [a for a in attached or () if isinstance(a, dict) and a.get("kind") == "image"]
+            entries.append(
+                UserEntry(text=display_text(text, metadata), position=position, images=images)
+            )
         elif kind == "assistant":
             reasoning = message_text(message.get("reasoning"))
             if text.strip() or reasoning.strip():

@@ -262,9 +262,9 @@ class Transcript(VerticalScroll, can_focus=True):
         return [entry for widget in self.entry_widgets for entry in _entries_of(widget)]
 
     # -- adding content -----------------------------------------------------------------
-    def add_user(self, text: str) -> UserMessage:
-        """Show a message the user sent."""
-        return self._append(UserMessage(UserEntry(text=text)))
+    def add_user(self, text: str, images: list[dict[str, Any]] | None = None) -> UserMessage:
+        """Show a message the user sent (``images``: its image attachments)."""
+        return self._append(UserMessage(UserEntry(text=text, images=list(images or []))))
 
     def begin_assistant(self, role: str = "direct", job_id: str | None = None) -> AssistantMessage:
         """Start an assistant message that text and reasoning stream into."""
