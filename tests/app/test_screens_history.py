@@ -8,6 +8,7 @@ from textual.widgets import DataTable, OptionList
 
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
+from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.engine import events as ev
 from tests.app.app_harness import screen_text, wait_until
 from tests.support.runtime import Recorder
@@ -227,4 +228,37 @@ async def test_busy_runtime_refuses_to_switch(tmp_path: Path) -> None:
             assert runtime.conversation_id == ids["parser"]
         finally:
             runtime.finish_turn()
+    await runtime.aclose()
+
+
+async def test_a_sub_agent_hit_opens_its_parent_with_the_pager_on_its_messages(
+    tmp_path: Path,
+) -> None:
+    runtime = offline_runtime(tmp_path)
+    ids = _fill(runtime)
+    store = runtime.store
+    child = store.conversations.create(runtime.project_id, "worker job", parent_id=ids["parser"])
+    store.conversations.append_messages(
+        child,
+        [
+            {"role": "user", "content": "look at the lexer"},
+            {"role": "assistant", "content": "the quokka lexer drops tabs"},
+        ],
+    )
+    runtime.load_conversation(ids["docs"])
+    async with _host(runtime).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#history-search").value = "quokka"
+        await _searched(pilot, "quokka")
+        assert [(h.conversation_id, h.parent_id) for h in screen.hits] == [(child, ids["parser"])]
+        assert "worker job (sub-agent)  #1 assistant:" in screen_text(app)
+        await pilot.press("enter", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen), "the pager")
+        assert app.results == [ids["parser"]] and runtime.conversation_id == ids["parser"]
+        pager = app.screen
+        await wait_until(pilot, lambda: pager.pager.current_match is not None, "the hit")
+        assert pager.pager.current_text.lower() == "quokka"
+        assert "the quokka lexer drops tabs" in screen_text(app)
     await runtime.aclose()
