@@ -462,3 +462,17 @@ def test_normal_mode_indicator_snapshot(snap_compare, tmp_path, monkeypatch) -> 
         assert snap_compare(app, terminal_size=(80, 24), run_before=normal_mode)
     finally:
         runtime.store.close()
+
+
+def test_the_help_screen_tells_about_vim_keys() -> None:
+    import io
+
+    from rich.console import Console
+
+    from smith_tui.app.screens.help_screen import help_renderable
+    from smith_tui.config.services import KeyBindings
+
+    console = Console(width=120, file=io.StringIO(), record=True)
+    console.print(help_renderable(KeyBindings()))
+    text = " ".join(console.export_text().split())
+    assert "esc (vim keys)" in text and "services.ui.vim" in text and "NORMAL" in text

@@ -71,6 +71,11 @@ GETTING_AROUND: tuple[tuple[str, str], ...] = (
     ("enter", "on a tool call: expand its full result (edit/write: the diff)"),
     ("enter / d", "on a turn's \"N files changed\" mark: the turn's combined diff"),
     ("esc / ctrl+c", "interrupt the running turn"),
+    (
+        "esc (vim keys)",
+        "with services.ui.vim on: the prompt's NORMAL mode (hjkl w b e, d c y p, u / ctrl+r "
+        "redo; esc again interrupts); i a o… back to typing",
+    ),
     ("enter while busy", "queue the prompt; it is sent when the turn ends (↑ takes it back)"),
     ("/copy [N]", "copy the last answer, or its Nth code block"),
     ("@name at start", "hand the prompt to that sub-agent (/agents lists them)"),
