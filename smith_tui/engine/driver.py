@@ -247,7 +247,8 @@ class TurnDriver:
                 user["content"] = f"{review}\n\n{attached.content}"
                 metadata = {"prompt": plan.prompt, **metadata, "review": review}
             if plan.images:
-                metadata = {**metadata, IMAGES_KEY: [dict(i) for i in plan.images]}
+                kept = list(metadata.get(IMAGES_KEY) or [])  # @path images go first
+                metadata = {**metadata, IMAGES_KEY: [*kept, *(dict(i) for i in plan.images)]}
             if metadata:
                 user["metadata"] = metadata
             reply = handoff_reply(plan.handoff) if plan.handoff else None

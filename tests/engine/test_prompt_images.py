@@ -252,3 +252,23 @@ def test_headless_smith_p_sends_the_image_or_says_why_not(tmp_path: Path) -> Non
     assert unseen.returncode == 0 and unseen.stdout.strip() == "unseen"
     assert "the model text-model does not take images" in unseen.stderr
     assert _user_messages(requests[1])[-1]["content"] == "look at @shot.png"
+
+
+async def test_an_at_path_image_and_an_editor_image_both_go(tmp_path: Path) -> None:
+    """A prompt with ``@shot.png`` and an image handed in by a front end (ACP's image
+    block, ``run_turn(images=)``) sends both, the file's first."""
+    repo = make_git_repo(tmp_path / "repo")
+    png_with_exif(repo / "shot.png", (40, 20))
+    block = io.BytesIO()
+    Image.new("RGB", (10, 10)).save(block, format="PNG")
+    given = {"mime_type": "image/png", "data": base64.b64encode(block.getvalue()).decode()}
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("two"))
+        runtime, _ = open_runtime(tmp_path, server.base_url, model="vision-model", cwd=repo)
+        try:
+            await runtime.run_turn("compare @shot.png with this", images=(given,))
+        finally:
+            await runtime.aclose()
+        parts = _user_messages(server.chat_requests()[0])[-1]["content"]
+    sizes = [_decode_url(p["image_url"]["url"])[1].size for p in parts[1:]]
+    assert sizes == [(40, 20), (10, 10)]
