@@ -95,7 +95,17 @@ class SessionLifecycle:
         except Exception as exc:
             await runtime.aclose()
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
-        return await self._bind(runtime, conversation)
+        return await self._bound(runtime, conversation)
+
+    async def _bound(self, runtime: Any, conversation_id: str) -> Any:
+        """Bind a stored conversation as load does: in the permission mode it was left in,
+        with the commands advertised."""
+        from smith_tui.acp.agent import _advertise, _restore_mode
+
+        _restore_mode(runtime)
+        session = await self._bind(runtime, conversation_id)
+        await _advertise(session)
+        return session
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -154,7 +164,7 @@ class SessionLifecycle:
         except Exception as exc:
             await runtime.aclose()
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
-        session = await self._bind(runtime, fork_id)
+        session = await self._bound(runtime, fork_id)
         return ForkSessionResponse(
             session_id=fork_id, modes=session.modes(), config_options=session.config_options()
         )

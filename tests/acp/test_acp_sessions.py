@@ -91,6 +91,7 @@ async def test_list_resume_close_fork_and_titles(
         )
         assert "beforePrompt must be 1 to 2" in json.dumps(bad)
 
+        await conn.set_session_mode(session_id=sid, mode_id="auto-edit")
         await conn.close_session(session_id=sid)
         closed = await _error_of(conn.prompt(session_id=sid, prompt=[text_block("still?")]))
         assert f"no open session '{sid}'" in json.dumps(closed)
@@ -104,10 +105,12 @@ async def test_list_resume_close_fork_and_titles(
     async with agent(tmp_path, repo, llm_server, resumed_client) as conn:
         resumed = await conn.resume_session(cwd=str(repo), session_id=sid, mcp_servers=[])
         assert resumed.config_options[0].id == "role"
+        assert resumed.modes.current_mode_id == "auto-edit"  # as the session was left
         # No replay: the client already shows the history.
         assert not resumed_client.of("user_message_chunk")
         assert not resumed_client.of("agent_message_chunk")
         await conn.prompt(session_id=sid, prompt=[text_block("third question")])
+        assert resumed_client.of("available_commands_update")  # as after load
         missing = await _error_of(
             conn.resume_session(cwd=str(repo), session_id="no-such-id", mcp_servers=[])
         )
