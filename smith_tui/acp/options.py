@@ -27,7 +27,6 @@ ROLES = ("direct", "orchestrator")
 warnings.filterwarnings(
     "ignore", message=rf"(?s)Pydantic serializer warnings:.*'{ROLE_CATEGORY}'", category=UserWarning
 )
-MODE_NAMES = {"read-only": "Read only", "ask": "Ask", "auto-edit": "Auto edit", "yolo": "Yolo"}
 
 
 def model_ids(catalog: Sequence[Any]) -> list[str]:
@@ -92,7 +91,7 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
 def mode_option(runtime: Any) -> SessionConfigOptionSelect:
     """The permission mode as a select option (``category: mode``): clients that take
     config options instead of the session's modes still offer it."""
-    from smith_tui.config.permissions import PERMISSION_MODES
+    from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
 
     return SessionConfigOptionSelect(
         type="select",
@@ -102,7 +101,11 @@ def mode_option(runtime: Any) -> SessionConfigOptionSelect:
         category="mode",
         current_value=runtime.permission_mode,
         options=[
-            SessionConfigSelectOption(value=mode, name=MODE_NAMES.get(mode, mode))
+            SessionConfigSelectOption(
+                value=mode,
+                name=MODE_TEXT.get(mode, (mode, ""))[0],
+                description=MODE_TEXT.get(mode, (mode, ""))[1] or None,
+            )
             for mode in PERMISSION_MODES
         ],
     )
