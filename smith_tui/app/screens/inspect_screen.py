@@ -395,9 +395,18 @@ class InspectScreen(SmithModal):
             if not answer:
                 self._set_status("Nothing forked.")
                 return
-            self.dismiss(None)
+            app, runtime = self.app, self.runtime
             command = line + (" --files" if answer == "files" else "")
-            self.app.run_worker(self.runtime.submit(command), group="turn", exit_on_error=False)
+
+            async def run() -> None:
+                # /fork reports its own errors as its output; this is anything else.
+                try:
+                    await runtime.submit(command)
+                except Exception as exc:
+                    app.notify(error_text(exc), title="Could not fork", severity="error")
+
+            self.dismiss(None)
+            app.run_worker(run(), group="turn", exit_on_error=False)
 
         if number == len(turns):
             question = (
