@@ -53,6 +53,9 @@ class SessionLifecycle:
         titles = TitleReporter(session.runtime, session.send)
         session.runtime.subscribe(titles)
         session.runtime.subscribe(UsageReporter(session.send))
+        reporter = options.OptionsReporter(session)
+        reporter.mode = session.runtime.permission_mode
+        session.runtime.subscribe(reporter)
         titles.announce()  # a stored conversation is named at once (one small read)
 
     async def list_sessions(

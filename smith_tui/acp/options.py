@@ -147,3 +147,31 @@ def apply(runtime: Any, config_id: str, value: str, models: Sequence[str]) -> No
         runtime.set_permission_mode(value)
     else:
         raise KeyError(config_id)
+
+
+class OptionsReporter:
+    """Sends ``config_option_update`` when the model or the permission mode changes outside
+    ``session/set_config_option`` (``/model``, ``/mode``, ``session/set_mode``), so the
+    editor's selectors follow; ``/role`` is said by the session itself."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.mode: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        from acp.schema import ConfigOptionUpdate
+
+        from smith_tui.engine import events as ev
+
+        if isinstance(event, ev.PermissionMode):
+            changed = self.mode is not None and event.mode != self.mode
+            self.mode = event.mode
+        else:
+            changed = isinstance(event, ev.CommandOutput) and event.command == "/model" and event.ok
+        if changed:
+            self.session.send(
+                ConfigOptionUpdate(
+                    session_update="config_option_update",
+                    config_options=self.session.config_options(),
+                )
+            )

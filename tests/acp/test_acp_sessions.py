@@ -171,10 +171,25 @@ async def test_model_option_switches_the_model_and_usage_is_reported(
                 conn.set_config_option(config_id="colour", session_id=sid, value="x")
             )
             await conn.set_config_option(config_id="mode", session_id=sid, value="yolo")
+            # Changed outside set_config_option, the selectors follow: /model typed in the
+            # editor, and the session mode set the older way.
+            before = len(client.of("config_option_update"))
+            await conn.prompt(session_id=sid, prompt=[text_block("/model vision-model")])
+            await conn.set_session_mode(session_id=sid, mode_id="read-only")
+            await conn.prompt(session_id=sid, prompt=[text_block("/mode")])  # flushes updates
+            followed = [
+                {o.id: o.current_value for o in u.config_options}
+                for u in client.of("config_option_update")[before:]
+            ]
     assert "the server offers no model 'txt-model'" in json.dumps(typo)
     assert "vision-model, text-model" in json.dumps(typo)
     assert "unknown option 'colour'" in json.dumps(unknown)
-    assert [u.current_mode_id for u in client.of("current_mode_update")][-1] == "yolo"
+    assert [u.current_mode_id for u in client.of("current_mode_update")][-2:] == [
+        "yolo",
+        "read-only",
+    ]
+    assert any(f["model"] == "vision-model" and f["mode"] == "yolo" for f in followed)
+    assert followed[-1]["mode"] == "read-only" and followed[-1]["model"] == "vision-model"
 
 
 def test_list_pages_through_a_real_store(tmp_path: Path) -> None:
