@@ -51,7 +51,9 @@ async def test_broken_file_is_one_notice_and_the_menu_lists_the_good_one(
     runtime = app_runtime(tmp_path, api_url=llm_server.base_url)
     app = make_app(runtime)
     try:
-        async with running(app, size=(160, 140)) as pilot:
+        # Wide enough that the notice's line, which holds the tmp path (longer in a
+        # pytest -n worker's folder), does not wrap.
+        async with running(app, size=(240, 140)) as pilot:
             await wait_for_text(pilot, broken_line(project), within=15)
             menu = app.screen.query_one(CompletionMenu)
             await pilot.press("slash", "g", "i", "t")

@@ -497,9 +497,11 @@ def test_a_check_costs_well_under_a_millisecond() -> None:
     rules = {"allow": [ALLOW, "bash(pytest*)", "bash(tail*)"], "deny": [DENY, "bash(git push*)"]}
     command = "git status --short && pytest -q tests/tools -k 'not slow' | tail -5"
     _decide(command, **rules)
-    started = time.perf_counter()
+    # This process's CPU time: on a loaded machine (a parallel run) the wall clock also
+    # counts the time other processes held the core.
+    started = time.process_time()
     for i in range(200):
         read_command.cache_clear()
         _decide(f"{command} {i}", **rules)
-    per_check = (time.perf_counter() - started) / 200
+    per_check = (time.process_time() - started) / 200
     assert per_check < 0.001, f"{per_check * 1000:.3f} ms per check"
