@@ -282,6 +282,8 @@ def partial_line(result: WindowResult) -> str:
         parts.append(f"{result.elided_count} old tool outputs elided")
     if result.cut_count:
         parts.append(f"{result.cut_count} tool outputs cut to fit")
+    if result.dropped_images:
+        parts.append(f"{result.dropped_images} older prompts' images left out")
     if not parts:
         return ""
     return f"{PARTIAL_PREFIX} {', '.join(parts)} to fit the context window."

@@ -13,6 +13,7 @@ import json
 import os
 import struct
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import attach_files, display_text
 from smith_tui.engine.image_files import MAX_SIDE, prepare_image
 from smith_tui.engine.images import IMAGES_KEY, ImageError, image_tokens
+from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.window import apply_window, estimate_tokens
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 from tests.support.runtime import make_git_repo, open_runtime
@@ -171,6 +173,14 @@ def test_the_window_leaves_old_images_out_before_any_message() -> None:
     assert IMAGES_KEY not in result.messages[1]["metadata"]
     assert result.messages[3] is history[3]  # the latest prompt keeps its image
     assert history[1]["metadata"][IMAGES_KEY] == [big]  # the input is not changed
+    # The request: the old prompt as text only, the new one with its image, and the
+    # snapshot line saying what was left out.
+    sent = build_messages(
+        "sys", history[1:], datetime(2026, 1, 1, tzinfo=UTC), budget=RequestBudget(window, 0, 0)
+    )
+    assert sent[1]["content"] == result.messages[1]["content"]
+    assert [p["type"] for p in sent[3]["content"]] == ["text", "image_url"]
+    assert "1 older prompts' images left out" in sent[-1]["content"]
     # Control: with the same room and no image to give up, the window drops a message.
     plain = [history[0], {"role": "user", "content": "x" * (4 * image_tokens(big))}, *history[2:]]
     dropped = apply_window(plain, context_window=window, trim_threshold_pct=100)
