@@ -48,7 +48,7 @@ def thumbnails_on(app: Any, env: Mapping[str, str] | None = None) -> bool:
     if getattr(app, "is_headless", True):
         return False
     env = os.environ if env is None else env
-    runtime = getattr(app, "runtime", None)
+    runtime: Any = getattr(app, "runtime", None)
     try:
         setting = parse_graphics_setting(runtime.config.model.services.ui.kitty_graphics)
     except (AttributeError, ValueError):
