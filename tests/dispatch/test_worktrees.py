@@ -147,6 +147,10 @@ async def test_two_workers_in_two_worktrees_reach_the_parent_then_merge_and_drop
     assert _git(repo, "branch", "--list", "smith/*") == ""
     assert str(tmp_path / "worktrees") not in _git(repo, "worktree", "list")
     assert list(runtime.worktrees.records()) == []
+
+    # The merge was recorded as a checkpoint: /undo takes it back.
+    await runtime.submit("/undo")
+    assert await asyncio.to_thread(_files, repo) == before
     await runtime.aclose()
 
 
