@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -496,3 +497,61 @@ def test_a_notification_carries_outside_text_only_as_text(env: dict[str, str]) -
 def test_control_a_naive_notification_leaks_the_sequences() -> None:
     naive = f"\x1b]9;Smith: {joined('NOTE', ' ')} asks for permission\x07"
     assert leaked("NOTE", naive.encode()) == [p.name for p in payloads("NOTE")]
+
+
+def _hostile_history(tmp_path: Path) -> Any:
+    """A runtime whose store holds a conversation with escapes in its title and messages, and
+    a fork of it."""
+    from smith_tui.engine import forks
+    from tests.support.screen_host import offline_runtime
+
+    runtime = offline_runtime(tmp_path)
+    title = payloads("HTITLE")[1].raw + "talk"
+    store = runtime.store
+    source = store.conversations.create(runtime.project_id, title)
+    store.conversations.append_messages(
+        source, [{"role": "user", "content": "needle " + payloads("HMSG")[4].raw}]
+    )
+    forks.fork_conversation(store, source)
+    return runtime
+
+
+@pytest.mark.attack(
+    SECTION, "escape sequences in conversation titles and messages on the history screen"
+)
+async def test_the_history_screen_shows_escapes(tmp_path: Path) -> None:
+    from smith_tui.app.screens.history_screen import HistoryScreen
+    from tests.support.pilot import screen_text, wait_until
+    from tests.support.screen_host import ScreenHost
+
+    runtime = _hostile_history(tmp_path)
+    async with ScreenHost(lambda: HistoryScreen(runtime)).run_test(size=(160, 45)) as pilot:
+        app = pilot.app
+        await wait_until(pilot, lambda: bool(getattr(app.screen, "rows", None)), "the rows")
+        text = screen_text(app)
+        shown = payloads("HTITLE")[1].shown + "talk"
+        # The source and, under it, its fork (the fork tree): both titles as visible text.
+        assert text.count(shown) == 2 and "↳ " + shown + " (fork)" in text
+        assert not has_controls(text)
+        app.screen.query_one("#history-search").value = "needle"
+        await wait_until(pilot, lambda: app.screen.shown_query == "needle", "the hits")
+        text = screen_text(app)
+        assert payloads("HMSG")[4].shown in text and shown in text  # message hits, title
+        assert not has_controls(text)
+    await runtime.aclose()
+
+
+@pytest.mark.control(SECTION, "the same title drawn as plain Rich text writes its escape raw")
+def test_control_a_naive_title_carries_the_escape(tmp_path: Path) -> None:
+    import io
+
+    from rich.text import Text
+
+    runtime = _hostile_history(tmp_path)
+    stored = runtime.store.conversations.list_for_project(runtime.project_id)
+    console = Console(file=io.StringIO(), force_terminal=True, width=160)
+    for conv in stored:
+        console.print(Text(conv.title or ""))
+    drawn = console.file.getvalue().encode()
+    assert payloads("HTITLE")[1].leak in drawn
+    runtime.store.close()
