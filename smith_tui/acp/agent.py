@@ -164,6 +164,14 @@ class SmithAgent(SessionLifecycle):
         await _advertise(session)
         return LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
 
+    async def _bound(self, runtime: Any, conversation_id: str) -> AcpSession:
+        """Bind a stored conversation as load does (resume, fork): in the permission mode
+        it was left in, with the commands advertised."""
+        _restore_mode(runtime)
+        session = await self._bind(runtime, conversation_id)
+        await _advertise(session)
+        return session
+
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:

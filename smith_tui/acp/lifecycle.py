@@ -43,6 +43,10 @@ class SessionLifecycle:
     async def _bind(self, runtime: Any, session_id: str) -> Any:
         raise NotImplementedError
 
+    async def _bound(self, runtime: Any, conversation_id: str) -> Any:
+        """Bind a stored conversation as ``session/load`` does (the agent's)."""
+        raise NotImplementedError
+
     async def _attach(self, session: Any) -> None:
         """What a bound session gets: the server's models for the model option, and the
         reporters of its title (``session_info_update``) and usage (``usage_update``)."""
@@ -100,15 +104,6 @@ class SessionLifecycle:
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
         return await self._bound(runtime, conversation)
 
-    async def _bound(self, runtime: Any, conversation_id: str) -> Any:
-        """Bind a stored conversation as load does: in the permission mode it was left in,
-        with the commands advertised."""
-        from smith_tui.acp.agent import _advertise, _restore_mode
-
-        _restore_mode(runtime)
-        session = await self._bind(runtime, conversation_id)
-        await _advertise(session)
-        return session
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
