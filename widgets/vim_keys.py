@@ -24,6 +24,8 @@ One :class:`VimKeys` drives one Textual :class:`~textual.widgets.TextArea`. The 
   or a run of other non-blank characters. The word motions are computed here (the
   TextArea's stop at word ends, vim's ``w`` at word starts); every edit goes through the
   TextArea (``replace``, ``insert``, ``delete``), so its undo history records it.
+* Counts are cut to :data:`MAX_COUNT` and a put to :data:`MAX_PUT_CHARS`, so a slip of the
+  finger cannot hang the prompt; a motion stops repeating once it stops moving.
 * After a command the cursor rests on a character, never past the end of a non-empty line.
 * Each normal-mode command is one undo step; insert mode's typing is batched by the
   TextArea as usual.
@@ -32,7 +34,7 @@ One :class:`VimKeys` drives one Textual :class:`~textual.widgets.TextArea`. The 
 Known limits: no visual mode, text objects (``ciw``), ``.``, ``f``/``t``, marks, named
 registers or macros; ``j`` and ``k`` move by screen row in soft-wrapped text (as the arrows
 do) while ``dj``/``dk`` take whole lines; a change (``c``, ``o``, ``O``) and the text typed
-after it are undone in two steps.
+after it are undone in two steps; a paste (the terminal's) inserts in either mode.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class Mode(Enum):
 
 
 _REDO = "<redo>"
+#: The largest count a command takes (``99999x`` is ``9999x``): a mistyped count cannot
+#: hang the prompt.
+MAX_COUNT = 9999
+#: The most text one ``p``/``P`` puts (its count is cut to stay under it).
+MAX_PUT_CHARS = 1_000_000
 #: Motions normal mode moves by (``g`` starts ``gg``).
 MOTIONS = frozenset("hljkwbe0^$G")
 #: Operators that take a motion (or are doubled for whole lines).
@@ -244,8 +251,8 @@ class VimKeys:
                 return self._motion("g")
             self._clear_pending()
             return None
-        if typed.isdigit() and (typed != "0" or self._count):
-            self._count += typed
+        if typed in "0123456789" and (typed != "0" or self._count):
+            self._count = (self._count + typed)[: len(str(MAX_COUNT))]
             return None
         if typed in ("g", "r"):
             self._prefix = typed
@@ -275,7 +282,7 @@ class VimKeys:
 
     def _take_count(self) -> int:
         """The count typed (times the operator's), 1 when none; the pending count is cleared."""
-        count = int(self._count or 1) * self._operator_count
+        count = min(int(self._count or 1) * self._operator_count, MAX_COUNT)
         self._count = ""
         self._operator_count = 1
         return count
@@ -319,7 +326,10 @@ class VimKeys:
         if operator is None and motion in "jk":
             step = self.area.action_cursor_down if motion == "j" else self.area.action_cursor_up
             for _ in range(count):
+                before = self.area.cursor_location
                 step()
+                if self.area.cursor_location == before:
+                    break
             return None
         if operator == "c" and motion == "w" and self._on_non_blank():
             motion = "cw"  # vim: cw on a word changes to its end (this word's, on its last letter)
@@ -372,7 +382,10 @@ class VimKeys:
             index, count, motion = word_end(text, index - 1), count - 1, "e"
         step = {"w": next_word_start, "b": previous_word_start, "e": word_end}[motion]
         for _ in range(count):
-            index = step(text, index)
+            moved = step(text, index)
+            if moved == index:
+                break
+            index = moved
         return location_of(lines, index)
 
     def settle(self) -> None:
@@ -444,6 +457,7 @@ class VimKeys:
         register = self.register
         if not register.text:
             return
+        count = max(1, min(count, MAX_PUT_CHARS // len(register.text)))
         document = self.area.document
         row, column = self.area.cursor_location
         line = document[row]

@@ -252,6 +252,20 @@ async def test_yank_and_put_from_the_register() -> None:
         assert prompt.text == "a\nb\n\nca\nb"
 
 
+async def test_huge_counts_are_capped() -> None:
+    app = VimHost()
+    async with app.run_test() as pilot:
+        prompt = await _normal(pilot, "ab\ncd", (0, 0))
+        await pilot.press(*"123456789", "j", *"99999", "w")
+        assert prompt.cursor_location == (1, 1)
+        assert not prompt.vim.pending
+        await pilot.press("0", "y", "l", *"88888", "p")  # digits past the fourth are dropped
+        assert prompt.text == "ab\nc" + "c" * 8888 + "d"
+        prompt = await _normal(pilot, "one two three", (0, 0))
+        await pilot.press(*"999", "d", *"999", "w")  # 998001 is cut to 9999
+        assert prompt.text == "" and not prompt.vim.pending
+
+
 async def test_insert_commands_i_a_upper_i_upper_a_o_upper_o() -> None:
     text = "  word"
     await _check(
