@@ -149,8 +149,7 @@ COMMANDS: dict[str, str] = {
     "/notes": "list project memory notes",
     "/export": "/export [PATH] — save as Markdown or .json (default: the data folder)",
     "/undo": "restore the files to before the last turn that changed them",
-    "/fork": "/fork [N] [--files] — a new conversation with this one up to turn N (default: all);"
-    " --files also puts the files back as they were then",
+    "/fork": "/fork [N] [--files] — copy the conversation up to turn N (and the files)",
     "/rewind": "/rewind [ID [--conversation]] — list checkpoints or restore one",
     "/mcp": "/mcp [restart NAME] — MCP servers, their state and tools",
     "/skills": "the skills (SKILL.md folders) and where each came from",
