@@ -365,6 +365,10 @@ class Conversations:
         action = str(event.data.get("action") or "")
         if not event.command.startswith("/") or not event.text or action not in SHOWN_ACTIONS:
             return  # notices of the session (setup, MCP, marks) or output shown by a screen
+        if "conversation_id" in event.data:
+            # /new, /clear, /load, /fork moved to another conversation: the reload that follows
+            # shows it, and "loaded conversation X" is no line of X's own history.
+            return
         conversation_id = self.conversation_id
         if conversation_id is None:
             return
