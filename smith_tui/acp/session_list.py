@@ -20,9 +20,6 @@ from smith_tui.engine import events as ev
 PAGE_SIZE = 50
 """Sessions per ``session/list`` page."""
 TITLE_WIDTH = 60
-FORK_DROPPED_METADATA = ("permission_grants",)
-"""Conversation metadata a fork does not inherit: "allow for this session" answers were
-given for the session they were given in (a fork asks again)."""
 
 
 def iso_time(epoch: float) -> str:
@@ -102,18 +99,17 @@ class TitleReporter:
 def fork_conversation(
     store: Any, source_id: str, *, before_turn: str | None = None, before_prompt: int | None = None
 ) -> str:
-    """A new top-level conversation holding ``source_id``'s messages, cut (with the rewind
-    machinery's :func:`~smith_tui.engine.checkpoints.truncate_conversation`) before turn
+    """A new top-level conversation holding ``source_id``'s messages, cut before turn
     ``before_turn`` or before the ``before_prompt``-th prompt (from 1) when given; returns
-    its id. The project's files are not touched (``/rewind`` restores those)."""
-    from smith_tui.engine.checkpoints import truncate_conversation
-    from smith_tui.engine.persistence import message_dict
+    its id (:func:`smith_tui.engine.forks.fork_conversation` makes it, linked to its source).
+    The project's files are not touched (``/rewind`` restores those)."""
+    from smith_tui.engine import forks
 
     source = store.conversations.get(source_id)
     if source is None or source.parent_id is not None:
         raise ValueError(f"no conversation with id {source_id!r} to fork")
-    messages = store.conversations.list_messages(source_id)
     if before_prompt is not None:
+        messages = store.conversations.list_messages(source_id)
         prompts = [m for m in messages if m.role == "user" and m.turn_id]
         if not 1 <= before_prompt <= len(prompts):
             raise ValueError(
@@ -121,26 +117,8 @@ def fork_conversation(
                 f"{len(prompts)} prompts), got {before_prompt}"
             )
         before_turn = prompts[before_prompt - 1].turn_id
-    if before_turn is not None and not any(m.turn_id == before_turn for m in messages):
-        raise ValueError(f"the conversation has no turn {before_turn!r}")
-    metadata = {k: v for k, v in source.metadata.items() if k not in FORK_DROPPED_METADATA}
     title = title_of(store, source)
-    with store.atomic():
-        fork_id = store.conversations.create(
-            source.project_id,
-            f"{title} (fork)" if title else None,
-            pinned_model=source.pinned_model,
-            metadata=metadata,
-        )
-        copies = []
-        for message in messages:
-            data: dict[str, Any] = dict(message_dict(message))
-            for key in ("id", "position"):
-                data.pop(key, None)
-            data["round"] = message.round
-            copies.append(data)
-        if copies:
-            store.conversations.append_messages(fork_id, copies)
-    if before_turn is not None:
-        truncate_conversation(store, fork_id, before_turn)
-    return fork_id
+    return forks.fork_conversation(
+        store, source_id, before_turn=before_turn, title=f"{title} (fork)" if title else None
+    )
+
