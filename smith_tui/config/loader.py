@@ -10,7 +10,9 @@ Layers, lowest to highest precedence:
 4. ``persisted`` – the ``/config set`` patch, handed in by the caller (the store owns it).
 5. ``ephemeral`` – in-memory overrides for this process (e.g. ``--api-url``), never saved.
 
-Tables merge key by key, anything else replaces; the result is validated as a whole.
+Each layer is a pydantic-settings source (``settings.LayerSource``) and ``SmithSettings``
+merges and validates them: tables merge key by key, anything else replaces, and the result
+is validated as a whole. The layers are kept by name for ``EffectiveConfig.source_of``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from smith_tui.config.environment import API_URL_VARIABLE, read_environment, read_secret
 from smith_tui.config.errors import ConfigError, ConfigProblem
@@ -32,7 +34,7 @@ from smith_tui.config.locations import default_config_path
 from smith_tui.config.schema import DEFAULTS, SmithConfig
 from smith_tui.config.secrets import note_secret_variables
 from smith_tui.config.tree import contains, deep_merge, split_path
-from smith_tui.config.validation import check_config
+from smith_tui.config.validation import problems_of
 
 LAYER_NAMES = ("defaults", "user", "env", "persisted", "ephemeral")
 """Layer names, lowest precedence first."""
@@ -98,21 +100,28 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
     options = options or LoadOptions()
     explicit = options.config_path is not None
     user_path = default_config_path() if options.config_path is None else Path(options.config_path)
+    # pydantic-settings costs tens of milliseconds to import: only a load pays it, not every
+    # importer of the config package (docs/PERFORMANCE.md).
+    from smith_tui.config.settings import LayerSource, settings_from
+
     environment = read_environment()
-    layers: dict[str, dict[str, Any]] = {
-        "defaults": dict(DEFAULTS),
-        "user": read_user_file(user_path, must_exist=explicit),
-        "env": environment.as_layer(),
-        "persisted": _as_table(options.persisted, "the persisted overrides (/config set)"),
-        "ephemeral": _as_table(options.ephemeral, "the session overrides"),
-    }
-    merged: dict[str, Any] = {}
+    sources = [  # read in this order, so the lowest unreadable layer is the one reported
+        LayerSource("defaults", DEFAULTS),
+        LayerSource("user", read_user_file(user_path, must_exist=explicit)),
+        LayerSource("env", environment.as_layer()),
+        LayerSource(
+            "persisted", _as_table(options.persisted, "the persisted overrides (/config set)")
+        ),
+        LayerSource("ephemeral", _as_table(options.ephemeral, "the session overrides")),
+    ]
+    layers = {source.name: source.table for source in sources}
+    try:
+        model = settings_from(sources)
+    except ValidationError as exc:
+        raise _attributed(problems_of(exc), layers, user_path) from None
+    merged: dict[str, Any] = {}  # the same merge pydantic-settings made, kept for the snapshot
     for name in LAYER_NAMES:
         merged = deep_merge(merged, layers[name])
-    try:
-        model = check_config(merged)
-    except ConfigError as exc:
-        raise _attributed(exc.problems, layers, user_path) from None
     note_secret_variables(merged)  # child processes started from now on never see these keys
     return EffectiveConfig(
         effective=freeze(merged),

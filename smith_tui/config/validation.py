@@ -49,8 +49,13 @@ def check_config(data: Mapping[str, Any]) -> SmithConfig:
     try:
         return SmithConfig.model_validate(dict(data))
     except ValidationError as exc:
-        problems = tuple(problem_from_error(error) for error in exc.errors(include_url=False))
+        problems = problems_of(exc)
         raise ConfigError("\n".join(str(p) for p in problems), problems) from None
+
+
+def problems_of(exc: ValidationError) -> tuple[ConfigProblem, ...]:
+    """Every error of a failed ``SmithConfig`` validation as a ``ConfigProblem``."""
+    return tuple(problem_from_error(error) for error in exc.errors(include_url=False))
 
 
 def dotted(loc: Sequence[int | str]) -> str:
