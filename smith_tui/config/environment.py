@@ -6,8 +6,11 @@
 * The API key is read from the variable named by ``llm_config.api_key_env`` and is only
   ever held as a ``SecretStr``: it never enters a config layer.
 
-Two variables do not need pydantic-settings, whose import costs a headless run about
-40 ms: they are read with ``os.environ`` (names case-sensitive, blank counts as unset).
+They are read with ``os.environ`` (names case-sensitive, blank counts as unset), and the
+``env`` layer they make is one of the loader's pydantic-settings sources
+(``settings.LayerSource``). pydantic-settings' own environment source is not used: it
+matches names case-insensitively and by field name, while ``SMITH_API_URL`` stands for the
+nested ``llm_config.api_url``.
 """
 
 from __future__ import annotations

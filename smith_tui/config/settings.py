@@ -54,16 +54,16 @@ how one ``settings_from`` call hands it that call's layers (thread- and task-saf
 
 
 class SmithSettings(SmithConfig, BaseSettings):
-    """``SmithConfig`` built from the layer sources of one ``settings_from`` call."""
+    """``SmithConfig`` built from the layer sources of one ``settings_from`` call.
 
-    model_config = SettingsConfigDict(
-        # SmithConfig's own rules; pydantic-settings would validate defaults and read
-        # .env files, secret folders and every environment variable named like a setting.
-        validate_default=False,
-        env_file=None,
-        secrets_dir=None,
-        nested_model_default_partial_update=False,
-    )
+    Instances are ``SmithConfig`` instances too. Built any other way (``SmithSettings()``
+    outside ``settings_from``) it has no layers and raises ``LookupError``.
+    """
+
+    # SmithConfig's rules stand (pydantic-settings would also validate every default). Its
+    # own sources (variables named like settings, .env files, secret folders) are never
+    # asked: ``settings_customise_sources`` returns only the layers.
+    model_config = SettingsConfigDict(validate_default=False)
 
     @classmethod
     def settings_customise_sources(
