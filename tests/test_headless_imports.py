@@ -23,7 +23,6 @@ NOT_ON_THE_HEADLESS_PATH = (
     "click",  # httpx's command-line client
     "bs4",  # web_fetch's HTML parser
     "markdownify",  # web_fetch's HTML to Markdown
-    "pydantic_settings",  # two environment variables do not need it
     "mcp",  # the MCP SDK (about 0.4 s), when no MCP server is configured
 )
 
