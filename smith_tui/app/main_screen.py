@@ -410,8 +410,8 @@ class MainScreen(Screen):
 
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""
-        from smith_tui.widgets.event_batches import coalesce
         from smith_tui.engine import events as ev
+        from smith_tui.widgets.event_batches import coalesce
 
         if not self.panes_ready:
             # Merged, so a tool flooding its output meanwhile is held as a few lines only.
