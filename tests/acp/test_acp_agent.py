@@ -272,6 +272,7 @@ async def test_prompt_streams_tool_calls_asks_permission_and_uses_editor_buffers
             "ask",
             "auto-edit",
             "yolo",
+            "plan",
         ]
         assert session.config_options[0].id == "role"
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
