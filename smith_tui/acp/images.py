@@ -51,7 +51,7 @@ async def model_takes_images(runtime: Any) -> tuple[str, bool]:
             runtime.config.effective,
         )
         model = selection.model
-    for descriptor in await runtime.catalog():
-        if descriptor.id == model:
-            return model, "image" in descriptor.input_modalities
-    return model, False
+    from smith_tui.engine.images import declared_image_models, takes_images
+
+    declared = declared_image_models(runtime.config.effective)
+    return model, takes_images(await runtime.catalog(), model, declared)

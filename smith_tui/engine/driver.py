@@ -271,10 +271,11 @@ class TurnDriver:
     ) -> dict[str, Any]:
         """``metadata`` as is when the catalog lists image input for ``model``; else without
         its images (engine/images.py), with a notice: the prompt goes on without them."""
-        from smith_tui.engine.images import takes_images, without_images
+        from smith_tui.engine.images import declared_image_models, takes_images, without_images
 
+        declared = declared_image_models(plan.config)
         try:
-            if takes_images(await self.models.catalog(), model):
+            if takes_images(await self.models.catalog(), model, declared):
                 return metadata
         except Exception:  # no catalog: nothing says the model takes images
             log.exception("reading the model catalog for turn %s failed", plan.turn_id)
@@ -283,7 +284,8 @@ class TurnDriver:
                 command="attach",
                 text=f"the model {model} does not take images (the server's GET /models lists "
                 "no image input for it), so the prompt goes without them; pick a model that "
-                "does with /model to send images",
+                "does with /model, or name it in services.model.image_input if it does take "
+                "images",
                 ok=False,
                 role=plan.role.name,
             )
