@@ -348,6 +348,13 @@ def test_ts_sdk_editor_permission_questions_show_diffs_commands_and_the_terminal
     )
     assert updates[embedded + 1]["title"] == "echo ```hi```"
     assert updates[-1]["status"] == "completed"
+    # The sandboxed bash really ran there: the model got the TS terminal's output.
+    terminal_calls = [m["method"] for m in wire if str(m.get("method")).startswith("terminal/")]
+    assert terminal_calls[0] == "terminal/create" and terminal_calls[-1] == "terminal/release"
+    (bash_result,) = [
+        m for m in llm_server.chat_requests()[1]["messages"] if m.get("tool_call_id") == bash.id
+    ]
+    assert "hi: command not found" in bash_result["content"]  # bash ran the backticks
 
 
 def test_ts_sdk_editor_dispatch_plan_cancel_and_mode_show_live_and_on_reload(
