@@ -271,6 +271,10 @@ class MainScreen(Screen):
         self.call_after_refresh(self._first_frame_painted)
         if self.runtime:
             self.runtime_ready()
+        elif (early := getattr(self.app, "early_status", None)) is not None:
+            # Read before the runtime is open (app/early_status.py): in the first frame.
+            shown = early()
+            self.query_one(StatusLine).show_early(shown.mode, shown.sandbox, shown.sandbox_active)
 
     def _vim_keys_on(self) -> bool:
         """``services.ui.vim`` as configured now (the prompt asks at every key)."""
