@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import ClassVar
 
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -86,6 +88,9 @@ class PromptInput(TextArea):
         max-height: 12;
     }
     """
+    BINDINGS: ClassVar[list[BindingType]] = [  # the key: services.ui.keys.paste_image
+        Binding("alt+v", "paste_image", "Paste the clipboard's image", id="smith.paste_image"),
+    ]
 
     class Submitted(Message):
         """The user pressed enter on a non-empty prompt."""
@@ -184,7 +189,21 @@ class PromptInput(TextArea):
         if token is None or self.read_only:
             return  # TextArea's own handler inserts the paste
         event.prevent_default()
-        if result := self._replace_via_keyboard(f"{token} ", *self.selection):
+        self.insert_token(token)
+
+    def action_paste_image(self) -> None:
+        """Attach the desktop clipboard's image as its ``@path`` (widgets/clipboard_paste.py)."""
+        from smith_tui.widgets.clipboard_paste import paste_clipboard_image
+
+        self.run_worker(paste_clipboard_image(self.app, self), group="paste_image", exclusive=True)
+
+    def insert_token(self, token: str) -> None:
+        """Put ``token`` (an ``@path``) and a space where the cursor is, over the selection
+        (after a space too when it would follow a word: ``@`` only counts at a word's start)."""
+        start = min(self.selection)
+        before = self.get_text_range((start[0], 0), start)
+        space = " " if before and not before[-1].isspace() else ""
+        if result := self._replace_via_keyboard(f"{space}{token} ", *self.selection):
             self.move_cursor(result.end_location)
 
     async def on_key(self, event: events.Key) -> None:

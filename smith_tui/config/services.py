@@ -48,6 +48,11 @@ class KeyBindings(Section):
         "ctrl+g",
         description="Edit the prompt (or the /config value being edited) in $VISUAL or $EDITOR.",
     )
+    paste_image: NonEmptyStr = Field(
+        "alt+v",
+        description="Attach the image on the desktop clipboard to the prompt (wl-paste, xclip, "
+        "pngpaste or osascript reads it).",
+    )
     quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
 
 

@@ -215,6 +215,7 @@ def _image_token(raw: str) -> bool:
 
 def _attach_image(raw: str, ctx: ToolContext, result: Attached) -> None:
     """Read the image ``@raw`` names into ``result`` (or say why not in its problems)."""
+    from smith_tui.engine.clipboard_image import read_pasted
     from smith_tui.engine.image_files import read_image
     from smith_tui.engine.images import MAX_IMAGES, ImageError
     from smith_tui.tools.spec import ToolError
@@ -226,7 +227,9 @@ def _attach_image(raw: str, ctx: ToolContext, result: Attached) -> None:
     problem: str | None = None
     for candidate in dict.fromkeys([raw, stripped] if stripped else [raw]):
         try:
-            shown, image = read_image(candidate, ctx)
+            # a clipboard image the prompt's paste key saved in Smith's data folder
+            pasted = read_pasted(candidate, cancel=ctx.cancel)
+            shown, image = pasted if pasted is not None else read_image(candidate, ctx)
         except (ToolError, ImageError) as exc:
             problem = problem or str(exc)
             continue
