@@ -161,10 +161,11 @@ class StatusLine(Widget):
 
     def show_session(self, runtime: Any) -> None:
         """Fill in what the open runtime knows before its session starts, in one frame: the
-        permission mode, the sandbox and the stall timeout (replacing what
-        :meth:`show_early` showed). Events that say otherwise later win. The app probes bwrap in the thread that opens the runtime (see
-        :func:`~smith_tui.engine.sandbox_status.warm_sandbox_probe`), so this reads the probe's cached answer; a runtime
-        handed to the app open runs the probe here, once (a few milliseconds)."""
+        permission mode, the sandbox and the stall timeout (replacing what :meth:`show_early`
+        showed). Events that say otherwise later win. The app probes bwrap in the thread that
+        opens the runtime (see :func:`~smith_tui.engine.sandbox_status.warm_sandbox_probe`),
+        so this reads the probe's cached answer; a runtime handed to the app open runs the
+        probe here, once (a few milliseconds)."""
         timeouts = runtime.config.model.llm_config.transport_timeouts()
         self.stall_timeout_s = float(timeouts["stream_stall_timeout"])
         early, self._early = self._early, False

@@ -44,7 +44,6 @@ project). It can create a new ``.git`` in the project.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -371,6 +370,8 @@ def scratch_folder(project: Path) -> Path | None:
 
     ``None`` when it cannot be made (the command then gets an empty tmpfs ``/tmp``).
     """
+    import hashlib  # here: the probe (the status line's first frame) does not need it
+
     root = _real(project)
     name = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     folder = data_dir() / "sandbox-tmp" / f"{Path(root).name or 'root'}-{name}"
