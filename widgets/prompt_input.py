@@ -89,7 +89,7 @@ class PromptInput(TextArea):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [  # the key: services.ui.keys.paste_image
-        Binding("alt+v", "paste_image", "Paste the clipboard's image", id="smith.paste_image"),
+        Binding("alt+v", "paste_image", "Paste an image", id="smith.paste_image", show=False),
     ]
 
     class Submitted(Message):

@@ -50,8 +50,7 @@ class KeyBindings(Section):
     )
     paste_image: NonEmptyStr = Field(
         "alt+v",
-        description="Attach the image on the desktop clipboard to the prompt (wl-paste, xclip, "
-        "pngpaste or osascript reads it).",
+        description="Attach the desktop clipboard's image to the prompt (wl-paste, xclip…).",
     )
     quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
 
