@@ -12,7 +12,7 @@
 // tests/acp/test_acp_ts_client.py runs it against `smith acp` and asserts on the report.
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { Readable, Writable } from "node:stream";
+import { Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 
 const [scenario, cwd, dashes, command, ...args] = process.argv.slice(2);
@@ -27,20 +27,32 @@ const steps = [];
 const client = { choice: "cancelled" };
 const WAIT_MS = 30000;
 
-// Each agent's stdout is read twice: parsed into its wire record here, and by the SDK.
-function tap(record) {
+// Each agent's stdout is read twice: parsed into its wire record here, and by the SDK while
+// it is connected. The record reads on until the agent exits: the SDK stops reading when
+// its connection closes, and an agent still writing then must not meet a closed pipe.
+function output(child, record) {
   let pending = "";
-  return new TransformStream({
-    transform(chunk, controller) {
-      pending += Buffer.from(chunk).toString("utf8");
-      let newline;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        if (line.trim()) record.wire.push(JSON.parse(line));
-      }
-      record.waiters = record.waiters.filter((check) => !check());
-      controller.enqueue(chunk);
+  let connected = true;
+  return new ReadableStream({
+    start(controller) {
+      child.stdout.on("data", (chunk) => {
+        pending += chunk.toString("utf8");
+        let newline;
+        while ((newline = pending.indexOf("\n")) >= 0) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          if (line.trim()) record.wire.push(JSON.parse(line));
+        }
+        record.waiters = record.waiters.filter((check) => !check());
+        if (connected) controller.enqueue(new Uint8Array(chunk));
+      });
+      child.stdout.on("end", () => {
+        if (connected) controller.close();
+        connected = false;
+      });
+    },
+    cancel() {
+      connected = false;
     },
   });
 }
@@ -53,10 +65,7 @@ async function agent(label, run) {
   const record = { wire: [], waiters: [], exit: null };
   agents[label] = record;
   current = record;
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(child.stdin),
-    Readable.toWeb(child.stdout).pipeThrough(tap(record)),
-  );
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), output(child, record));
   try {
     await app.connectWith(stream, run);
   } finally {
