@@ -199,7 +199,10 @@ class PromptInput(TextArea):
 
     def insert_token(self, token: str) -> None:
         """Put ``token`` (an ``@path``) and a space where the cursor is, over the selection
-        (after a space too when it would follow a word: ``@`` only counts at a word's start)."""
+        (after a space too when it would follow a word: ``@`` only counts at a word's start);
+        in vim's normal mode after the character under the cursor, as ``p`` puts."""
+        if self.vim_normal and not self._has_selection():
+            self.move_cursor_relative(columns=1)
         start = min(self.selection)
         before = self.get_text_range((start[0], 0), start)
         space = " " if before and not before[-1].isspace() else ""

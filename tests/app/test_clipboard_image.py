@@ -140,11 +140,11 @@ async def test_wl_paste_image_is_attached_shown_and_sent(tmp_path: Path, monkeyp
 async def test_xclip_with_a_configured_key_and_the_notices(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    """X11 (DISPLAY only): xclip's TARGETS first; the key is the configured one; text on the
-    clipboard, a failing tool and a non-image are notices and the prompt stays as typed."""
+    """X11 (DISPLAY only): xclip's TARGETS first; the key is the configured one (with vim
+    keys on, in normal mode too); text on the clipboard, a failing tool and a non-image are notices and the prompt stays as typed."""
     folder = fake_tools(tmp_path, mode="text", names=("xclip",))
     desktop(monkeypatch, folder, wayland=False, x11=True)
-    config = {"services": {"ui": {"keys": {"paste_image": "ctrl+b"}}}}
+    config = {"services": {"ui": {"vim": True, "keys": {"paste_image": "ctrl+b"}}}}
     with (
         ScriptedLLMServer(catalog=CATALOG) as server,
         isolated_runtime(tmp_path, monkeypatch, server.base_url, config=config) as rt,
@@ -167,6 +167,8 @@ async def test_xclip_with_a_configured_key_and_the_notices(
             assert prompt.text == "keep me"
             (folder / "mode").write_text("png")
             prompt.move_cursor(prompt.document.end)
+            await pilot.press("escape")  # vim's normal mode: the key still pastes
+            assert prompt.vim_normal
             await pilot.press("ctrl+b")
             await wait_until(pilot, lambda: "@" in prompt.text, what="the @path token")
             assert prompt.text.startswith("keep me @") and prompt.text.endswith(".png ")
