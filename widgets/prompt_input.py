@@ -89,7 +89,14 @@ class PromptInput(TextArea):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [  # the key: services.ui.keys.paste_image
-        Binding("alt+v", "paste_image", "Paste an image", id="smith.paste_image", show=False),
+        Binding(  # priority: before vim keys' reading of alt+v as esc v
+            "alt+v",
+            "paste_image",
+            "Paste an image",
+            id="smith.paste_image",
+            show=False,
+            priority=True,
+        ),
     ]
 
     class Submitted(Message):

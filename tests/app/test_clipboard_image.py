@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from textual import events
 
 from smith_tui.app.screens.help_screen import configured_keys
 from smith_tui.config.services import KeyBindings
@@ -107,14 +108,18 @@ async def test_wl_paste_image_is_attached_shown_and_sent(tmp_path: Path, monkeyp
     with ScriptedLLMServer(catalog=CATALOG) as server:
         server.enqueue(text_reply("A red rectangle."))
         ephemeral = {"default_model": "vision-model"}
-        with isolated_runtime(tmp_path, monkeypatch, server.base_url, ephemeral=ephemeral) as rt:
+        config = {"services": {"ui": {"vim": True}}}  # alt+v is not read as esc v
+        with isolated_runtime(
+            tmp_path, monkeypatch, server.base_url, config=config, ephemeral=ephemeral
+        ) as rt:
             app = make_app(rt)
             async with running(app) as pilot:
                 prompt = pilot.app.screen.query_one(PromptInput)
                 prompt.focus()
                 prompt.load_text("what is this? ")
                 prompt.move_cursor(prompt.document.end)
-                await pilot.press("alt+v")
+                # as a terminal sends it (ESC v: a character too, which vim keys would take)
+                pilot.app.post_message(events.Key("alt+v", "v"))
                 await wait_until(pilot, lambda: "@" in prompt.text, what="the @path token")
                 token = prompt.text.removeprefix("what is this? ").strip()
                 saved = Path(token.removeprefix("@"))
