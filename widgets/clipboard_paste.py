@@ -11,6 +11,7 @@ from typing import Any
 
 from smith_tui.engine.clipboard_image import ClipboardError, read_clipboard_image, save_pasted
 from smith_tui.engine.images import ImageError
+from smith_tui.terminal_text import visible
 
 
 async def paste_clipboard_image(app: Any, prompt: Any) -> None:
@@ -28,25 +29,30 @@ async def paste_clipboard_image(app: Any, prompt: Any) -> None:
     try:
         path = await asyncio.to_thread(work)
     except ClipboardError as exc:
-        app.notify(f"{exc}.", title="No image pasted", severity="warning", timeout=8)
+        notify(app, f"{exc}.", "warning")
         return
     except ImageError as exc:
-        app.notify(f"The clipboard's image: {exc}.", title="No image pasted", severity="error")
+        notify(app, f"The clipboard's image: {exc}.", "error")
         return
     except OSError as exc:
-        app.notify(
-            f"The clipboard's image could not be saved: {exc.strerror or exc}.",
-            title="No image pasted",
-            severity="error",
-        )
+        notify(app, f"The clipboard's image could not be saved: {exc.strerror or exc}.", "error")
         return
     if any(c.isspace() for c in path):
-        app.notify(
+        notify(
+            app,
             f"The image was saved as {path}, but a path with spaces cannot be an @path token; "
             "set XDG_DATA_HOME to a folder without spaces.",
-            title="No image pasted",
-            severity="error",
+            "error",
         )
         return
     prompt.focus()
     prompt.insert_token(f"@{path}")
+
+
+def notify(app: Any, message: str, severity: str) -> None:
+    """A notice of why no image was pasted: the clipboard's type names and a tool's error
+    line are someone else's text, so shown as plain text with its control characters
+    visible (no markup, no escape sequences)."""
+    app.notify(
+        visible(message), title="No image pasted", severity=severity, timeout=8, markup=False
+    )

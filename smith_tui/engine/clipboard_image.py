@@ -128,13 +128,13 @@ def _read_with(tool: _Tool, exe: str, env: Mapping[str, str], timeout: float) ->
         types = listed.decode("utf-8", "replace").split() if code == 0 else []
         images = [t for t in types if t.lower().startswith("image/")]
         if not images:
-            held = f" (it holds {', '.join(types[:3])})" if types else ""
+            held = f" (it holds {', '.join(t[:60] for t in types[:3])})" if types else ""
             why = f"; {tool.name}: {err}" if code != 0 and err else ""
             raise ClipboardError(f"no image on the clipboard{held}{why}")
         taken = [t for t in MIME_TYPES if t in (i.lower() for i in images)]
         if not taken:
             raise ClipboardError(
-                f"the clipboard's image is {images[0]}; Smith takes {', '.join(MIME_TYPES)} "
+                f"the clipboard's image is {images[0][:60]}; Smith takes {', '.join(MIME_TYPES)} "
                 "(copy it as PNG, or save it and type @path)"
             )
         mime = taken[0]

@@ -42,7 +42,8 @@ if mode == "fail":
     sys.exit(1)
 listing = "--list-types" in argv or "TARGETS" in argv
 if listing:
-    print("text/plain;charset=utf-8\\nUTF8_STRING" if mode == "text" else "TARGETS\\nimage/png")
+    text = "text/plain;charset=utf-8\\n[@click=app.quit]\\x1b[2J"  # someone else's names
+    print(text if mode == "text" else "TARGETS\\nimage/png")
 elif mode == "lying":
     sys.stdout.write("just some text, not a picture")
 else:
@@ -162,6 +163,8 @@ async def test_xclip_with_a_configured_key_and_the_notices(
             await pilot.press("ctrl+b")
             await wait_for_notice(pilot, "no image on the clipboard (it holds")
             assert prompt.text == "keep me"
+            assert "\x1b" not in notices(app) and "[@click=app.quit]" in notices(app)
+            assert not any(n.markup for n in app._notifications)  # shown as typed, not obeyed
             (folder / "mode").write_text("fail")
             await pilot.press("ctrl+b")
             await wait_for_notice(pilot, "Nothing is copied")
