@@ -139,6 +139,9 @@ NUL_CASES: list[tuple[str, str, dict[str, Any]]] = [
         for key in ("changes", "verification", "findings", "evidence", "limitations")
     ),
     ("direct", "read", {NUL: "README.md"}),
+    ("direct", "history_search", {"query": NUL}),
+    ("direct", "worktree", {"action": NUL}),
+    ("direct", "worktree", {"action": "drop", "job_id": NUL}),
 ]
 
 

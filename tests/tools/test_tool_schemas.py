@@ -43,7 +43,7 @@ OLD_SCHEMAS: dict[str, tuple[set[str], list[str]]] = {
     "code_outline": ({"path"}, ["path"]),
     "code_symbols": ({"kind", "max_results", "name"}, ["name"]),
     "dispatch": (
-        {"allow_raw_transcript", "context", "files", "model", "target_role", "task"},
+        {"allow_raw_transcript", "context", "files", "model", "target_role", "task", "worktree"},
         ["target_role", "task", "context"],
     ),
     "edit": (
