@@ -61,6 +61,10 @@ async def test_project_hooks_run_only_after_trust_and_a_change_asks_again(
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, HookTrustScreen), "the question")
+        # Drawn, not only pushed: on a loaded machine the first frame of the modal is its rule.
+        await wait_until(
+            pilot, lambda: "UserPromptSubmit:" in screen_text(app), "the question's text"
+        )
         text = " ".join(screen_text(app).split())
         assert "asks to run 1 hook" in text and "UserPromptSubmit:" in text
         assert "prompt.py" in text  # the command itself is shown
@@ -96,6 +100,9 @@ async def test_project_hooks_run_only_after_trust_and_a_change_asks_again(
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, HookTrustScreen), "asked again")
+        await wait_until(
+            pilot, lambda: "UserPromptSubmit:" in screen_text(app), "the question's text"
+        )
         assert "--changed" in " ".join(screen_text(app).split())
         await pilot.press("n")  # don't run them: remembered
         await wait_until(pilot, lambda: not isinstance(app.screen, HookTrustScreen), "closed")
