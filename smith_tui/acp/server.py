@@ -116,4 +116,6 @@ def serve(open_runtime: RuntimeOpener, version: str) -> int:
         asyncio.run(_serve(open_runtime, version, proto_in, proto_out))
     except KeyboardInterrupt:
         return 130
+    except (BrokenPipeError, ConnectionError):
+        return 0  # the editor went away mid-message: the session ended, nothing failed
     return 0

@@ -151,6 +151,9 @@ class AcpSession:
             update = await self._queue.get()
             try:
                 await wire.session_update(self.conn, self.session_id, update)
+            except (BrokenPipeError, ConnectionError):
+                # The editor closed its end: nobody is left to tell, and no traceback.
+                log.debug("the editor is gone; a session update was not sent")
             except Exception:
                 log.exception("sending a session update failed")
             finally:
