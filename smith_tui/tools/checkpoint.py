@@ -50,7 +50,7 @@ from smith_tui.config.schema import CheckpointsConfig
 from smith_tui.store.git_includes import common_dir_of, git_dir_of
 from smith_tui.tools import beneath
 from smith_tui.tools.files import current_umask, file_kind
-from smith_tui.tools.git import base_argv, find_git, git_env
+from smith_tui.tools.git import base_argv, find_git, git_env, run_git_blocking
 from smith_tui.tools.spec import ToolError
 
 DEFAULT_MAX_BYTES = CheckpointsConfig().max_bytes
@@ -203,23 +203,16 @@ class Checkpoints:
     ) -> bytes:
         if self._git is None:
             self._git = find_git()
-        argv = [*base_argv(self._git, _SHADOW_CONFIG), *args]
-        try:
-            done = subprocess.run(
-                argv,
-                cwd=self.work_tree,
-                env=self._env(index, init=init),
-                input=stdin,
-                capture_output=True,
-                timeout=_TIME_LIMIT,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise CheckpointError(f"checkpoint: git {args[0]} could not run: {exc}") from None
-        if done.returncode not in ok:
-            detail = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-            raise CheckpointError(f"checkpoint: git {args[0]} failed: {detail}")
-        return done.stdout
+        return run_git_blocking(
+            [*base_argv(self._git, _SHADOW_CONFIG), *args],
+            what=args[0],
+            cwd=self.work_tree,
+            env=self._env(index, init=init),
+            fail=lambda message: CheckpointError(f"checkpoint: {message}"),
+            stdin=stdin,
+            ok=ok,
+            time_limit=_TIME_LIMIT,
+        )
 
     def _ensure_shadow(self) -> None:
         if self._ready:

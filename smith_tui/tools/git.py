@@ -29,6 +29,7 @@ import asyncio
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -659,6 +660,38 @@ def base_argv(git: str, extra: Sequence[tuple[str, str]] = ()) -> list[str]:
         argv += ["-c", f"{key}={value}"]
     argv.append("--no-optional-locks")
     return argv
+
+
+def run_git_blocking(
+    argv: Sequence[str],
+    *,
+    what: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    fail: Callable[[str], Exception],
+    stdin: bytes | None = None,
+    ok: Sequence[int] = (0,),
+    time_limit: float = 300.0,
+) -> bytes:
+    """Run one git command to its end (blocking: call it off the event loop) and return its
+    stdout; ``fail(message)`` is raised when it cannot start, times out or exits outside
+    ``ok``, naming the subcommand ``what`` (``git add failed: …``)."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            input=stdin,
+            capture_output=True,
+            timeout=time_limit,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise fail(f"git {what} could not run: {exc}") from None
+    if done.returncode not in ok:
+        detail = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        raise fail(f"git {what} failed: {detail}")
+    return done.stdout
 
 
 async def _run(
