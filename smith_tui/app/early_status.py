@@ -3,9 +3,10 @@
 The runtime (config schema, store, engine: about 0.4 s) opens after the first frame. The
 status line's mode and sandbox come from the same layers, read raw and merged the same
 way (:mod:`smith_tui.config.layers`): the user's config file, the ``/config set`` patch in
-the database (opened read-only, never created), and this run's flags. bwrap is probed as
-the runtime would. A value that is invalid or cannot be read is left out (shown once the
-runtime is open), never guessed; the runtime's validated values replace these.
+the database (opened read-only, never created), and this run's flags. A value that is
+invalid or cannot be read is left out (shown once the runtime is open), never guessed; so
+is the sandbox when only bwrap's probe can tell (see :func:`read_early_status`). The
+runtime's validated values replace these.
 
 :func:`start_early_status` runs all of it in a thread started before Textual is imported,
 so it is done (a few milliseconds) by the time the first frame is composed.
@@ -55,11 +56,15 @@ def read_early_status(
     db_path: str | os.PathLike[str] | None,
     ephemeral: Mapping[str, Any],
     default_mode: str,
+    probe: bool = False,
 ) -> EarlyStatus:
     """The mode and sandbox the runtime will open with, from the raw layers.
 
     ``config_path``, ``db_path`` and ``ephemeral`` are what the runtime is opened with;
-    ``default_mode`` is the front end's mode when no layer sets one.
+    ``default_mode`` is the front end's mode when no layer sets one. The sandbox is known
+    without bwrap's probe only when ``sandbox.mode`` is off; else it is left out unless
+    ``probe`` (the app does not: bwrap's namespaces cost the first frame about 30 ms of a
+    2-core machine, docs/PERFORMANCE.md).
     """
     try:
         user = read_user_file(user_file_path(config_path), must_exist=config_path is not None)
@@ -71,7 +76,7 @@ def read_early_status(
     merged = merge_layers({"user": user, "persisted": patch, "ephemeral": ephemeral})
     mode = _permission_mode(merged.get("permissions", {}), default_mode)
     sandbox = _sandbox(merged.get("sandbox", {}))
-    if sandbox is None:
+    if sandbox is None or (sandbox[0] != "off" and not probe):
         return EarlyStatus(mode=mode)
     from smith_tui.tools.sandbox import sandbox_state_for
 

@@ -51,12 +51,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
 ]
 
 
-def _read(tmp_path: Path, flags: dict[str, Any]) -> EarlyStatus:
+def _read(tmp_path: Path, flags: dict[str, Any], *, probe: bool = True) -> EarlyStatus:
     return read_early_status(
         config_path=tmp_path / "config.json",
         db_path=tmp_path / "smith.db",
         ephemeral=flags,
         default_mode="ask",
+        probe=probe,
     )
 
 
@@ -96,6 +97,10 @@ def test_the_first_frame_shows_what_the_runtime_opens_with_or_nothing(
         state = sandbox_state_of(runtime.config.effective)
         assert state is not None
         assert early == EarlyStatus(runtime.permission_mode, state.label(), state.active)
+        # Without bwrap's probe (as the app reads it) the sandbox is known only when off.
+        unprobed = _read(tmp_path, flags, probe=False)
+        known = state.mode == "off"
+        assert unprobed == (early if known else EarlyStatus(runtime.permission_mode))
     finally:
         runtime.store.close()
 
@@ -163,14 +168,14 @@ raise SystemExit(cli.main([]))
 
 
 def test_the_binarys_way_to_its_first_frame_leaves_the_schema_for_later(tmp_path: Path) -> None:
-    """The CLI's parser (``--permission-mode``'s choices) and the early reader, bwrap's
-    probe included, import none of what the first frame leaves for later (pydantic, the
+    """The CLI's parser (``--permission-mode``'s choices) and the early reader, the sandbox
+    module included, import none of what the first frame leaves for later (pydantic, the
     config schema, the store, the engine…: tests/test_headless_imports.py's list)."""
     from tests.test_headless_imports import NOT_BEFORE_THE_FIRST_FRAME, _imported
 
     (tmp_path / "cfg" / "smith").mkdir(parents=True)
     (tmp_path / "cfg" / "smith" / "config.json").write_text(
-        '{"permissions": {"mode": "plan"}}', encoding="utf-8"
+        '{"permissions": {"mode": "plan"}, "sandbox": {"mode": "off"}}', encoding="utf-8"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
     env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
@@ -183,7 +188,9 @@ def test_the_binarys_way_to_its_first_frame_leaves_the_schema_for_later(tmp_path
         timeout=60,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "mode='plan'" in done.stdout  # the reader ran, through the binary's own path
+    assert (
+        "mode='plan', sandbox='sandbox off'" in done.stdout
+    )  # the reader ran, as the binary runs it
     imported = _imported(done.stderr)
     assert "smith_tui.tools.sandbox" in imported and "textual.app" in imported
     early = {
