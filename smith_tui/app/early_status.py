@@ -4,9 +4,9 @@ The runtime (config schema, store, engine: about 0.4 s) opens after the first fr
 status line's mode and sandbox come from the same layers, read raw and merged the same
 way (:mod:`smith_tui.config.layers`): the user's config file, the ``/config set`` patch in
 the database (opened read-only, never created), and this run's flags. A value that is
-invalid or cannot be read is left out (shown once the runtime is open), never guessed; so
-is the sandbox when only bwrap's probe can tell (see :func:`read_early_status`). The
-runtime's validated values replace these.
+invalid or cannot be read is left out (shown once the runtime is open), never guessed. The
+sandbox is bwrap's own answer: the app probes it here (the runtime reuses the cached
+answer). The runtime's validated values replace these.
 
 :func:`start_early_status` runs all of it in a thread started before Textual is imported,
 so it is done (a few milliseconds) by the time the first frame is composed.
@@ -63,8 +63,8 @@ def read_early_status(
     ``config_path``, ``db_path`` and ``ephemeral`` are what the runtime is opened with;
     ``default_mode`` is the front end's mode when no layer sets one. The sandbox is known
     without bwrap's probe only when ``sandbox.mode`` is off; else it is left out unless
-    ``probe`` (the app does not: bwrap's namespaces cost the first frame about 30 ms of a
-    2-core machine, docs/PERFORMANCE.md).
+    ``probe`` (the app probes: bwrap's namespaces cost its first frame about 30 ms of a
+    2-core machine, and the runtime then reuses the cached answer).
     """
     try:
         user = read_user_file(user_file_path(config_path), must_exist=config_path is not None)
