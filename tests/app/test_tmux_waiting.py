@@ -85,6 +85,10 @@ def test_the_welcome_screen_says_what_the_saved_url_answered(
             # (short needles: the notice wraps at 80 columns)
             pane.wait_for("answers:")
             pane.wait_for("(scripted-model).")
+            # Then what smith doctor would say (the scripted server answers "ok" to the
+            # request offering one tool: no tool call, a failing finding).
+            pane.wait_for("tool calls ✗")
+            assert len(llm_server.chat_requests()) == 2  # the tool probe and the limit probe
         else:
             pane.wait_for("did not")
             pane.wait_for("503")
