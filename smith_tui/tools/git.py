@@ -662,6 +662,18 @@ def base_argv(git: str, extra: Sequence[tuple[str, str]] = ()) -> list[str]:
     return argv
 
 
+def tree_entries(ls_tree_output: bytes, wanted: set[str]) -> dict[str, tuple[str, str]]:
+    """Mode and object id of each of ``wanted`` in the output of ``git ls-tree -r -z``."""
+    found: dict[str, tuple[str, str]] = {}
+    for record in ls_tree_output.split(b"\0"):
+        meta, _, raw = record.partition(b"\t")
+        path = os.fsdecode(raw)
+        if path in wanted:
+            mode, _kind, oid = meta.decode("ascii").split(" ")
+            found[path] = (mode, oid)
+    return found
+
+
 def run_git_blocking(
     argv: Sequence[str],
     *,

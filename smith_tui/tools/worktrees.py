@@ -45,6 +45,7 @@ from smith_tui.tools.git import (
     git_env,
     overrides_for,
     run_git_blocking,
+    tree_entries,
 )
 from smith_tui.tools.spec import ToolError
 
@@ -436,16 +437,7 @@ class WorkerTrees:
 
 def _entries(git: _Git, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
     """Mode and object id of each of ``paths`` in ``commit``."""
-    wanted = set(paths)
-    out = git.run("ls-tree", "-r", "-z", "--full-tree", commit)
-    found: dict[str, tuple[str, str]] = {}
-    for record in out.split(b"\0"):
-        meta, _, raw = record.partition(b"\t")
-        path = os.fsdecode(raw)
-        if path in wanted:
-            mode, _kind, oid = meta.decode("ascii").split(" ")
-            found[path] = (mode, oid)
-    return found
+    return tree_entries(git.run("ls-tree", "-r", "-z", "--full-tree", commit), set(paths))
 
 
 def describe(tree: WorkerTree, change: WorkerDiff) -> dict[str, Any]:
