@@ -40,6 +40,7 @@ def test_a_silent_server_is_named_and_the_retry_names_the_setting(
         sandbox = re.compile(r"mode: ask  │  (sandboxed|unsandboxed|sandbox unavailable)")
         pane._wait(lambda text: sandbox.search(text) is not None, "no sandbox shown", 10)
         pane.type("say something")
+        pane.wait_for("say something")  # in the prompt before it is sent
         pane.send("Enter")
         screen = pane._wait(
             lambda text: QUIET.search(text) is not None, "the quiet server was not named", 20
