@@ -131,7 +131,7 @@ class SmithAgent(SessionLifecycle):
         session = AcpSession(self._conn, runtime, session_id, self._caps)
         self.sessions[session_id] = session
         await self._attach(session)
-        extensions.follow(self._conn, session)
+        extensions.follow(session)
         return session
 
     async def new_session(

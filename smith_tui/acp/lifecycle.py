@@ -104,7 +104,6 @@ class SessionLifecycle:
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
         return await self._bound(runtime, conversation)
 
-
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
