@@ -12,6 +12,9 @@ were. ``--dry-run`` prints the table instead of writing it.
 
 ``--quick`` runs smaller sizes (fewer runs, a 100,000-message store, a 2,000-file
 checkpoint repository); its rows say so in the figure's text.
+
+Optional benchmarks (``bench/soak.py``: hours at its full size) run only when named with
+``--only`` or ``--with``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class Bench:
     name: str
     full: tuple[str, ...] = ()
     quick: tuple[str, ...] = ()
+    optional: bool = False
+    """Not in the default set (too long): runs when named with ``--only`` or ``--with``."""
 
 
 BENCHES = (
@@ -62,6 +67,7 @@ BENCHES = (
     Bench("setup_files", ("--runs", "7"), ("--runs", "3")),
     Bench("skills_agents", ("--runs", "7"), ("--runs", "3")),
     Bench("acp_handshake", ("--runs", "7", "--no-bytecode-cache"), ("--runs", "3")),
+    Bench("soak", ("--turns", "1000"), ("--turns", "100", "--idle-seconds", "10"), optional=True),
 )
 
 
@@ -188,9 +194,16 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
     parser.add_argument("--only", nargs="+", choices=names, help="run only these")
     parser.add_argument("--skip", nargs="+", choices=names, default=[], help="do not run these")
+    parser.add_argument(
+        "--with", dest="also", nargs="+", choices=names, default=[], help="add optional ones"
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the table, leave the doc")
     args = parser.parse_args()
-    chosen = [b for b in BENCHES if (not args.only or b.name in args.only)]
+    chosen = [
+        b
+        for b in BENCHES
+        if (b.name in args.only if args.only else not b.optional or b.name in args.also)
+    ]
     chosen = [b for b in chosen if b.name not in args.skip]
     rows = existing_rows(DOC.read_text(encoding="utf-8"))
     where = machine()

@@ -123,8 +123,9 @@ def _prompt_after_options(parser: argparse.ArgumentParser, args: argparse.Namesp
 
 
 def _permission_modes() -> tuple[str, ...]:
-    """``--permission-mode``'s choices: the one list of modes (config/permissions.py)."""
-    from smith_tui.config.permissions import PERMISSION_MODES
+    """``--permission-mode``'s choices: the one list of modes (config/modes.py, which the
+    parser reads without importing the config schema and pydantic)."""
+    from smith_tui.config.modes import PERMISSION_MODES
 
     return PERMISSION_MODES
 
@@ -169,9 +170,27 @@ and, if the server needs a key, export it in LLM_API_KEY
 """
 
 
+def _front_end_mode(*, headless: bool) -> str:
+    """The permission mode when no layer sets ``permissions.mode``."""
+    return "yolo" if headless else "ask"
+
+
 def _options(args: argparse.Namespace, *, headless: bool) -> Any:
     from smith_tui.engine.runtime import RuntimeOptions
 
+    return RuntimeOptions(
+        cwd=Path.cwd(),
+        config_path=args.config,
+        db_path=args.db,
+        ephemeral=_ephemeral(args),
+        model=args.model,
+        auto_resume=not headless and not args.resume,
+        permission_mode=_front_end_mode(headless=headless),
+    )
+
+
+def _ephemeral(args: argparse.Namespace) -> dict[str, Any]:
+    """This run's flags as the config's ``ephemeral`` layer."""
     ephemeral: dict[str, Any] = {}
     if args.api_url:
         ephemeral["llm_config"] = {"api_url": args.api_url}
@@ -188,15 +207,7 @@ def _options(args: argparse.Namespace, *, headless: bool) -> Any:
         budget["turn_cost_usd"] = args.max_cost
     if budget:
         ephemeral["budget"] = budget
-    return RuntimeOptions(
-        cwd=Path.cwd(),
-        config_path=args.config,
-        db_path=args.db,
-        ephemeral=ephemeral,
-        model=args.model,
-        auto_resume=not headless and not args.resume,
-        permission_mode="yolo" if headless else "ask",
-    )
+    return ephemeral
 
 
 def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
@@ -339,6 +350,7 @@ def _acp(args: argparse.Namespace) -> int:
     if args.prompt is not None:
         sys.stderr.write("smith: 'smith acp' takes no prompt; the editor sends them\n")
         return 2
+
     def open_runtime(cwd: Path, extra: Mapping[str, Any]) -> Runtime:
         # Here, in a session's thread, not before serving: the engine's import must not
         # delay `initialize`'s answer (smith_tui.acp.preload loads it meanwhile).
@@ -419,6 +431,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write("smith: the prompt is empty; pass text to -p (or pipe it with -p -)\n")
             return 2
     if not headless:
+        # The status line's mode and sandbox for the first frame: read in a thread (a few
+        # ms, bwrap's probe included) while Textual is imported below.
+        from smith_tui.app.early_status import start_early_status
+
+        early_status = start_early_status(
+            config_path=args.config,
+            db_path=args.db,
+            ephemeral=_ephemeral(args),
+            default_mode=_front_end_mode(headless=False),
+            probe=True,  # ~30 ms of the first frame on 2 cores; the runtime reuses the answer
+        )
         # The app paints its prompt first and opens the runtime in a thread after that.
         # What its import allocates (modules, classes) lives as long as the process: the
         # cycle collector would walk it again and again for nothing (~20 ms of the first
@@ -435,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             opener=lambda: _runtime_class().open(_options(args, headless=False)),
             resume=args.resume,
             continue_=args.continue_,
+            early_status=early_status,
         )
     runtime = _open_runtime(args, headless=headless)
     if runtime is None:

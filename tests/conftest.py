@@ -112,10 +112,17 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{', '.join(reports)}: run the report without -n (serially)")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: Tests that take minutes on their own (the security suite again as a plain user): under
+#: ``-n`` they start first, beside the rest, instead of ending the run alone.
+LONG_FIRST = ("tests/security/test_plain_user.py::",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``pytest -n N --dist loadgroup`` the tests of a module that share a module- or
     class-scoped fixture run on one worker, so the fixture (a real ``smith`` in tmux, a
-    server) is set up once, not once per worker."""
+    server) is set up once, not once per worker; the :data:`LONG_FIRST` tests go first."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike (xdist checks)
+        items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:

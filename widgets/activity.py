@@ -24,8 +24,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from smith_tui.engine.presentation import format_duration, key_argument
 from smith_tui.engine import events as ev
+from smith_tui.engine.presentation import format_duration, key_argument
 from smith_tui.engine.roles import role_display
 from smith_tui.terminal_text import visible
 from smith_tui.widgets.output_tail import CUT_MARK, KEEP_LINES, OutputTail, tail_text

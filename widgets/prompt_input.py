@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import ClassVar
 
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -86,6 +88,16 @@ class PromptInput(TextArea):
         max-height: 12;
     }
     """
+    BINDINGS: ClassVar[list[BindingType]] = [  # the key: services.ui.keys.paste_image
+        Binding(  # priority: before vim keys' reading of alt+v as esc v
+            "alt+v",
+            "paste_image",
+            "Paste an image",
+            id="smith.paste_image",
+            show=False,
+            priority=True,
+        ),
+    ]
 
     class Submitted(Message):
         """The user pressed enter on a non-empty prompt."""
@@ -177,14 +189,31 @@ class PromptInput(TextArea):
 
     async def _on_paste(self, event: events.Paste) -> None:
         """A pasted path of an image file (a file dropped on the terminal) goes in as its
-        ``@path`` attachment (engine/images.py); any other paste as it came."""
-        from smith_tui.engine.images import pasted_image_token
+        ``@path`` attachment (engine/prompt_images.py); any other paste as it came."""
+        from smith_tui.engine.prompt_images import pasted_image_token
 
         token = pasted_image_token(event.text)
         if token is None or self.read_only:
             return  # TextArea's own handler inserts the paste
         event.prevent_default()
-        if result := self._replace_via_keyboard(f"{token} ", *self.selection):
+        self.insert_token(token)
+
+    def action_paste_image(self) -> None:
+        """Attach the desktop clipboard's image as its ``@path`` (widgets/clipboard_paste.py)."""
+        from smith_tui.widgets.clipboard_paste import paste_clipboard_image
+
+        self.run_worker(paste_clipboard_image(self.app, self), group="paste_image", exclusive=True)
+
+    def insert_token(self, token: str) -> None:
+        """Put ``token`` (an ``@path``) and a space where the cursor is, over the selection
+        (after a space too when it would follow a word: ``@`` only counts at a word's start);
+        in vim's normal mode after the character under the cursor, as ``p`` puts."""
+        if self.vim_normal and not self._has_selection():
+            self.move_cursor_relative(columns=1)
+        start = min(self.selection)
+        before = self.get_text_range((start[0], 0), start)
+        space = " " if before and not before[-1].isspace() else ""
+        if result := self._replace_via_keyboard(f"{space}{token} ", *self.selection):
             self.move_cursor(result.end_location)
 
     async def on_key(self, event: events.Key) -> None:

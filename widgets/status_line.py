@@ -102,6 +102,7 @@ class StatusLine(Widget):
         self._quiet_since: float | None = None
         self.stall_timeout_s: float | None = None
         """``llm_config.stream_stall_timeout`` in effect (``None``: not known yet)."""
+        self._early = False
 
     def on_mount(self) -> None:
         """Start the spinner clock (paused while idle, never running with animations off)."""
@@ -152,23 +153,33 @@ class StatusLine(Widget):
         stall = self.stall_timeout_s
         return self.SERVER_QUIET_S if stall is None else min(self.SERVER_QUIET_S, stall / 2)
 
+    def show_early(self, mode: str, sandbox: str, sandbox_active: bool) -> None:
+        """Show the mode and sandbox read before the runtime is open (``""``: not known;
+        see :mod:`smith_tui.app.early_status`) until :meth:`show_session` replaces them."""
+        self.mode, self.sandbox, self.sandbox_active = mode, sandbox, sandbox_active
+        self._early = True
+
     def show_session(self, runtime: Any) -> None:
         """Fill in what the open runtime knows before its session starts, in one frame: the
-        permission mode, the sandbox and the stall timeout. Events that say otherwise later
-        win. The app probes bwrap in the thread that opens the runtime (see
-        :func:`~smith_tui.engine.sandbox_status.warm_sandbox_probe`), so this reads the probe's cached answer; a runtime
-        handed to the app open runs the probe here, once (a few milliseconds)."""
+        permission mode, the sandbox and the stall timeout (replacing what :meth:`show_early`
+        showed). Events that say otherwise later win. The app probes bwrap in the thread that
+        opens the runtime (see :func:`~smith_tui.engine.sandbox_status.warm_sandbox_probe`),
+        so this reads the probe's cached answer; a runtime handed to the app open runs the
+        probe here, once (a few milliseconds)."""
         timeouts = runtime.config.model.llm_config.transport_timeouts()
         self.stall_timeout_s = float(timeouts["stream_stall_timeout"])
-        if not self.mode:
+        early, self._early = self._early, False
+        if early or not self.mode:
             self.mode = runtime.permission_mode
-        if not self.sandbox:
+        if early or not self.sandbox:
             # Imported here: the sandbox module is not part of the first frame.
             from smith_tui.engine.sandbox_status import sandbox_state_of
 
             state = sandbox_state_of(runtime.config.effective)
             if state is not None:
                 self.sandbox, self.sandbox_active = state.label(), state.active
+            elif early:
+                self.sandbox, self.sandbox_active = "", False
 
     def _retry_text(self) -> str:
         remaining = max(0.0, (self._retry_deadline or 0.0) - time.monotonic())

@@ -13,6 +13,8 @@ One :class:`VimKeys` drives one Textual :class:`~textual.widgets.TextArea`. The 
   character typed, as in vim). In normal mode escape drops a pending count or operator; with
   nothing pending it is not used, so it reaches the app as it does without vim keys (escape
   interrupts a running turn: in insert mode that takes two presses).
+* An ``alt+`` key with a character is read as escape and that key (a terminal cannot tell
+  them apart when they come fast: see :func:`_escaped_character`).
 * Normal mode uses every printable key, backspace (``h``), delete (``x``) and the new-line
   keys (swallowed): none of them types text. Other keys (arrows, home/end, page keys, ctrl
   combinations, the app's keys) keep their usual meaning.
@@ -128,6 +130,20 @@ def previous_word_start(text: str, index: int) -> int:
     return index
 
 
+def _escaped_character(key: str, character: str | None) -> str | None:
+    """The character of an ``alt+`` key, else ``None``.
+
+    A terminal sends alt+x as ESC x, so Textual reads an escape followed within its
+    ``ESCDELAY`` (100 ms by default) by a letter as alt+that letter: under vim keys it is
+    taken as the escape and the letter. Not covered: keys the app binds (alt+h, alt+i,
+    alt+e, alt+d, alt+p, alt+s) reach the app first, and Textual reads ESC b and ESC f as
+    ctrl+left and ctrl+right and ESC followed by a digit or a sign as another character.
+    """
+    if key.startswith("alt+") and character is not None and len(character) == 1:
+        return character if character.isprintable() else None
+    return None
+
+
 def index_of(lines: list[str], location: Location) -> int:
     """The offset of ``location`` in the lines joined by newlines."""
     row, column = location
@@ -219,11 +235,16 @@ class VimKeys:
     def handle(self, key: str, character: str | None) -> str | None:
         """Use ``key`` (its ``character`` when printable); ``None`` when it was used, else
         the key the owner should handle as usual."""
+        escaped = _escaped_character(key, character)
         if self.mode is Mode.INSERT:
             if key == "escape":
                 self._to_normal()
                 return None
-            return key
+            if escaped is None:
+                return key
+            self._to_normal()  # esc and a key typed fast: handled as the two keys
+        if escaped is not None:
+            key = character = escaped
         if key == "escape":
             if self.pending:
                 self._clear_pending()

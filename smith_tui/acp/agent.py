@@ -35,7 +35,7 @@ from acp.schema import (
 )
 
 from smith_tui.acp import extensions, options
-from smith_tui.acp.images import prompt_images
+from smith_tui.acp.image_blocks import prompt_images
 from smith_tui.acp.lifecycle import SessionLifecycle
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class SmithAgent(SessionLifecycle):
         session = AcpSession(self._conn, runtime, session_id, self._caps)
         self.sessions[session_id] = session
         await self._attach(session)
-        extensions.follow(self._conn, session)
+        extensions.follow(session)
         return session
 
     async def new_session(

@@ -12,14 +12,10 @@ it for an editor that shows it its own way (:func:`follow`).
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from acp import RequestError, update_agent_thought_text
-
-log = logging.getLogger(__name__)
 
 NAMESPACE = "smith"
 METHODS = ("pause", "step", "resume")
@@ -79,7 +75,7 @@ def call(sessions: Mapping[str, Any], method: str, params: Mapping[str, Any]) ->
     return answer
 
 
-def follow(conn: Any, session: Any) -> Callable[[], None]:
+def follow(session: Any) -> Callable[[], None]:
     """Tell the editor when the session's turn (or a sub-agent) holds and goes on; returns
     the unsubscribe."""
     from smith_tui.engine import events as ev
@@ -93,28 +89,9 @@ def follow(conn: Any, session: Any) -> Callable[[], None]:
                     update_agent_thought_text(f"\n[paused {where}: _smith/step or _smith/resume]\n")
                 )
             params = {"sessionId": session.session_id, "jobId": event.job_id, "at": event.at}
-            _notify(conn, "paused", {**params, "rounds": event.rounds, "who": who})
+            session.notify(f"{NAMESPACE}/paused", {**params, "rounds": event.rounds, "who": who})
         elif isinstance(event, ev.TurnResumed):
             params = {"sessionId": session.session_id, "jobId": event.job_id, "how": event.how}
-            _notify(conn, "resumed", params)
+            session.notify(f"{NAMESPACE}/resumed", params)
 
     return session.runtime.subscribe(on_event)
-
-
-_pending: set[asyncio.Task[None]] = set()
-
-
-def _notify(conn: Any, name: str, params: dict[str, Any]) -> None:
-    send = getattr(conn, "ext_notification", None)
-    if send is None:
-        return
-
-    async def deliver() -> None:
-        try:
-            await send(f"{NAMESPACE}/{name}", params)
-        except Exception:  # the editor went away: the turn goes on
-            log.debug("the %s notification was not delivered", name, exc_info=True)
-
-    task = asyncio.get_running_loop().create_task(deliver())
-    _pending.add(task)
-    task.add_done_callback(_pending.discard)

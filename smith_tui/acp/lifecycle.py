@@ -51,7 +51,7 @@ class SessionLifecycle:
         """What a bound session gets: the server's models for the model option, and the
         reporters of its title (``session_info_update``) and usage (``usage_update``)."""
         from smith_tui.acp.session_list import TitleReporter
-        from smith_tui.acp.usage import UsageReporter
+        from smith_tui.acp.usage_updates import UsageReporter
 
         session.models = await options.load_models(session.runtime)
         titles = TitleReporter(session.runtime, session.send)
@@ -103,7 +103,6 @@ class SessionLifecycle:
             await runtime.aclose()
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
         return await self._bound(runtime, conversation)
-
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any

@@ -103,6 +103,13 @@ async def _serve(open_runtime: RuntimeOpener, version: str, proto_in: Any, proto
         await agent.aclose()
 
 
+def _editor_gone(record: logging.LogRecord) -> bool:
+    """Drop the log record of a write to an editor that closed its pipe (the SDK's send loop
+    logs it with a traceback): the session ended, nothing failed."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not isinstance(error, BrokenPipeError | ConnectionError)
+
+
 def serve(open_runtime: RuntimeOpener, version: str) -> int:
     """Serve ACP on stdio until the client closes stdin; returns the exit code."""
     level = os.environ.get("SMITH_ACP_LOG", "warning").upper()
@@ -111,9 +118,13 @@ def serve(open_runtime: RuntimeOpener, version: str) -> int:
         level=getattr(logging, level, logging.WARNING),
         format="smith acp: %(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_editor_gone)
     proto_in, proto_out = _claim_stdio()
     try:
         asyncio.run(_serve(open_runtime, version, proto_in, proto_out))
     except KeyboardInterrupt:
         return 130
+    except (BrokenPipeError, ConnectionError):
+        return 0  # the editor went away mid-message: the session ended, nothing failed
     return 0

@@ -38,18 +38,26 @@ from acp.schema import (
 )
 
 from smith_tui.acp import dispatch_card, options, permission_content, replay, updates, wire
-from smith_tui.acp.files import EditorFiles
+from smith_tui.acp.editor_files import EditorFiles
 from smith_tui.acp.session_record import remember_mode
 from smith_tui.acp.terminals import EditorTerminals
-from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
+from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)
 
 SNAPSHOT_LIMIT = 2 * 1024 * 1024
 """Largest file whose before/after text is shown as a diff."""
 ALLOW_ONCE, ALLOW_SESSION, REJECT = "allow_once", "allow_session", "reject"
+
+
+@dataclass(frozen=True)
+class _Notification:
+    """An extension notification waiting in the send queue."""
+
+    method: str
+    params: dict[str, Any]
 
 
 @dataclass
@@ -142,6 +150,11 @@ class AcpSession:
         else:
             self.loop.call_soon_threadsafe(self._queue.put_nowait, update)
 
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Queue an extension notification behind the updates already queued, so the
+        editor reads them in the order they happened (safe from any thread)."""
+        self.send(_Notification(method, params))
+
     async def flush(self) -> None:
         """Wait until every queued update was sent."""
         await self._queue.join()
@@ -150,7 +163,13 @@ class AcpSession:
         while True:
             update = await self._queue.get()
             try:
-                await wire.session_update(self.conn, self.session_id, update)
+                if isinstance(update, _Notification):
+                    await self.conn.ext_notification(update.method, update.params)
+                else:
+                    await wire.session_update(self.conn, self.session_id, update)
+            except (BrokenPipeError, ConnectionError):
+                # The editor closed its end: nobody is left to tell, and no traceback.
+                log.debug("the editor is gone; a session update was not sent")
             except Exception:
                 log.exception("sending a session update failed")
             finally:

@@ -121,4 +121,3 @@ def fork_conversation(
     return forks.fork_conversation(
         store, source_id, before_turn=before_turn, title=f"{title} (fork)" if title else None
     )
-

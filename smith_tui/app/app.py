@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from smith_tui.app.bridge import EngineEventsArrived, EventBridge
-    from smith_tui.app.notifications import Notifier
+    from smith_tui.app.early_status import EarlyStatus
+    from smith_tui.app.terminal_notify import Notifier
     from smith_tui.engine import events as ev
     from smith_tui.engine.runtime import Runtime
 
@@ -111,13 +112,15 @@ class SmithApp(App[int]):
         opener: Callable[[], Runtime] | None = None,
         pick: Callable[[Runtime], None] | None = None,
         animations: bool = True,
+        early_status: Callable[[], EarlyStatus] | None = None,
     ) -> None:
         """Run on ``runtime``, or on the one ``opener`` returns once the first frame is up.
 
         Opening a runtime imports and reads the config, the store and the HTTP stack; with
         ``opener`` that happens in a thread after the prompt has painted. ``pick`` then
         chooses its conversation in the same thread (a long one takes a while to load):
-        the status line shows the permission mode and sandbox before that.
+        the status line shows the permission mode and sandbox before that. ``early_status``
+        gives them for the first frame, before the runtime is open (app/early_status.py).
         """
         super().__init__()
         if runtime is None and opener is None:
@@ -125,6 +128,8 @@ class SmithApp(App[int]):
         self.runtime: Runtime | None = runtime
         self._opener = opener
         self._pick = pick
+        self.early_status = early_status
+        """The mode and sandbox for the first frame (waits for their reading thread)."""
         self._pending: list[str] = []
         self.startup_error: str | None = None
         """Why the runtime could not be opened (the app then exits with code 2)."""
@@ -215,7 +220,7 @@ class SmithApp(App[int]):
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
         # The engine's events (about 12 ms to import) are loaded by now, with the runtime.
         from smith_tui.app.bridge import EventBridge
-        from smith_tui.app.notifications import Notifier
+        from smith_tui.app.terminal_notify import Notifier
 
         runtime = self.opened_runtime
         self.bridge = EventBridge(self)
@@ -489,7 +494,7 @@ class SmithApp(App[int]):
         Cancelling the turn cancels this wait, which closes the question.
         """
         from smith_tui.app.screens.permission_screen import PermissionScreen
-        from smith_tui.engine.permissions import PermissionReply
+        from smith_tui.engine.permission_gate import PermissionReply
         from smith_tui.engine.presentation import role_label
         from smith_tui.widgets.status_line import StatusLine
 
@@ -688,6 +693,7 @@ def run_app(
     opener: Callable[[], Any] | None = None,
     resume: str | None = None,
     continue_: bool = False,
+    early_status: Callable[[], EarlyStatus] | None = None,
 ) -> int:
     """Run the full-screen app until the user quits; returns the exit code.
 
@@ -695,6 +701,7 @@ def run_app(
     then paints before the config, store and HTTP stack are loaded). The conversation is
     picked from ``resume``/``continue_``; a bad ``--resume`` id or a runtime that cannot
     be opened is reported on stderr with exit code 2. The runtime is closed on the way out.
+    ``early_status``: the mode and sandbox of the first frame (see ``SmithApp``).
     """
     import sys
 
@@ -705,7 +712,7 @@ def run_app(
         _pick_conversation(opened, resume, continue_)
 
     async def main() -> tuple[int | None, str | None, str]:
-        app = SmithApp(opener=open_runtime, pick=pick)
+        app = SmithApp(opener=open_runtime, pick=pick, early_status=early_status)
         hint = ""
         try:
             code = await app.run_async()

@@ -25,6 +25,7 @@ CONFIGURABLE = {
     "step": "smith.step",
     "quit": "smith.quit",
     "external_editor": "smith.editor",
+    "paste_image": "smith.paste_image",  # the prompt's binding (widgets/prompt_input.py)
 }
 
 APP_BINDINGS: list[Binding] = [

@@ -19,6 +19,7 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from smith_tui.app.footer import SmithFooter
+from smith_tui.app.screens.modal import error_text
 from smith_tui.config import API_URL_VARIABLE, DEFAULT_API_KEY_ENV, EXAMPLE_API_URL
 
 if TYPE_CHECKING:
@@ -41,9 +42,9 @@ URL_SETTING = "llm_config.api_url"
 
 
 def _usual_ports() -> str:
-    from smith_tui.llm import probe
+    from smith_tui.llm import server_probe
 
-    return ", ".join(f"{name} {port}" for name, port in probe.USUAL_SERVERS)
+    return ", ".join(f"{name} {port}" for name, port in server_probe.USUAL_SERVERS)
 
 
 def url_problem(url: str) -> str:
@@ -74,11 +75,28 @@ async def report_server(app: Any, runtime: Runtime, url: str) -> str:
         text = f"{url} answers, but lists no models: name one with /config set default_model ID."
     else:
         listed = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-        text = (
-            f"{url} answers: {len(ids)} model{'s' if len(ids) != 1 else ''} ({listed}). "
-            "/doctor checks its tool calls, usage and max_tokens."
-        )
+        text = f"{url} answers: {len(ids)} model{'s' if len(ids) != 1 else ''} ({listed})."
     app.notify(text, timeout=10)
+    if ids:
+        text += "\n" + await probe_server(app, runtime)
+    return text
+
+
+async def probe_server(app: Any, runtime: Runtime) -> str:
+    """What ``smith doctor`` finds, in one line: streaming, tool calls, usage, max_tokens
+    (two small requests to the model the session would use)."""
+    from smith_tui.engine import server_doctor
+
+    try:
+        found = await server_doctor.diagnose(runtime.config.model, runtime.llm, None)
+    except Exception as exc:  # a finding, never a crash of the welcome screen
+        text = f"checking the server failed: {error_text(exc)}"
+        app.notify(text, severity="warning", timeout=15)
+        return text
+    checks = server_doctor.checks_of(found)
+    text = server_doctor.summary(checks)
+    failed = server_doctor.verdict(checks) != 0
+    app.notify(text, severity="warning" if failed else "information", timeout=20)
     return text
 
 
@@ -135,10 +153,10 @@ class FirstRunScreen(Screen):
         self.run_worker(self._probe, thread=True, group="probe", exit_on_error=False)
 
     def _probe(self) -> None:
-        from smith_tui.llm import probe
+        from smith_tui.llm import server_probe
 
         try:
-            found = probe.probe_local_servers_sync(probe.LOCAL_SERVERS)
+            found = server_probe.probe_local_servers_sync(server_probe.LOCAL_SERVERS)
         except Exception:  # probing is a courtesy: the field works without it
             found = []
         self.app.call_from_thread(self.show_found, found)

@@ -13,8 +13,8 @@ import json
 import sys
 from typing import Any, TextIO
 
-from smith_tui.engine.presentation import key_argument
 from smith_tui.engine import events as ev
+from smith_tui.engine.presentation import key_argument
 from smith_tui.terminal_text import visible
 
 

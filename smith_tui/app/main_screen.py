@@ -271,6 +271,10 @@ class MainScreen(Screen):
         self.call_after_refresh(self._first_frame_painted)
         if self.runtime:
             self.runtime_ready()
+        elif (early := getattr(self.app, "early_status", None)) is not None:
+            # Read before the runtime is open (app/early_status.py): in the first frame.
+            shown = early()
+            self.query_one(StatusLine).show_early(shown.mode, shown.sandbox, shown.sandbox_active)
 
     def _vim_keys_on(self) -> bool:
         """``services.ui.vim`` as configured now (the prompt asks at every key)."""
@@ -384,7 +388,7 @@ class MainScreen(Screen):
         """A conversation reopened without being picked just now (plain ``smith``,
         ``--continue``) says so once, in the transcript and the status line (until the next
         turn): the next prompt sends its whole context."""
-        from smith_tui.engine.conversations import ago, resumed_line
+        from smith_tui.engine.active_conversation import ago, resumed_line
 
         resumed = self.runtime.conversations.resumed
         if resumed is None or resumed is self._resumed_said:
@@ -393,9 +397,9 @@ class MainScreen(Screen):
         transcript = self.query_one("#transcript")
         self._guarded(transcript, transcript.add_notice, resumed_line(resumed))  # type: ignore[attr-defined]
         title = resumed.title or "last conversation"
-        self.query_one(StatusLine).title = (
-            f"resumed {title} · {ago(time.time() - resumed.last_active)}"
-        )
+        self.query_one(
+            StatusLine
+        ).title = f"resumed {title} · {ago(time.time() - resumed.last_active)}"
 
     def _stored_usage(self) -> list[Any]:
         """The active conversation's stored usage rows (none before it has one)."""
@@ -410,8 +414,8 @@ class MainScreen(Screen):
 
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""
-        from smith_tui.widgets.event_batches import coalesce
         from smith_tui.engine import events as ev
+        from smith_tui.widgets.event_batches import coalesce
 
         if not self.panes_ready:
             # Merged, so a tool flooding its output meanwhile is held as a few lines only.

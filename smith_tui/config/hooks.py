@@ -9,7 +9,7 @@ repository's ``.smith/settings.json`` once the user trusts it (``engine/hooks/tr
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -29,20 +29,8 @@ HookEvent = Literal[
     "PreCompact",
     "SessionEnd",
 ]
-HOOK_EVENTS: tuple[str, ...] = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "Notification",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "SessionEnd",
-)
-"""Every hook event, in the order a session meets them."""
+HOOK_EVENTS: tuple[str, ...] = get_args(HookEvent)
+"""Every hook event, in the order a session meets them (the ``HookEvent`` names)."""
 
 DEFAULT_HOOK_TIMEOUT_S = 60.0
 """Seconds a hook may run before its process group is killed."""

@@ -17,7 +17,6 @@ is validated as a whole. The layers are kept by name for ``EffectiveConfig.sourc
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -30,14 +29,17 @@ from pydantic import SecretStr, ValidationError
 from smith_tui.config.environment import API_URL_VARIABLE, read_environment, read_secret
 from smith_tui.config.errors import ConfigError, ConfigProblem
 from smith_tui.config.frozen import FrozenDict, freeze
-from smith_tui.config.locations import default_config_path
+from smith_tui.config.layers import (
+    LAYER_NAMES,
+    json_kind,
+    merge_layers,
+    read_user_file,
+    user_file_path,
+)
 from smith_tui.config.schema import DEFAULTS, SmithConfig
 from smith_tui.config.secrets import note_secret_variables
-from smith_tui.config.tree import contains, deep_merge, split_path
+from smith_tui.config.tree import contains, split_path
 from smith_tui.config.validation import problems_of
-
-LAYER_NAMES = ("defaults", "user", "env", "persisted", "ephemeral")
-"""Layer names, lowest precedence first."""
 
 _INDEX = re.compile(r"\[[^\]]*\]")
 
@@ -99,7 +101,7 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
     """
     options = options or LoadOptions()
     explicit = options.config_path is not None
-    user_path = default_config_path() if options.config_path is None else Path(options.config_path)
+    user_path = user_file_path(options.config_path)
     # pydantic-settings costs tens of milliseconds to import: only a load pays it, not every
     # importer of the config package (docs/PERFORMANCE.md).
     from smith_tui.config.settings import LayerSource, settings_from
@@ -119,9 +121,7 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
         model = settings_from(sources)
     except ValidationError as exc:
         raise _attributed(problems_of(exc), layers, user_path) from None
-    merged: dict[str, Any] = {}  # the same merge pydantic-settings made, kept for the snapshot
-    for name in LAYER_NAMES:
-        merged = deep_merge(merged, layers[name])
+    merged = merge_layers(layers)  # the same merge pydantic-settings made, kept for the snapshot
     note_secret_variables(merged)  # child processes started from now on never see these keys
     return EffectiveConfig(
         effective=freeze(merged),
@@ -133,70 +133,11 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
     )
 
 
-def read_user_file(path: Path, *, must_exist: bool = False) -> dict[str, Any]:
-    """Read the user JSON file as a table; ``{}`` when it is missing (unless ``must_exist``)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        if must_exist:
-            raise ConfigError(f"Config file {path} does not exist.") from None
-        return {}
-    except IsADirectoryError:
-        raise ConfigError(f"Config file {path} is a directory, not a JSON file.") from None
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"Config file {path} is not UTF-8 text (bad byte at offset {exc.start})."
-        ) from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(_syntax_message(path, text, exc)) from None
-    except ValueError as exc:
-        raise ConfigError(f"Invalid JSON in {path}: {exc}.") from None
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"Config file {path} must hold a JSON object ({{ ... }}) at the top level, "
-            f"not {_json_kind(data)}."
-        )
-    return data
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _syntax_message(path: Path, text: str, exc: json.JSONDecodeError) -> str:
-    lines = text.splitlines() or [""]
-    line = lines[min(exc.lineno, len(lines)) - 1]
-    excerpt = f"\n  {line}\n  {' ' * (exc.colno - 1)}^" if len(line) <= 120 else ""
-    return f"Invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}.{excerpt}"
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
-
-
 def _as_table(value: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigError(
-            f"Invalid configuration: {what} must be a table, not {_json_kind(value)}."
-        )
+        raise ConfigError(f"Invalid configuration: {what} must be a table, not {json_kind(value)}.")
     return dict(value)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from smith_tui.config.errors import ConfigError
-from smith_tui.config.loader import read_user_file
+from smith_tui.config.layers import read_user_file
 
 
 def write_user_setting(path: Path, dotted: str, value: Any) -> None:

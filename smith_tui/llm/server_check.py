@@ -98,8 +98,11 @@ def _fields_of(chunk: dict[str, Any], found: dict[str, None]) -> None:
     for choice in choices if isinstance(choices, list) else []:
         if not isinstance(choice, dict):
             continue
-        delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else None
-        delta = delta or (choice.get("message") if isinstance(choice.get("message"), dict) else {})
+        delta: dict[str, Any] = {}
+        for key in ("delta", "message"):
+            if isinstance(choice.get(key), dict):
+                delta = choice[key]
+                break
         for name in ("reasoning_content", "reasoning", "reasoning_details"):
             if delta.get(name):
                 found[name] = None

@@ -16,7 +16,7 @@ The shell's environment has no API-key variables (``smith_tui.config.secrets``).
 On Linux it runs in the bubblewrap sandbox of ``smith_tui.tools.sandbox`` as
 ``sandbox.mode`` says; a command the sandbox stopped says so in its result.
 
-A front end that offers terminals (an editor over ACP, ``smith_tui.tools.commands``) runs
+A front end that offers terminals (an editor over ACP, ``smith_tui.tools.command_runner``) runs
 the same command line in one of its terminals instead, so the editor shows it; ``bash``
 still polls the output, applies the timeout and cancel and builds the result.
 """
@@ -38,10 +38,15 @@ from pydantic import Field
 
 from smith_tui.config.schema import SandboxConfig
 from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
-from smith_tui.config.services import BashOptions
-from smith_tui.tools import permissions
+from smith_tui.config.service_options import BashOptions
+from smith_tui.tools import permission_policy
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
-from smith_tui.tools.commands import CommandExit, CommandRunner, RunningCommand, command_runner
+from smith_tui.tools.command_runner import (
+    CommandExit,
+    CommandRunner,
+    RunningCommand,
+    command_runner,
+)
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import (
     NamespaceInit,
@@ -340,7 +345,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     if state is None:
         state = await asyncio.to_thread(sandbox_state, sandbox)
     require_sandbox(state)
-    project_writable = permissions.project_writable(ctx)  # False in read-only mode
+    project_writable = permission_policy.project_writable(ctx)  # False in read-only mode
     bwrap = state.bwrap if state.active else None
 
     async def command_line(info_fd: int | None = None) -> list[str]:

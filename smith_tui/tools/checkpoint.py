@@ -50,7 +50,7 @@ from smith_tui.config.schema import CheckpointsConfig
 from smith_tui.store.git_includes import common_dir_of, git_dir_of
 from smith_tui.tools import beneath
 from smith_tui.tools.files import current_umask, file_kind
-from smith_tui.tools.git import base_argv, find_git, git_env
+from smith_tui.tools.git import base_argv, find_git, git_env, run_git_blocking, tree_entries
 from smith_tui.tools.spec import ToolError
 
 DEFAULT_MAX_BYTES = CheckpointsConfig().max_bytes
@@ -203,23 +203,16 @@ class Checkpoints:
     ) -> bytes:
         if self._git is None:
             self._git = find_git()
-        argv = [*base_argv(self._git, _SHADOW_CONFIG), *args]
-        try:
-            done = subprocess.run(
-                argv,
-                cwd=self.work_tree,
-                env=self._env(index, init=init),
-                input=stdin,
-                capture_output=True,
-                timeout=_TIME_LIMIT,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise CheckpointError(f"checkpoint: git {args[0]} could not run: {exc}") from None
-        if done.returncode not in ok:
-            detail = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-            raise CheckpointError(f"checkpoint: git {args[0]} failed: {detail}")
-        return done.stdout
+        return run_git_blocking(
+            [*base_argv(self._git, _SHADOW_CONFIG), *args],
+            what=args[0],
+            cwd=self.work_tree,
+            env=self._env(index, init=init),
+            fail=lambda message: CheckpointError(f"checkpoint: {message}"),
+            stdin=stdin,
+            ok=ok,
+            time_limit=_TIME_LIMIT,
+        )
 
     def _ensure_shadow(self) -> None:
         if self._ready:
@@ -556,15 +549,7 @@ class Checkpoints:
 
     def _entries(self, tree: str, wanted: set[str]) -> dict[str, tuple[str, str]]:
         """Mode and object id of each of ``wanted`` in ``tree``."""
-        out = self._run("ls-tree", "-r", "-z", "--full-tree", tree)
-        found: dict[str, tuple[str, str]] = {}
-        for record in out.split(b"\0"):
-            meta, _, raw = record.partition(b"\t")
-            path = os.fsdecode(raw)
-            if path in wanted:
-                mode, _kind, oid = meta.decode("ascii").split(" ")
-                found[path] = (mode, oid)
-        return found
+        return tree_entries(self._run("ls-tree", "-r", "-z", "--full-tree", tree), wanted)
 
     def _locate(self, path: str, *, create: bool = False) -> beneath.Located:
         """Where ``path`` (a tree path) is in the work tree; no symlink is followed."""

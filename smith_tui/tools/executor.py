@@ -212,6 +212,10 @@ async def _execute_timed(
     try:
         output = await spec.handler(args, ctx)
     except ToolError as exc:
+        if exc.code == "cancelled" and ctx.is_cancelled():
+            # The tool saw the cancel itself (bash before its command started): the same
+            # cancelled result as a cancel caught here, not a tool error.
+            return _cancelled_result(call_id, name, clock.started, mutation_if_cancelled)
         return error(exc.message, exc.code, "attempted" if spec.mutating else "none")
     except (Cancelled, asyncio.CancelledError):
         if ctx.is_cancelled():

@@ -29,6 +29,7 @@ import asyncio
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,8 +41,8 @@ from pydantic import Field
 from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.store.git_includes import config_includes, work_tree_of
 from smith_tui.tools.args import max_chars
-from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import project_root
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
@@ -659,6 +660,50 @@ def base_argv(git: str, extra: Sequence[tuple[str, str]] = ()) -> list[str]:
         argv += ["-c", f"{key}={value}"]
     argv.append("--no-optional-locks")
     return argv
+
+
+def tree_entries(ls_tree_output: bytes, wanted: set[str]) -> dict[str, tuple[str, str]]:
+    """Mode and object id of each of ``wanted`` in the output of ``git ls-tree -r -z``."""
+    found: dict[str, tuple[str, str]] = {}
+    for record in ls_tree_output.split(b"\0"):
+        meta, _, raw = record.partition(b"\t")
+        path = os.fsdecode(raw)
+        if path in wanted:
+            mode, _kind, oid = meta.decode("ascii").split(" ")
+            found[path] = (mode, oid)
+    return found
+
+
+def run_git_blocking(
+    argv: Sequence[str],
+    *,
+    what: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    fail: Callable[[str], Exception],
+    stdin: bytes | None = None,
+    ok: Sequence[int] = (0,),
+    time_limit: float = 300.0,
+) -> bytes:
+    """Run one git command to its end (blocking: call it off the event loop) and return its
+    stdout; ``fail(message)`` is raised when it cannot start, times out or exits outside
+    ``ok``, naming the subcommand ``what`` (``git add failed: …``)."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            input=stdin,
+            capture_output=True,
+            timeout=time_limit,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise fail(f"git {what} could not run: {exc}") from None
+    if done.returncode not in ok:
+        detail = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        raise fail(f"git {what} failed: {detail}")
+    return done.stdout
 
 
 async def _run(

@@ -44,7 +44,6 @@ project). It can create a new ``.git`` in the project.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -58,14 +57,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.config.frozen import thaw
 from smith_tui.config.locations import config_dir, data_dir
-from smith_tui.config.schema import SandboxConfig
-from smith_tui.tools.spec import ToolError
+
+if TYPE_CHECKING:
+    # Imported where used: the probe and the state (the status line's first frame, before
+    # the schema and pydantic are imported) need neither.
+    from smith_tui.config.schema import SandboxConfig
 
 PROBE_TIMEOUT_S = 10.0
 INSTALL_HINT = (
@@ -248,6 +248,11 @@ def _run_probe(path: str | None) -> Probe:
 
 def sandbox_settings(config: Mapping[str, Any]) -> SandboxConfig:
     """The ``sandbox`` table of ``config`` (defaults when absent)."""
+    from pydantic import ValidationError
+
+    from smith_tui.config.schema import SandboxConfig
+    from smith_tui.tools.spec import ToolError
+
     table = config.get("sandbox") if isinstance(config, Mapping) else None
     try:
         return SandboxConfig.model_validate(thaw(table) if table is not None else {})
@@ -263,9 +268,16 @@ def sandbox_settings(config: Mapping[str, Any]) -> SandboxConfig:
 
 def sandbox_state(settings: SandboxConfig) -> SandboxState:
     """Whether commands run sandboxed under ``settings`` (probes bwrap unless the mode is off)."""
-    if settings.mode == "off":
-        return SandboxState("off", False, network=settings.network)
-    return _state(settings, probe_bwrap())
+    return sandbox_state_for(settings.mode, settings.network)
+
+
+def sandbox_state_for(mode: str, network: bool) -> SandboxState:
+    """:func:`sandbox_state` from ``sandbox.mode`` and ``sandbox.network`` as plain values
+    (the status line's first frame has them before the schema is imported)."""
+    if mode == "off":
+        return SandboxState("off", False, network=network)
+    probe = probe_bwrap()
+    return SandboxState(mode, probe.ok, probe.reason, network, probe.path)
 
 
 def cached_sandbox_state(settings: SandboxConfig) -> SandboxState | None:
@@ -358,6 +370,8 @@ def scratch_folder(project: Path) -> Path | None:
 
     ``None`` when it cannot be made (the command then gets an empty tmpfs ``/tmp``).
     """
+    import hashlib  # here: the probe (the status line's first frame) does not need it
+
     root = _real(project)
     name = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     folder = data_dir() / "sandbox-tmp" / f"{Path(root).name or 'root'}-{name}"
@@ -695,6 +709,8 @@ def failure_note(output: str, settings: SandboxConfig, *, project_writable: bool
 
 def require_sandbox(state: SandboxState) -> None:
     """Raise the clear error of a required sandbox that cannot be used."""
+    from smith_tui.tools.spec import ToolError
+
     if state.required_but_missing:
         raise ToolError(
             f"the command was not run: sandbox.mode is on but {state.reason}. To run "

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -39,7 +38,15 @@ from typing import Any
 
 from smith_tui.store.git_includes import config_includes, git_dir_of, work_tree_of
 from smith_tui.tools.checkpoint import Checkpoints
-from smith_tui.tools.git import OVERRIDE_PATTERN, base_argv, find_git, git_env, overrides_for
+from smith_tui.tools.git import (
+    OVERRIDE_PATTERN,
+    base_argv,
+    find_git,
+    git_env,
+    overrides_for,
+    run_git_blocking,
+    tree_entries,
+)
 from smith_tui.tools.spec import ToolError
 
 FOLDER = "worktrees"
@@ -128,23 +135,16 @@ class _Git:
         env.update(_IDENTITY, GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.work_tree))
         if self.index is not None:
             env["GIT_INDEX_FILE"] = str(self.index)
-        argv = [*base_argv(self.git, self.extra), *args]
-        try:
-            done = subprocess.run(
-                argv,
-                cwd=self.work_tree,
-                env=env,
-                input=stdin,
-                capture_output=True,
-                timeout=_TIME_LIMIT,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise WorktreeError(f"worktree: git {args[0]} could not run: {exc}") from None
-        if done.returncode not in ok:
-            detail = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-            raise WorktreeError(f"worktree: git {args[0]} failed: {detail}")
-        return done.stdout
+        return run_git_blocking(
+            [*base_argv(self.git, self.extra), *args],
+            what=args[0],
+            cwd=self.work_tree,
+            env=env,
+            fail=lambda message: WorktreeError(f"worktree: {message}"),
+            stdin=stdin,
+            ok=ok,
+            time_limit=_TIME_LIMIT,
+        )
 
     def text(self, *args: str, ok: Sequence[int] = (0,)) -> str:
         return self.run(*args, ok=ok).decode("utf-8", "surrogateescape").strip()
@@ -437,16 +437,7 @@ class WorkerTrees:
 
 def _entries(git: _Git, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
     """Mode and object id of each of ``paths`` in ``commit``."""
-    wanted = set(paths)
-    out = git.run("ls-tree", "-r", "-z", "--full-tree", commit)
-    found: dict[str, tuple[str, str]] = {}
-    for record in out.split(b"\0"):
-        meta, _, raw = record.partition(b"\t")
-        path = os.fsdecode(raw)
-        if path in wanted:
-            mode, _kind, oid = meta.decode("ascii").split(" ")
-            found[path] = (mode, oid)
-    return found
+    return tree_entries(git.run("ls-tree", "-r", "-z", "--full-tree", commit), set(paths))
 
 
 def describe(tree: WorkerTree, change: WorkerDiff) -> dict[str, Any]:

@@ -228,6 +228,10 @@ async def agent(
         _config(tmp_path),
         cwd=repo,
         env=smith_env(tmp_path, **env),
+        # The SDK waits 2 s for the agent to exit after stdin closes, then terminates it;
+        # on a loaded machine smith (stopping its MCP servers) can exit in that very
+        # moment, and the SDK's terminate then raises ProcessLookupError. Wait for the exit.
+        transport_kwargs={"shutdown_timeout": 30.0},
     ) as (conn, process):
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -272,6 +276,7 @@ async def test_prompt_streams_tool_calls_asks_permission_and_uses_editor_buffers
             "ask",
             "auto-edit",
             "yolo",
+            "plan",
         ]
         assert session.config_options[0].id == "role"
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])

@@ -21,7 +21,14 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities
 from tests.acp.test_acp_agent import EditorClient, TerminalClient, _text
 from tests.dispatch.support import dispatch, report
 from tests.engine.test_headless_cli import _config
-from tests.support.llm_server import ScriptedLLMServer, http_error, stall, text_reply, tool_call
+from tests.support.llm_server import (
+    ScriptedLLMServer,
+    ToolCall,
+    http_error,
+    stall,
+    text_reply,
+    tool_call,
+)
 from tests.support.runtime import make_git_repo
 from tests.support.smith_cli import SMITH, smith_env
 
@@ -93,7 +100,13 @@ def _log_file(tmp_path: Path) -> Any:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = make_git_repo(tmp_path / "repo")
+    return editor_repo(tmp_path / "repo")
+
+
+def editor_repo(where: Path) -> Path:
+    """The repository every editor scenario runs in (tests/acp/test_acp_ts_client.py's too):
+    ``notes.txt`` and a file-defined ``/review`` command."""
+    path = make_git_repo(where)
     (path / "notes.txt").write_text("one\ntwo\n")
     commands = path / ".smith" / "commands"
     commands.mkdir(parents=True)
@@ -198,11 +211,9 @@ async def test_commands_in_an_editor_keep_one_conversation_and_the_users_config(
     assert answers.index("active role: orchestrator") < answers.index("Second answer.")
 
 
-async def test_permission_questions_show_diffs_commands_and_the_terminal_title(
-    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
-) -> None:
-    """Items 3, 4, 5: a new file's diff with ``oldText: null``, an edit's whole old and new
-    text, bash's command in a fence, and the editor's terminal titled with the command."""
+def permission_script() -> tuple[tuple[ToolCall, ToolCall, ToolCall], list[Any]]:
+    """The model's turn asking three permissions (write a new file, edit ``notes.txt``, run
+    a command with backticks), then its answer: the calls and the replies to enqueue."""
     write = tool_call("write", {"path": "new.txt", "content": "fresh\n"})
     digest = hashlib.sha256(b"one\ntwo\n").hexdigest()
     edit = tool_call(
@@ -216,7 +227,16 @@ async def test_permission_questions_show_diffs_commands_and_the_terminal_title(
         },
     )
     bash = tool_call("bash", {"command": "echo ```hi```"})
-    llm_server.enqueue(text_reply(tool_calls=[write, edit, bash]), text_reply("Done."))
+    return (write, edit, bash), [text_reply(tool_calls=[write, edit, bash]), text_reply("Done.")]
+
+
+async def test_permission_questions_show_diffs_commands_and_the_terminal_title(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """Items 3, 4, 5: a new file's diff with ``oldText: null``, an edit's whole old and new
+    text, bash's command in a fence, and the editor's terminal titled with the command."""
+    (write, edit, bash), replies = permission_script()
+    llm_server.enqueue(*replies)
     client = TerminalClient("allow_once")
     async with editor(tmp_path, repo, llm_server, client) as (conn, wire):
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])
@@ -254,17 +274,14 @@ async def test_permission_questions_show_diffs_commands_and_the_terminal_title(
     assert updates[embedded + 1].title == "echo ```hi```"
 
 
-async def test_dispatch_plan_cancel_and_mode_show_live_and_on_reload(
-    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
-) -> None:
-    """Items 2, 3 (dispatch), 8, 9: the dispatch card's final text (log and report, no
-    JSON), no empty plan opening the next turn, and a reload with the child calls, the card,
-    the plan, the cancelled mark, the changed files and the permission mode."""
+def dispatch_script() -> tuple[ToolCall, list[Any]]:
+    """A dispatch (its child reads ``notes.txt`` and reports), a plan, a second turn, a turn
+    that stalls until it is cancelled, then a write: the dispatch call and the replies."""
     call = dispatch("explorer", "map the parser")
     child_read = tool_call("read", {"path": "notes.txt"})
     todo = tool_call("todo", {"items": [{"content": "ship it", "status": "in_progress"}]})
     write = tool_call("write", {"path": "out.txt", "content": "made\n"})
-    llm_server.enqueue(
+    return call, [
         text_reply(tool_calls=[call]),
         text_reply(tool_calls=[child_read]),
         text_reply(
@@ -283,7 +300,17 @@ async def test_dispatch_plan_cancel_and_mode_show_live_and_on_reload(
         stall(5, text_reply("never " * 20)),
         text_reply(tool_calls=[write]),
         text_reply("Wrote it."),
-    )
+    ]
+
+
+async def test_dispatch_plan_cancel_and_mode_show_live_and_on_reload(
+    tmp_path: Path, repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """Items 2, 3 (dispatch), 8, 9: the dispatch card's final text (log and report, no
+    JSON), no empty plan opening the next turn, and a reload with the child calls, the card,
+    the plan, the cancelled mark, the changed files and the permission mode."""
+    call, replies = dispatch_script()
+    llm_server.enqueue(*replies)
     client = WaitingClient("allow_once")
     async with editor(tmp_path, repo, llm_server, client) as (conn, _wire):
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])

@@ -88,7 +88,9 @@ async def running(app: App[Any], size: tuple[int, int] = SIZE) -> AsyncIterator[
     async with app.run_test(size=size, notifications=True) as pilot:
         main = getattr(app, "main_screen", None)
         if main is not None:
-            await wait_until(pilot, lambda: main.panes_ready, what="the panes")
+            # The panes come once the runtime opened in its thread: at load 15 under four
+            # test workers that took over 10 s (the default ceiling of a wait).
+            await wait_until(pilot, lambda: main.panes_ready, what="the panes", within=30.0)
         yield pilot
 
 

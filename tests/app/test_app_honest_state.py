@@ -161,8 +161,8 @@ async def test_dispatch_pane_shows_dispatching_turns_and_a_cancelled_job_says_so
         assert "cancelled" in tree.job_label(job_id)
         [card] = app.screen.query(DispatchCard)
         assert card.status == "cancelled" and "cancelled" in str(card.border_title)
-        # At 100×30 the sub-agent is on screen next to the transcript.
-        assert "Link cancelled" in screen_text(app)
+        # At 100×30 the sub-agent is on screen next to the transcript (once the card is drawn).
+        await wait_until(pilot, lambda: "Link cancelled" in screen_text(app), "the card's words")
 
 
 async def test_palette_lists_the_servers_models_and_pins_the_chosen_one(

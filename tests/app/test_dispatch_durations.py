@@ -48,20 +48,26 @@ async def test_a_dispatch_duration_leaves_out_its_sub_agents_permission_question
                     await wait_until(
                         pilot, lambda a=asked: time.monotonic() - a >= WAITED_S, "the user", 5
                     )
+                if screen.request.tool == "bash":
+                    waited = time.monotonic() - asked  # the user's delay, to the key press
                 await pilot.press("y")
                 await wait_until(pilot, lambda s=screen: app.screen is not s, "the answer")
             await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
+            [job] = app.main_screen.query_one(DispatchTree).jobs.values()
+            # The control: by the wall clock the job took longer than the wait.
+            assert job.finished is not None and job.finished - job.started >= waited
+            # Each duration is the wall time less the wait (half of it, as the call starts a
+            # moment before its job), on a loaded machine too:
+            # the job's own work may take seconds there, so no fixed bound is used.
+            bound = (job.finished - job.started) - 0.5 * waited
             [row] = [r for r in app.main_screen.query(ToolCallEntry) if r.entry.name == "dispatch"]
-            assert row.entry.duration_s is not None and row.entry.duration_s < WAITED_S
+            assert row.entry.duration_s is not None and row.entry.duration_s < bound
             records = app.main_screen.query_one(ToolActivity).calls
             [record] = [r for r in records if r.name == "dispatch"]
-            assert record.duration_s is not None and record.duration_s < WAITED_S
-            [job] = app.main_screen.query_one(DispatchTree).jobs.values()
-            assert job.duration_s is not None and job.duration_s < WAITED_S
-            # The control: by the wall clock the job took longer than the wait.
-            assert job.finished is not None and job.finished - job.started >= WAITED_S
+            assert record.duration_s is not None and record.duration_s < bound
+            assert job.duration_s is not None and job.duration_s < bound
         [stored] = [m for m in runtime.messages if m.get("name") == "dispatch"]
-        assert stored["metadata"]["duration_s"] < WAITED_S
+        assert stored["metadata"]["duration_s"] < bound
 
 
 async def test_the_tree_takes_each_dispatch_calls_duration_by_its_maker(

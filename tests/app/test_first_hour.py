@@ -129,8 +129,9 @@ async def test_model_pin_shows_in_the_status_line_and_in_model(runtime, llm_serv
         await submit(pilot, "/model pinned-x")
         await wait_until(pilot, lambda: status.model == "pinned-x", what="the pin in the status")
         await submit(pilot, "/model")
-        text = await wait_for_text(pilot, "pinned to this conversation")
-        assert "pinned-x (pinned" in text and "Smith · pinned-x" in text
+        # The line /model answers with (the pin's own output says "pinned" too).
+        text = await wait_for_text(pilot, "pinned-x (pinned")
+        assert "pinned to this conversation" in text and "Smith · pinned-x" in text
         await submit(pilot, "again")
         await wait_for_text(pilot, "two")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")

@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from smith_tui.engine.presentation import format_duration, format_tokens, key_argument, role_label
 from smith_tui.app.headless import HeadlessPrinter
 from smith_tui.engine import events as ev
+from smith_tui.engine.presentation import format_duration, format_tokens, key_argument, role_label
 from smith_tui.engine.roles import role_display
 
 

@@ -66,6 +66,7 @@ def test_garbage_frozen_at_start_is_freed_by_a_quiet_time_collection(
     del node
     gc.collect()
     assert watch() is not None, "a frozen cycle is out of the collector's view"
+    pile_up(gc_policy.THOROUGH_AFTER)  # the program did something since
     clock.now += gc_policy.QUIET_EVERY_S
     assert p.tick() == "thorough"
     assert watch() is None
@@ -78,6 +79,7 @@ def test_no_thorough_collection_while_the_user_is_busy_until_forced(
 ) -> None:
     p, clock = policy
     p.start()
+    pile_up(gc_policy.THOROUGH_AFTER)  # the program did something since
     started = clock.now
     for _ in range(int(gc_policy.FORCE_AFTER_S / gc_policy.CHECK_EVERY_S) - 1):
         clock.now += gc_policy.CHECK_EVERY_S
@@ -93,6 +95,7 @@ def test_quiet_input_but_too_soon_after_the_last_collection_waits(
 ) -> None:
     p, clock = policy
     p.start()
+    pile_up(gc_policy.THOROUGH_AFTER)  # the program did something since
     clock.now += gc_policy.QUIET_EVERY_S / 2
     assert not p.thorough_due()
     clock.now += gc_policy.QUIET_EVERY_S / 2
@@ -187,6 +190,27 @@ def test_survivors_of_a_full_collection_are_frozen_at_most_every_few_seconds(
     assert p.tick() == ""  # nothing new since
 
 
+def test_an_idle_app_walks_the_heap_only_after_it_did_something(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
+    p, clock = policy
+    p.start()
+    pile_up(gc_policy.THOROUGH_AFTER - 1)  # a little work: a few young collections
+    for _ in range(3):  # idle for minutes, input quiet: nothing to find, no walk
+        clock.now += gc_policy.FORCE_AFTER_S
+        assert p.tick() != "thorough"
+    assert p.thorough_collections == 0
+    node = Node()
+    watch = weakref.ref(node)
+    gc.freeze()  # frozen while alive, as the survivors of a full collection are
+    del node
+    pile_up(1)  # the work that dropped it
+    assert p.tick() == "thorough"
+    assert watch() is None
+    clock.now += gc_policy.FORCE_AFTER_S
+    assert p.tick() != "thorough"  # its own collection is no reason for another
+
+
 def test_the_policy_does_nothing_before_start(policy: tuple[GcPolicy, Clock]) -> None:
     p, clock = policy
     clock.now += gc_policy.FORCE_AFTER_S * 2
@@ -228,7 +252,7 @@ async def test_the_app_runs_the_policy_while_it_runs(tmp_path: Path, monkeypatch
 
 
 def test_the_gc_policy_switch_is_on_by_default_and_checked(tmp_path: Path) -> None:
-    from smith_tui.config.services import UIOptions
+    from smith_tui.config.service_options import UIOptions
 
     assert UIOptions().gc_policy is True
     assert UIOptions.model_validate({"gc_policy": False}).gc_policy is False

@@ -133,3 +133,22 @@ def test_history_content_search(snap_compare, runtime: Runtime, size: tuple[int,
         await wait_for_still_screen(pilot)
 
     assert snap_compare(_screen(runtime), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_fork_question(snap_compare, size: tuple[int, int]) -> None:
+    """Inspect's ``f``: the question with its three answers, Cancel focused."""
+    from smith_tui.app.screens.fork_question import ForkQuestion
+
+    question = (
+        "Fork the conversation into a new one up to the end of turn 2 of 3 (message #5)?"
+        "\n\nAlso put the project's files back as turn 2 left them? Later turns' changes to "
+        "them are undone (the checkpoints keep them)."
+    )
+    app = ScreenHost(lambda: ForkQuestion(question))
+
+    async def still(pilot: Any) -> None:
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ForkQuestion), "the question")
+        await wait_for_still_screen(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=still)

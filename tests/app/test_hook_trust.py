@@ -9,6 +9,7 @@ does not ask; a changed file asks again; "don't run them" is remembered.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,13 @@ def session(tmp_path: Path, server: ScriptedLLMServer, repo: Path, n: int) -> Ru
     return runtime
 
 
+def _words(screen: str) -> str:
+    """The screen's words in reading order, the dialog's borders left out: where a line wraps
+    depends on the tmp path's length (longer in a pytest -n worker), and a wrapped line
+    brings the border characters between two words."""
+    return " ".join(re.sub(r"[│▏▕▎▊▌╭╮╰╯]", " ", screen).split())
+
+
 async def turn(pilot: Any, runtime: Runtime, text: str) -> None:
     before = len(runtime.messages)
     await submit(pilot, text)
@@ -61,7 +69,11 @@ async def test_project_hooks_run_only_after_trust_and_a_change_asks_again(
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, HookTrustScreen), "the question")
-        text = " ".join(screen_text(app).split())
+        # Drawn, not only pushed: on a loaded machine the first frame of the modal is its rule.
+        await wait_until(
+            pilot, lambda: "UserPromptSubmit:" in screen_text(app), "the question's text"
+        )
+        text = _words(screen_text(app))
         assert "asks to run 1 hook" in text and "UserPromptSubmit:" in text
         assert "prompt.py" in text  # the command itself is shown
         assert app.screen.focused is not None and app.screen.focused.id == "hook-trust-no"
@@ -96,7 +108,10 @@ async def test_project_hooks_run_only_after_trust_and_a_change_asks_again(
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, HookTrustScreen), "asked again")
-        assert "--changed" in " ".join(screen_text(app).split())
+        await wait_until(
+            pilot, lambda: "UserPromptSubmit:" in screen_text(app), "the question's text"
+        )
+        assert "--changed" in _words(screen_text(app))
         await pilot.press("n")  # don't run them: remembered
         await wait_until(pilot, lambda: not isinstance(app.screen, HookTrustScreen), "closed")
         await turn(pilot, runtime, "declined")

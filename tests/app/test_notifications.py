@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.app.notifications import (
+from smith_tui.app.terminal_notify import (
     BEL,
     Notifier,
     notification_bytes,
@@ -320,9 +321,19 @@ def test_smith_on_a_pty_notifies_exactly_when_unfocused_and_waiting(
         turns_ended += 1
         return smith.wait_for(b"max %d)" % (101 * turns_ended), since)
 
-    def turn(name: str, keys: bytes) -> None:
+    def notified(since: int) -> int:
+        # The notification follows the turn's end on screen (by a frame or so): wait for it
+        # where one is expected, or it lands in the next step's bytes.
+        deadline = time.monotonic() + 20
+        while not notifications_in(bytes(smith.output[since:])):
+            assert time.monotonic() < deadline, "no notification came"
+            smith._read(0.1)
+        return len(smith.output)
+
+    def turn(name: str, keys: bytes, *, expected: bool = False) -> None:
         start = smith.send(keys)
-        steps.append((name, start, turn_over(start)))
+        end = turn_over(start)
+        steps.append((name, start, notified(start) if expected else end))
 
     def answered(keys: bytes) -> tuple[int, int]:
         start = smith.send(keys)  # the user is back and denies (escape)
@@ -337,16 +348,16 @@ def test_smith_on_a_pty_notifies_exactly_when_unfocused_and_waiting(
     try:
         smith.wait_for(b"Ask Smith")
         # Enter then the focus-out report in one write: the key would give the focus back.
-        turn("unfocused turn", b"one\r" + FOCUS_OUT)
+        turn("unfocused turn", b"one\r" + FOCUS_OUT, expected=True)
         turn("focused turn", FOCUS_IN + b"two\r")
         command(b"/config set notifications.mode off")
         turn("unfocused turn, mode off", b"three\r" + FOCUS_OUT)
         command(b"/config set notifications.mode bell", FOCUS_IN)
-        turn("unfocused turn, mode bell", b"four\r" + FOCUS_OUT)
+        turn("unfocused turn, mode bell", b"four\r" + FOCUS_OUT, expected=True)
         command(b"/config set notifications.mode auto", FOCUS_IN)
         start = smith.send(b"five\r" + FOCUS_OUT)
-        asked = smith.wait_for(b"deny with a reason", start)
-        steps.append(("unfocused question", start, asked))
+        smith.wait_for(b"deny with a reason", start)
+        steps.append(("unfocused question", start, notified(start)))
         steps.append(("answered, the turn ends", *answered(FOCUS_IN + b"\x1b")))
         smith.send(b"\x11")  # ctrl+q
         smith.process.wait(timeout=15)

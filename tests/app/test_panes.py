@@ -13,8 +13,8 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 
-from smith_tui.engine.presentation import key_argument
 from smith_tui.engine import events as ev
+from smith_tui.engine.presentation import key_argument
 from smith_tui.widgets.activity import ToolActivity, clean_output
 from smith_tui.widgets.dispatch_tree import DispatchTree
 from smith_tui.widgets.todo_panel import TodoPanel

@@ -98,6 +98,33 @@ async def test_starts_in_insert_escape_shows_normal_and_i_goes_back() -> None:
         assert prompt.vim.mode is Mode.INSERT and not prompt.border_title
 
 
+async def _terminal_bytes(pilot: Pilot[Any], data: str) -> None:
+    """Deliver ``data`` as the terminal's bytes: through Textual's input parser, its key
+    events posted to the app as its driver posts them."""
+    from textual._xterm_parser import XTermParser
+
+    parser = XTermParser()
+    for event in [*parser.feed(data), *parser.feed("")]:
+        pilot.app.post_message(event)
+    await pilot.pause()
+
+
+async def test_escape_and_a_key_typed_fast_are_both_keys() -> None:
+    """A terminal sends esc then x within Textual's ESCDELAY as one alt+x."""
+    app = VimHost()
+    async with app.run_test() as pilot:
+        prompt = app.query_one(PromptInput)
+        await pilot.press(*"abc")
+        await _terminal_bytes(pilot, "\x1bx")
+        assert prompt.text == "ab" and prompt.vim.mode is Mode.NORMAL
+        await _terminal_bytes(pilot, "\x1bh")  # in normal mode: the key
+        await _terminal_bytes(pilot, "\x1bx")
+        assert prompt.text == "b" and prompt.cursor_location == (0, 0)
+        app.vim = False
+        await _terminal_bytes(pilot, "\x1bx")  # vim keys off: as before (the letter)
+        assert prompt.text == "xb"
+
+
 async def test_motions_with_counts() -> None:
     line = "  alpha beta.gamma  delta"
     await _check(
@@ -484,7 +511,7 @@ def test_the_help_screen_tells_about_vim_keys() -> None:
     from rich.console import Console
 
     from smith_tui.app.screens.help_screen import help_renderable
-    from smith_tui.config.services import KeyBindings
+    from smith_tui.config.service_options import KeyBindings
 
     console = Console(width=120, file=io.StringIO(), record=True)
     console.print(help_renderable(KeyBindings()))

@@ -40,6 +40,7 @@ def test_a_silent_server_is_named_and_the_retry_names_the_setting(
         sandbox = re.compile(r"mode: ask  │  (sandboxed|unsandboxed|sandbox unavailable)")
         pane._wait(lambda text: sandbox.search(text) is not None, "no sandbox shown", 10)
         pane.type("say something")
+        pane.wait_for("say something")  # in the prompt before it is sent
         pane.send("Enter")
         screen = pane._wait(
             lambda text: QUIET.search(text) is not None, "the quiet server was not named", 20
@@ -85,6 +86,10 @@ def test_the_welcome_screen_says_what_the_saved_url_answered(
             # (short needles: the notice wraps at 80 columns)
             pane.wait_for("answers:")
             pane.wait_for("(scripted-model).")
+            # Then what smith doctor would say (the scripted server answers "ok" to the
+            # request offering one tool: no tool call, a failing finding).
+            pane.wait_for("tool calls ✗")
+            assert len(llm_server.chat_requests()) == 2  # the tool probe and the limit probe
         else:
             pane.wait_for("did not")
             pane.wait_for("503")

@@ -6,8 +6,8 @@ import json
 
 from textual.color import Color
 
-from smith_tui.engine.presentation import key_argument
 from smith_tui.engine import events as ev
+from smith_tui.engine.presentation import key_argument
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.code_markdown import CopyableFence
 from smith_tui.widgets.transcript.diff_view import DiffView, change_lines, render_lines

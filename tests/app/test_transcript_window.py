@@ -90,11 +90,15 @@ async def test_widget_count_stays_bounded_and_older_entries_come_back() -> None:
         assert len(list(app.screen.walk_children())) < 200
         # scrolling to the top brings the pruned entries back, newest first
         oldest_before = transcript.entries[0]
+        # Laid out, with somewhere to scroll from: scrolling home from the top already would
+        # not change scroll_y, and nothing would load (the cause of a timeout at load 20).
+        await wait_until(pilot, lambda: transcript.scroll_y > 0, "a laid-out view")
         transcript.scroll_home(animate=False)
-        await wait_until(
+        await wait_until(  # 40 entries: seconds on a loaded machine
             pilot,
             lambda: len(transcript.entries) > 40 and transcript.entries[40] is oldest_before,
             "a page of 40 older entries",
+            within=40.0,
         )
         # the view stays on what the user was reading
         await wait_until(pilot, lambda: transcript.scroll_y > 0, "the view kept in place")

@@ -23,8 +23,8 @@ from PIL import Image
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import attach_files, display_text
 from smith_tui.engine.image_files import MAX_SIDE, prepare_image
-from smith_tui.engine.images import IMAGES_KEY, ImageError, image_tokens
 from smith_tui.engine.prompt import RequestBudget, build_messages
+from smith_tui.engine.prompt_images import IMAGES_KEY, ImageError, image_tokens
 from smith_tui.engine.window import apply_window, estimate_tokens
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 from tests.support.runtime import make_git_repo, open_runtime
@@ -282,3 +282,36 @@ async def test_an_at_path_image_and_an_editor_image_both_go(tmp_path: Path) -> N
         parts = _user_messages(server.chat_requests()[0])[-1]["content"]
     sizes = [_decode_url(p["image_url"]["url"])[1].size for p in parts[1:]]
     assert sizes == [(40, 20), (10, 10)]
+
+
+async def test_a_model_named_in_image_input_gets_images_the_catalog_does_not_list(
+    tmp_path: Path,
+) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+    png_with_exif(repo / "shot.png", (64, 32))
+    config = {"services": {"model": {"image_input": ["text-*"]}}}
+    with ScriptedLLMServer(catalog=CATALOG) as server:
+        server.enqueue(text_reply("a red square"))
+        runtime, rec = open_runtime(
+            tmp_path, server.base_url, model="text-model", cwd=repo, config=config
+        )
+        try:
+            await runtime.run_turn("what is in @shot.png?")
+        finally:
+            await runtime.aclose()
+        body = server.chat_requests()[0]
+    parts = _user_messages(body)[-1]["content"]
+    assert isinstance(parts, list) and any(p.get("type") == "image_url" for p in parts)
+    assert not [e for e in rec.of(ev.CommandOutput) if e.command == "attach"]
+
+
+def test_declared_image_models_reads_only_strings() -> None:
+    from smith_tui.engine.prompt_images import declared_image_models, takes_images
+
+    assert declared_image_models({"services": {"model": {"image_input": "qwen*-vl"}}}) == (
+        "qwen*-vl",
+    )
+    assert declared_image_models({"services": {"model": {"image_input": [1, "a"]}}}) == ("a",)
+    assert declared_image_models({}) == ()
+    assert takes_images([], "qwen2.5-vl", ("qwen*-vl",)) is True
+    assert takes_images([], "qwen2.5", ("qwen*-vl",)) is False

@@ -224,14 +224,16 @@ async def test_cancel_mid_stream_returns_quickly(
 async def test_cancel_mid_tool_kills_it_and_keeps_transcript_valid(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
-    llm_server.enqueue(text_reply(tool_calls=[tool_call("bash", {"command": "sleep 30"})]))
+    command = "echo sleeping; sleep 30"
+    llm_server.enqueue(text_reply(tool_calls=[tool_call("bash", {"command": command})]))
     runtime, rec = open_runtime(tmp_path, llm_server.base_url)
     task = asyncio.create_task(runtime.run_turn("sleep"))
-    for _ in range(100):
-        if rec.of(ev.ToolCallStarted):
-            break
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(0.2)
+    # Mid tool: the command printed, so it runs (a fixed wait let a loaded machine cancel
+    # before bash had started).
+    deadline = time.monotonic() + 30
+    while not any("sleeping" in e.text for e in rec.of(ev.ToolOutputDelta)):
+        assert time.monotonic() < deadline, "the command never started"
+        await asyncio.sleep(0.02)
     started = time.monotonic()
     runtime.cancel_turn()
     result = await asyncio.wait_for(task, 5)

@@ -657,7 +657,8 @@ def test_control_git_reads_files_named_by_config(
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", key, str(fifo.path))
     done = plain_git(repo, *command)
-    assert fifo.opened.is_set(), done.stderr
+    # The writer thread marks the open once it runs again: git may be done before that.
+    assert fifo.opened.wait(10), done.stderr
 
 
 @pytest.mark.parametrize(("key", "command"), FILE_SETTINGS)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.dispatch.dispatch_tool import DispatchService
 from smith_tui.dispatch.report_tool import REPORT_TOOL
-from smith_tui.dispatch.service import DispatchService
 from smith_tui.tools.builtin import builtin_tools
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
@@ -43,7 +43,7 @@ OLD_SCHEMAS: dict[str, tuple[set[str], list[str]]] = {
     "code_outline": ({"path"}, ["path"]),
     "code_symbols": ({"kind", "max_results", "name"}, ["name"]),
     "dispatch": (
-        {"allow_raw_transcript", "context", "files", "model", "target_role", "task"},
+        {"allow_raw_transcript", "context", "files", "model", "target_role", "task", "worktree"},
         ["target_role", "task", "context"],
     ),
     "edit": (

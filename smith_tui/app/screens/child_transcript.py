@@ -25,10 +25,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Footer, Static
 
-from smith_tui.engine.presentation import role_label
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import events as ev
 from smith_tui.engine.persistence import message_dict
+from smith_tui.engine.presentation import role_label
 from smith_tui.widgets.dispatch_tree import DispatchTree, JobInfo, first_words
 from smith_tui.widgets.transcript import Transcript
 from smith_tui.widgets.transcript.event_router import route_event

@@ -48,6 +48,10 @@ class KeyBindings(Section):
         "ctrl+g",
         description="Edit the prompt (or the /config value being edited) in $VISUAL or $EDITOR.",
     )
+    paste_image: NonEmptyStr = Field(
+        "alt+v",
+        description="Attach the desktop clipboard's image to the prompt (wl-paste, xclip…).",
+    )
     quit: NonEmptyStr = Field("ctrl+q", description="Quit smith.")
 
 

@@ -1,35 +1,23 @@
 """The ``permissions`` table: the permission mode and the allow/deny rules.
 
 The rules' grammar is checked here (a tool name, optionally a pattern in
-parentheses); what a pattern matches is :mod:`smith_tui.tools.permissions`.
+parentheses); what a pattern matches is :mod:`smith_tui.tools.permission_policy`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
+from smith_tui.config.modes import (  # re-exported: the one list of modes lives there
+    MODE_TEXT,
+    MODES_USAGE,
+    PERMISSION_MODES,
+    PermissionMode,
+)
 from smith_tui.config.section import Section
-
-PermissionMode = Literal["read-only", "ask", "auto-edit", "yolo", "plan"]
-PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
-"""The modes in the order ``/mode`` and the app's key cycle through them: the one list
-every front end (the CLI's choices, ``/mode``, ACP's session modes) reads."""
-MODE_TEXT: dict[str, tuple[str, str]] = {
-    "read-only": ("Read only", "No edits or writes; bash only sandboxed read-only; no workers."),
-    "ask": ("Ask", "bash, edit, write, web_fetch, dispatch and MCP tools ask first."),
-    "auto-edit": ("Auto edit", "Edits inside the project go through; the rest asks."),
-    "yolo": ("Yolo", "Nothing asks."),
-    "plan": (
-        "Plan",
-        "Only reading tools and explorers run; the turn ends with a plan to approve.",
-    ),
-}
-"""Each mode's short name and one-line description (ACP's session modes, the help)."""
-MODES_USAGE = "|".join(PERMISSION_MODES)
-"""``read-only|ask|…``: the modes as a usage string says them."""
 
 _PERMISSION_RULE = re.compile(r"[A-Za-z0-9_*?\-]+(\(.+\))?", re.DOTALL)
 
@@ -71,3 +59,13 @@ class PermissionsConfig(Section):
         default_factory=list,
         description="Calls that are always refused, in every mode (deny wins over allow).",
     )
+
+
+__all__ = [
+    "MODES_USAGE",
+    "MODE_TEXT",
+    "PERMISSION_MODES",
+    "PermissionMode",
+    "PermissionRule",
+    "PermissionsConfig",
+]

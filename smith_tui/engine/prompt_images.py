@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -104,9 +105,27 @@ def image_tokens(image: Mapping[str, Any]) -> int:
     return max(MIN_IMAGE_TOKENS, -(-(width * height) // PIXELS_PER_TOKEN))
 
 
-def takes_images(descriptors: Sequence[Any], model: str) -> bool:
-    """Whether the catalog entry of ``model`` lists image input; a model the catalog says
-    nothing about does not (fail closed: an image sent to a text-only server is an error)."""
+IMAGE_MODELS_SETTING = "services.model.image_input"
+"""Model ids (``fnmatch`` patterns) that take images whatever the catalog says: a local
+server (llama.cpp with a vision projector, vLLM) lists no modalities in ``GET /models``."""
+
+
+def declared_image_models(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The patterns of :data:`IMAGE_MODELS_SETTING` in ``config`` (the strings of its list)."""
+    services = config.get("services") if isinstance(config, Mapping) else None
+    model = services.get("model") if isinstance(services, Mapping) else None
+    value = model.get("image_input") if isinstance(model, Mapping) else None
+    if isinstance(value, str):
+        value = [value]
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list | tuple) else ()
+
+
+def takes_images(descriptors: Sequence[Any], model: str, declared: Sequence[str] = ()) -> bool:
+    """Whether ``model`` takes images: it matches a ``declared`` pattern (the user said so,
+    :data:`IMAGE_MODELS_SETTING`), or its catalog entry lists image input. A model neither
+    names does not (fail closed: an image sent to a text-only server is an error)."""
+    if any(fnmatch.fnmatchcase(model, pattern) for pattern in declared):
+        return True
     for descriptor in descriptors:
         if getattr(descriptor, "id", None) == model:
             return "image" in descriptor.input_modalities
