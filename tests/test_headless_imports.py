@@ -24,6 +24,10 @@ NOT_ON_THE_HEADLESS_PATH = (
     "bs4",  # web_fetch's HTML parser
     "markdownify",  # web_fetch's HTML to Markdown
     "mcp",  # the MCP SDK (about 0.4 s), when no MCP server is configured
+    # pydantic-settings is on the path (the config layers are its sources), its file
+    # formats are not: the layers never ask its YAML, TOML or pyproject sources.
+    "yaml",  # also the setup files' front matter, read only when such a file exists
+    "tomllib",
 )
 
 LOADED_WHEN_USED = (
@@ -73,6 +77,7 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     # Loaded with the runtime, in the thread that opens it:
     "smith_tui.config.schema",  # the pydantic config schema
     "pydantic",
+    "pydantic_settings",  # the config layers' sources (config/settings.py)
     "smith_tui.store",  # peewee and the database
     "smith_tui.engine.runtime",  # the engine
     "smith_tui.engine.checkpoints",
@@ -120,3 +125,25 @@ def test_the_app_module_leaves_config_store_and_engine_for_after_the_first_frame
         )
     }
     assert early == set()
+
+
+def test_the_config_package_imports_pydantic_settings_only_when_it_loads(tmp_path: Path) -> None:
+    # Importing the config (its schema, loader, overrides) does not pay for pydantic-settings;
+    # the first load_effective_config does, and only then.
+    script = (
+        "import sys\n"
+        "import smith_tui.config, smith_tui.config.schema, smith_tui.config.loader\n"
+        "import smith_tui.config.overrides\n"
+        "before = 'pydantic_settings' in sys.modules\n"
+        "smith_tui.config.load_effective_config()\n"
+        "print(before, 'pydantic_settings' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True"]
