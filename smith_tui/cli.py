@@ -241,12 +241,12 @@ def _runtime_class() -> Any:
 
 def _pick_conversation(runtime: Runtime, args: argparse.Namespace) -> None:
     if args.resume:
-        runtime.load_conversation(args.resume, reason="resume")
+        runtime.conversations.load(args.resume, reason="resume")
     elif args.continue_:
-        if runtime.continue_latest() is None:
-            runtime.new_conversation()
+        if runtime.conversations.continue_latest() is None:
+            runtime.conversations.new()
     else:
-        runtime.new_conversation()
+        runtime.conversations.new()
 
 
 async def _headless(
@@ -255,7 +255,7 @@ async def _headless(
     from smith_tui.app.headless import HeadlessPrinter
 
     printer = HeadlessPrinter(args.output_format)
-    runtime.subscribe(printer)
+    runtime.bus.subscribe(printer)
     for warning in runtime.hook_setup.warnings(runtime.scope.project_root):
         sys.stderr.write(f"smith: warning: {visible(warning)}\n")  # nobody here to trust them
     loop = asyncio.get_running_loop()
@@ -281,7 +281,7 @@ async def _headless(
                 "stop_reason": result.stop_reason,
                 "usage": result.usage,
                 "usage_by_role": runtime.usage.totals(),
-                "conversation_id": runtime.conversation_id,
+                "conversation_id": runtime.conversations.conversation_id,
                 "error": result.error.to_dict() if result.error else None,
                 "permission_mode": runtime.permission_mode,
                 "denied": printer.denied,

@@ -17,7 +17,7 @@ from smith_tui.terminal_text import visible
 async def paste_clipboard_image(app: Any, prompt: Any) -> None:
     """Read the clipboard's image off the event loop and put its ``@path`` in ``prompt``."""
     runtime = app.runtime
-    conversation = runtime.conversation_id if runtime is not None else None
+    conversation = runtime.conversations.conversation_id if runtime is not None else None
 
     def work() -> str:
         # The desktop session's own environment (its display, its PATH), as the terminal

@@ -139,7 +139,7 @@ class SmithAgent(SessionLifecycle):
     ) -> NewSessionResponse:
         """A new conversation in the project of ``cwd``."""
         runtime = await self._open(cwd, mcp_servers)
-        session = await self._bind(runtime, runtime.new_conversation())
+        session = await self._bind(runtime, runtime.conversations.new())
         await _advertise(session)  # queued now, sent after this answer
         return NewSessionResponse(
             session_id=session.session_id,
@@ -153,7 +153,7 @@ class SmithAgent(SessionLifecycle):
         """Continue a stored conversation: its history is replayed as updates first."""
         runtime = await self._open(cwd, mcp_servers)
         try:
-            conversation = runtime.load_conversation(session_id)
+            conversation = runtime.conversations.load(session_id)
         except Exception as exc:
             await runtime.aclose()
             message = getattr(exc, "message", None) or str(exc)

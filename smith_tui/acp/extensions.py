@@ -94,4 +94,4 @@ def follow(session: Any) -> Callable[[], None]:
             params = {"sessionId": session.session_id, "jobId": event.job_id, "how": event.how}
             session.notify(f"{NAMESPACE}/resumed", params)
 
-    return session.runtime.subscribe(on_event)
+    return session.runtime.bus.subscribe(on_event)

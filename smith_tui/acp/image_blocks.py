@@ -46,7 +46,7 @@ async def model_takes_images(runtime: Any) -> tuple[str, bool]:
     if model is None:
         selection = await runtime.services.model.select(
             runtime.options.model,
-            runtime.pinned_model,
+            runtime.conversations.pinned_model,
             resolve_role(runtime.active_role),
             runtime.config.effective,
         )

@@ -55,11 +55,11 @@ class SessionLifecycle:
 
         session.models = await options.load_models(session.runtime)
         titles = TitleReporter(session.runtime, session.send)
-        session.runtime.subscribe(titles)
-        session.runtime.subscribe(UsageReporter(session.send))
+        session.runtime.bus.subscribe(titles)
+        session.runtime.bus.subscribe(UsageReporter(session.send))
         reporter = options.OptionsReporter(session)
         reporter.mode = session.runtime.permission_mode
-        session.runtime.subscribe(reporter)
+        session.runtime.bus.subscribe(reporter)
         titles.announce()  # a stored conversation is named at once (one small read)
 
     async def list_sessions(
@@ -98,7 +98,7 @@ class SessionLifecycle:
                     f"session {session_id!r} belongs to another project than {cwd}; "
                     "open it with that project's folder"
                 )
-            conversation = runtime.load_conversation(session_id)
+            conversation = runtime.conversations.load(session_id)
         except Exception as exc:
             await runtime.aclose()
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
@@ -157,7 +157,7 @@ class SessionLifecycle:
                 before_turn=before_turn,
                 before_prompt=before_prompt,
             )
-            runtime.load_conversation(fork_id)
+            runtime.conversations.load(fork_id)
         except Exception as exc:
             await runtime.aclose()
             raise RequestError.invalid_params({"sessionId": _message(exc)}) from None

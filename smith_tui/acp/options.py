@@ -36,7 +36,7 @@ def model_ids(catalog: Sequence[Any]) -> list[str]:
 
 def current_model(runtime: Any) -> str:
     """The model option's value: ``--model``, else the conversation's pin, else ``auto``."""
-    return runtime.options.model or runtime.pinned_model or AUTO_MODEL
+    return runtime.options.model or runtime.conversations.pinned_model or AUTO_MODEL
 
 
 def model_option(runtime: Any, models: Sequence[str]) -> SessionConfigOptionSelect:
@@ -127,10 +127,10 @@ def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
     server does not list is refused (a typo would fail every later request)."""
     from smith_tui.engine.errors import RuntimeError_
 
-    if value != AUTO_MODEL and value not in models and value != runtime.pinned_model:
+    if value != AUTO_MODEL and value not in models and value != runtime.conversations.pinned_model:
         listed = ", ".join(models[:20]) or "none (GET /models failed or is empty)"
         raise RuntimeError_(f"the server offers no model {value!r}; its models: {listed}")
-    conversation = runtime.ensure_conversation()
+    conversation = runtime.conversations.ensure()
     runtime.store.conversations.set_pinned_model(
         conversation, None if value == AUTO_MODEL else value
     )

@@ -31,9 +31,9 @@ SUMMARY_CHARS = 120
 def updates_of(runtime: Any, cwd: Path) -> list[Any]:
     """Every update that replays the runtime's active conversation, in order (blocking:
     reads the store)."""
-    messages = list(runtime.messages)
+    messages = list(runtime.conversations.messages)
     turn_ids = list(dict.fromkeys(str(m["turn_id"]) for m in messages if m.get("turn_id")))
-    records = runtime.turn_records(turn_ids) if turn_ids else {}
+    records = runtime.conversations.turn_records(turn_ids) if turn_ids else {}
     commands = _commands(records)
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     out: list[Any] = [*commands.pop(None, [])]
@@ -153,7 +153,7 @@ def dispatch(
 
 def _child_of(runtime: Any, job_id: str) -> str | None:
     """The conversation of the sub-agent that ran ``job_id``."""
-    conversation_id = runtime.conversation_id
+    conversation_id = runtime.conversations.conversation_id
     if not conversation_id:
         return None
     for child in runtime.store.conversations.children(conversation_id):

@@ -125,7 +125,7 @@ class AcpSession:
                 conn, session_id, self.loop, self._terminal_created
             )
         runtime.ask_permission = self.ask
-        self._unsubscribe = runtime.subscribe(self._on_event)
+        self._unsubscribe = runtime.bus.subscribe(self._on_event)
 
     # -- modes and options ----------------------------------------------------------------
     def modes(self) -> SessionModeState:

@@ -73,7 +73,7 @@ class TitleReporter:
 
     def announce(self) -> None:
         """Send the title if it changed since the last one sent."""
-        conversation_id = self.runtime.conversation_id
+        conversation_id = self.runtime.conversations.conversation_id
         if not conversation_id:
             return
         conversation = self.runtime.store.conversations.get(conversation_id)

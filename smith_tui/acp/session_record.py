@@ -17,10 +17,10 @@ MODE_KEY = "permission_mode"
 def remember_mode(runtime: Any, mode: str) -> bool:
     """Keep ``mode`` as the session's permission mode (restored by a load); ``False`` when
     the conversation is not stored yet (it is with its first message: call again then)."""
-    if not runtime.conversations.saved or not runtime.conversation_id:
+    if not runtime.conversations.saved or not runtime.conversations.conversation_id:
         return False
     try:
-        conversation_id = runtime.conversation_id
+        conversation_id = runtime.conversations.conversation_id
         store = runtime.store.conversations
         conversation = store.get(conversation_id)
         metadata = dict(conversation.metadata or {}) if conversation is not None else {}
@@ -33,7 +33,7 @@ def remember_mode(runtime: Any, mode: str) -> bool:
 
 def stored_mode(runtime: Any) -> str | None:
     """The permission mode the active conversation's session was switched to, if any."""
-    conversation_id = runtime.conversation_id
+    conversation_id = runtime.conversations.conversation_id
     conversation = runtime.store.conversations.get(conversation_id) if conversation_id else None
     mode = (conversation.metadata or {}).get(MODE_KEY) if conversation is not None else None
     return mode if isinstance(mode, str) else None

@@ -224,12 +224,12 @@ class SmithApp(App[int]):
 
         runtime = self.opened_runtime
         self.bridge = EventBridge(self)
-        self.bridge.attach(runtime.subscribe)
+        self.bridge.attach(runtime.bus.subscribe)
         runtime.ask_permission = self.ask_permission
         self.notifier = Notifier(
             self,
             lambda: runtime.config.model.notifications,
-            title=lambda: runtime.conversation_title,
+            title=lambda: runtime.conversations.title,
         )
         self.notifier.start()
         self.main_screen.runtime_ready()
@@ -679,12 +679,12 @@ class SmithApp(App[int]):
 
 def _pick_conversation(runtime: Runtime, resume: str | None, continue_: bool) -> None:
     if resume:
-        runtime.load_conversation(resume, reason="resume")
+        runtime.conversations.load(resume, reason="resume")
     elif continue_:
-        if runtime.continue_latest() is None:
-            runtime.new_conversation()
+        if runtime.conversations.continue_latest() is None:
+            runtime.conversations.new()
     else:
-        runtime.prepare_conversation()  # a new conversation is stored with its first message
+        runtime.conversations.prepare()  # a new conversation is stored with its first message
 
 
 def run_app(
@@ -739,8 +739,9 @@ def run_app(
 
 def resume_hint(runtime: Runtime) -> str:
     """How to come back to the conversation on screen, or ``""`` when there is none stored."""
-    conversation_id = getattr(runtime, "conversation_id", None)
-    if not conversation_id or not getattr(runtime, "messages", None):
+    conversations = runtime.conversations
+    conversation_id = conversations.conversation_id
+    if not conversation_id or not conversations.messages:
         return ""
     return (
         f"To resume this conversation, run: smith --continue  (or smith --resume {conversation_id})"

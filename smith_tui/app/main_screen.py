@@ -365,11 +365,11 @@ class MainScreen(Screen):
         runtime = self.runtime
         # The newest messages only, older pages from the store as the user scrolls up: the
         # open costs the same whatever the conversation's length.
-        messages = runtime.recent_messages(OPEN_MESSAGES)
+        messages = runtime.conversations.recent(OPEN_MESSAGES)
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
-        view.loader = runtime.messages_before
+        view.loader = runtime.conversations.before
         view.turn_marks = runtime.turn_marks
-        view.turn_records = runtime.turn_records
+        view.turn_records = runtime.conversations.turn_records
         self._guarded(view, view.load_messages, messages)
         usage = self.query_one("#usage")
         self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
@@ -378,9 +378,9 @@ class MainScreen(Screen):
         if load_calls is not None:
             self._guarded(tools, load_calls, runtime.stored_calls())
         todo = self.query_one("#todo")
-        todo.set_items(list(getattr(runtime, "todo", []) or []))  # type: ignore[attr-defined]
+        todo.set_items(list(runtime.conversations.todo))  # type: ignore[attr-defined]
         prompt = self.query_one(PromptInput)
-        prompt.load_history(runtime.recent_prompts(prompt.prompt_history.limit))
+        prompt.load_history(runtime.conversations.prompts(prompt.prompt_history.limit))
         self.refresh_title()
         self._say_resumed()
 
@@ -403,14 +403,14 @@ class MainScreen(Screen):
 
     def _stored_usage(self) -> list[Any]:
         """The active conversation's stored usage rows (none before it has one)."""
-        conversation_id = self.runtime.conversation_id
+        conversation_id = self.runtime.conversations.conversation_id
         if not conversation_id:
             return []
         return list(self.runtime.store.usage.list_for_conversation(conversation_id))
 
     def refresh_title(self) -> None:
         """Show the conversation's title in the status line."""
-        self.query_one(StatusLine).title = self.runtime.conversation_title
+        self.query_one(StatusLine).title = self.runtime.conversations.title
 
     def apply_events(self, events: list[ev.Event]) -> None:
         """Deliver a batch of engine events to every pane (held until the panes exist)."""
@@ -472,7 +472,7 @@ class MainScreen(Screen):
         entry = message.entry
         count = len(entry.files)
         labels = TurnLabels(self.runtime.store)
-        name = labels.label(self.runtime.conversation_id, entry.turn_id)
+        name = labels.label(self.runtime.conversations.conversation_id, entry.turn_id)
         title = f"{name}: {count} file{'s' if count != 1 else ''} changed"
         self.app.push_screen(TurnDiffScreen(self.runtime, entry.checkpoint, title))
 

@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
@@ -332,6 +332,65 @@ class CompactionContext:
     max_output_tokens: int | None = None
     hooks: Any = None
     """The session's hooks (``engine.hooks.Hooks``): ``PreCompact`` runs first, and may block."""
+
+
+class RequestModel(Protocol):
+    """The model a request goes to and its limits (a ``ModelSelection``, a turn's setup)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def context_window(self) -> int: ...
+    @property
+    def max_output_tokens(self) -> int | None: ...
+
+
+def build_compactor(
+    conversation_id: str,
+    target: RequestModel,
+    *,
+    system_prompt: str,
+    tools: Sequence[Mapping[str, Any]] | None,
+    window: WindowSettings,
+    retry: RetryPolicy,
+    role: str,
+    project_id: str | None,
+    llm: Any,
+    emit: Callable[[ev.Event], None],
+    store: Any,
+    hooks: Any,
+    turn_id: str | None = None,
+    job_id: str | None = None,
+    cancel: CancelToken | None = None,
+) -> Compactor:
+    """The compactor of requests to ``target`` with this system prompt and these tools.
+
+    The one place a :class:`Compactor` is wired: a turn's model requests (automatic
+    compaction, with the turn's id, job and cancel token) and ``/compact`` (none of those).
+    Its request budget (``compactor.context.budget``) is the one those requests have.
+    """
+    budget = RequestBudget.of(
+        system_prompt, tools, target.context_window, target.max_output_tokens, window
+    )
+    return Compactor(
+        CompactionContext(
+            conversation_id=conversation_id,
+            llm=llm,
+            model=target.model,
+            budget=budget,
+            window=window,
+            emit=emit,
+            store=store,
+            project_id=project_id,
+            role=role,
+            job_id=job_id,
+            turn_id=turn_id,
+            cancel=cancel,
+            retry=retry,
+            max_output_tokens=target.max_output_tokens,
+            hooks=hooks,
+        )
+    )
 
 
 class Compactor:

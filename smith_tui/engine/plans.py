@@ -33,6 +33,7 @@ from smith_tui.tools.builtin.plan import PLAN_NOTE_ID, Plan, render_plan
 from smith_tui.tools.builtin.plan import TOOL as PRESENT_PLAN_TOOL
 
 if TYPE_CHECKING:
+    from smith_tui.engine.active_conversation import Conversations
     from smith_tui.engine.scope import TurnScope
     from smith_tui.engine.services import Services
     from smith_tui.engine.turn import TurnResult
@@ -52,18 +53,15 @@ class PlanHost(Protocol):
     services: Services
     store: Store
     scope: TurnScope
-    todo: list[dict[str, Any]]
+    conversations: Conversations
+    """The active conversation (its id, todo list; a fresh one for a ``fresh`` run)."""
 
     @property
     def permission_mode(self) -> str: ...
     @property
-    def conversation_id(self) -> str | None: ...
-    @property
     def active_role(self) -> str: ...
     def emit(self, event: ev.Event) -> None: ...
     def set_permission_mode(self, mode: str) -> str: ...
-    def new_conversation(self, title: str | None = None) -> str: ...
-    def ensure_conversation(self) -> str: ...
     async def run_turn(
         self,
         prompt: str,
@@ -181,7 +179,7 @@ class Planner:
 
     def stored(self, conversation_id: str | None = None) -> dict[str, Any] | None:
         """The ``plan`` note of a conversation (the active one by default), or ``None``."""
-        conversation_id = conversation_id or self.runtime.conversation_id
+        conversation_id = conversation_id or self.runtime.conversations.conversation_id
         if conversation_id is None:
             return None
         note = self.runtime.store.notes.get(conversation_id, PLAN_NOTE_ID)
@@ -206,8 +204,8 @@ class Planner:
         origin = self.pending.origin() if self.pending is not None else None
         self.pending = None
         if fresh:
-            runtime.new_conversation(f"Plan: {plan.title}"[:120])
-        conversation_id = runtime.ensure_conversation()
+            runtime.conversations.new(f"Plan: {plan.title}"[:120])
+        conversation_id = runtime.conversations.ensure()
         if fresh and origin is not None:
             conv = runtime.store.conversations.get(conversation_id)
             metadata = dict(conv.metadata or {}) if conv is not None else {}
@@ -249,7 +247,7 @@ class Planner:
 
     def start_todo(self, items: list[dict[str, str]], role: str) -> None:
         """Make ``items`` the active conversation's todo list (a plan's run starts)."""
-        conversation_id = self.runtime.ensure_conversation()
+        conversation_id = self.runtime.conversations.ensure()
         todo_tool.save_todo(self.runtime.store, conversation_id, items)
-        self.runtime.todo = list(items)
+        self.runtime.conversations.todo = list(items)
         self.runtime.emit(ev.TodoUpdated(items=list(items), role=role))

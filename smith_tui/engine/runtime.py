@@ -35,21 +35,19 @@ from smith_tui.engine.active_conversation import Conversations
 from smith_tui.engine.bus import EventBus
 from smith_tui.engine.compaction import (
     MANUAL_KEEP_TURNS,
-    CompactionContext,
     CompactionRecord,
-    Compactor,
+    build_compactor,
     measured_context,
 )
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
 from smith_tui.engine.hooks import TrustStore, default_trust_path
 from smith_tui.engine.hooks.session_hooks import SessionHooks
-from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.permission_gate import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.plans import Planner
-from smith_tui.engine.prompt import RequestBudget, build_system_prompt
+from smith_tui.engine.prompt import build_system_prompt
 from smith_tui.engine.retry import RetryPolicy
 from smith_tui.engine.roles import RoleSpec, UnknownRoleError, child_role_names, resolve_role
 from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
@@ -134,6 +132,12 @@ class Runtime:
     (:class:`Conversations`), the config and its saved overrides
     (:class:`ConfigOverrides`) and the turn driver (:class:`TurnDriver`), which runs
     top-level turns here and dispatched children in :class:`ChildRunner`.
+
+    Front ends use the parts themselves: ``conversations`` for the active conversation,
+    ``bus`` to subscribe, ``config`` to read the settings. The runtime keeps what spans
+    parts (a config change also refreshes the sandbox report, the mode and the LLM client;
+    ``emit`` also keeps the conversation's todo list and notices), not methods that only
+    forward to one.
     """
 
     def __init__(
@@ -340,9 +344,6 @@ class Runtime:
         self.store.close()
 
     # -- events ---------------------------------------------------------------------------
-    def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` for every event; returns an unsubscribe function."""
-        return self.bus.subscribe(callback)
 
     def emit(self, event: ev.Event) -> None:
         """Deliver ``event`` on the bus (a finished ``todo`` call is followed by ``TodoUpdated``)."""
@@ -451,18 +452,13 @@ class Runtime:
         """The model the next request uses when it is known: the explicit one (``--model``),
         the one pinned with ``/model``, else the model of the last request (unless that one
         came from a pin since removed); ``None`` when only the next request will tell."""
-        explicit = self.options.model or self.pinned_model
+        explicit = self.options.model or self.conversations.pinned_model
         if explicit:
             return explicit
         selection = self.last_selection
         if selection is not None and selection.source != "pinned":
             return selection.model
         return None
-
-    @property
-    def pinned_model(self) -> str | None:
-        """The model pinned to the active conversation with ``/model``."""
-        return self.conversations.pinned_model
 
     async def catalog(self) -> list[Any]:
         """The server's model catalog (empty when it cannot be read)."""
@@ -527,41 +523,11 @@ class Runtime:
         """The project of the working directory."""
         return self.scope.project_id or "unknown"
 
-    @property
-    def conversation_id(self) -> str | None:
-        """The active conversation, if any."""
-        return self.conversations.conversation_id
-
-    @property
-    def conversation_title(self) -> str:
-        """The active conversation's title, also before its first message is stored."""
-        return self.conversations.title
-
-    @property
-    def messages(self) -> list[TranscriptMessage]:
-        """The active conversation's transcript as stored."""
-        return self.conversations.messages
-
-    def recent_messages(self, limit: int) -> list[TranscriptMessage]:
-        """About the newest ``limit`` messages of the active conversation, oldest first,
-        starting at a user message (what a view shows on open, without reading them all)."""
-        return self.conversations.recent(limit)
-
-    def messages_before(self, position: int, limit: int) -> list[TranscriptMessage]:
-        """Up to ``limit`` stored messages of the active conversation just before
-        ``position``, oldest first (a view's older pages)."""
-        return self.conversations.before(position, limit)
-
     def turn_marks(self, turn_ids: list[str]) -> dict[str, Any]:
         """The file-change marks stored with the active conversation's turns ``turn_ids``."""
         from smith_tui.engine.checkpoints import stored_marks
 
-        return stored_marks(self.store, self.conversation_id, turn_ids)
-
-    def turn_records(self, turn_ids: list[str]) -> dict[str, Any]:
-        """The stored records of the active conversation's turns ``turn_ids`` (a reloaded
-        transcript's roles and notices)."""
-        return self.conversations.turn_records(turn_ids)
+        return stored_marks(self.store, self.conversations.conversation_id, turn_ids)
 
     def stored_calls(self) -> list[Any]:
         """The tool calls of the active conversation's recent turns and of the sub-agents
@@ -569,49 +535,11 @@ class Runtime:
         from smith_tui.engine.stored_calls import stored_calls
 
         saved = self.conversations.saved
-        return list(stored_calls(self.store, self.conversation_id if saved else None))
-
-    def recent_prompts(self, limit: int) -> list[str]:
-        """The text of the active conversation's newest ``limit`` user messages."""
-        return self.conversations.prompts(limit)
-
-    @property
-    def todo(self) -> list[dict[str, Any]]:
-        """The active conversation's todo list."""
-        return self.conversations.todo
-
-    @todo.setter
-    def todo(self, items: list[dict[str, Any]]) -> None:
-        self.conversations.todo = items
+        return list(stored_calls(self.store, self.conversations.conversation_id if saved else None))
 
     def _require_idle(self) -> None:
         if self.busy:
             raise RuntimeError_("a turn is running; cancel it first (ctrl+c)")
-
-    def new_conversation(self, title: str | None = None) -> str:
-        """Start a fresh conversation and make it active (``/new``, ``/clear``)."""
-        return self.conversations.new(title)
-
-    def load_conversation(self, conversation_id: str, reason: str = "load") -> str:
-        """Make an existing conversation active (repairing orphaned tool calls once)."""
-        return self.conversations.load(conversation_id, reason)
-
-    def reload_conversation(self) -> None:
-        """Rebuild the live transcript from the store (after edits in the inspect view)."""
-        self.conversations.reload()
-
-    def continue_latest(self) -> str | None:
-        """``--continue``: load the most recent conversation of this project."""
-        return self.conversations.continue_latest()
-
-    def ensure_conversation(self) -> str:
-        """Return the active conversation, stored (resumed, or created on first use)."""
-        return self.conversations.ensure()
-
-    def prepare_conversation(self) -> str:
-        """Resume the active conversation, or start a new one that is stored only with its
-        first message (what the app does at start)."""
-        return self.conversations.prepare()
 
     # -- turns ----------------------------------------------------------------------------
     @property
@@ -686,7 +614,7 @@ class Runtime:
             raise RuntimeError_("a turn is already running; wait for it or cancel it (ctrl+c)")
         if self.session.status != "running":
             self.start_session()
-        conversation_id = self.ensure_conversation()
+        conversation_id = self.conversations.ensure()
         self.scope = scope if scope is not None else self.compute_scope()
         turn_id = f"{self.session_id[8:]}-t{self.next_turn_id}-{secrets.token_hex(2)}"
         self.next_turn_id += 1
@@ -761,13 +689,13 @@ class Runtime:
             role=role_spec,
             prompt=prompt,
             images=images,
-            history=list(self.messages),
+            history=list(self.conversations.messages),
             cancel=active.cancel,
             scope=ctx.scope,
             config=ctx.config_snapshot,
             config_model=ctx.config_model,
             requested_model=model or self.options.model,
-            pinned_model=self.pinned_model,
+            pinned_model=self.conversations.pinned_model,
             started_at=active.started_at,
             permissions=self.permission_gate(
                 ctx.conversation_id, ctx.config_snapshot, active.cancel.cancel
@@ -782,7 +710,7 @@ class Runtime:
             self.last_selection = selection
 
         def closed(result: TurnResult) -> None:
-            self.reload_conversation()
+            self.conversations.reload()
             self.finish_turn()
 
         def prepare() -> None:
@@ -862,45 +790,37 @@ class Runtime:
         summarise or the summary request fails.
         """
         self._require_idle()
-        if self.conversation_id is None or not self.messages:
+        conversations = self.conversations
+        conversation_id = conversations.conversation_id
+        if conversation_id is None or not conversations.messages:
             raise RuntimeError_("there is nothing to compact yet: the conversation is empty")
         role_spec = resolve_role(self.active_role)
         scope = await asyncio.to_thread(self.compute_scope)
         config = self.config
         selection = await self.services.model.select(
-            self.options.model, self.pinned_model, role_spec, config.effective
+            self.options.model, conversations.pinned_model, role_spec, config.effective
         )
         self.last_selection = selection
-        settings = WindowSettings.from_config(config.model)
-        budget = RequestBudget.of(
-            build_system_prompt(role_spec, scope),
-            self.services.tool.llm_specs(role_spec.name),
-            selection.context_window,
-            selection.max_output_tokens,
-            settings,
-        )
-        compactor = Compactor(
-            CompactionContext(
-                conversation_id=self.conversation_id,
-                llm=self.llm,
-                model=selection.model,
-                budget=budget,
-                window=settings,
-                emit=self.emit,
-                store=self.store,
-                project_id=scope.project_id,
-                role=role_spec.name,
-                retry=RetryPolicy.from_config(config.model),
-                max_output_tokens=selection.max_output_tokens,
-                hooks=self.hook_setup.hooks(scope.project_root, scope.cwd),
-            )
+        compactor = build_compactor(
+            conversation_id,
+            selection,
+            system_prompt=build_system_prompt(role_spec, scope),
+            tools=self.services.tool.llm_specs(role_spec.name),
+            window=WindowSettings.from_config(config.model),
+            retry=RetryPolicy.from_config(config.model),
+            role=role_spec.name,
+            project_id=scope.project_id,
+            llm=self.llm,
+            emit=self.emit,
+            store=self.store,
+            hooks=self.hook_setup.hooks(scope.project_root, scope.cwd),
         )
         return await compactor.compact(
-            self.messages,
+            conversations.messages,
             reason="manual",
             focus=focus,
             keep_turns=MANUAL_KEEP_TURNS,
-            measured_before=measured_context(self.store, self.conversation_id),
+            measured_before=measured_context(self.store, conversation_id),
         )
 
     def deps(self) -> TurnDeps:

@@ -49,7 +49,7 @@ def app_runtime(
         record=False,
         auto_resume=True,
     )
-    runtime.ensure_conversation()
+    runtime.conversations.ensure()
     return runtime
 
 

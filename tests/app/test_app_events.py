@@ -99,8 +99,8 @@ async def test_bridge_delivers_in_order_on_the_loop_thread() -> None:
 
 
 async def test_status_line_follows_status_role_model_and_title(runtime) -> None:
-    runtime.store.conversations.rename(runtime.conversation_id, "Red pill")
-    runtime.reload_conversation()
+    runtime.store.conversations.rename(runtime.conversations.conversation_id, "Red pill")
+    runtime.conversations.reload()
     app = make_app(runtime)
     async with running(app) as pilot:
         status = app.screen.query_one(StatusLine)

@@ -45,15 +45,17 @@ async def test_usage_and_tools_follow_new_clear_and_load(runtime, llm_server) ->
         tools = app.screen.query_one(ToolActivity)
         await submit(pilot, "first conversation")
         await wait_until(pilot, lambda: not runtime.busy and usage.turn_history, "the turn")
-        first = runtime.conversation_id
+        first = runtime.conversations.conversation_id
         assert _smith_turn(usage) == "2.4k/600"
         assert usage.context_tokens == 1500 and list(usage.turn_history) == [3000]
         assert any("echo hi" in line for line in tools.line_texts())
 
         for command in ("/new", "/clear"):
-            before = runtime.conversation_id
+            before = runtime.conversations.conversation_id
             await submit(pilot, command)
-            await wait_until(pilot, lambda b=before: runtime.conversation_id != b, command)
+            await wait_until(
+                pilot, lambda b=before: runtime.conversations.conversation_id != b, command
+            )
             await pilot.pause()
             assert _smith_turn(usage) == "·", command
             assert usage.context_tokens == 0 and not usage.turn_history, command
@@ -63,7 +65,9 @@ async def test_usage_and_tools_follow_new_clear_and_load(runtime, llm_server) ->
             assert usage.session["direct"]["total_tokens"] == 3000
 
         await submit(pilot, f"/load {first}")
-        await wait_until(pilot, lambda: runtime.conversation_id == first, "the switch back")
+        await wait_until(
+            pilot, lambda: runtime.conversations.conversation_id == first, "the switch back"
+        )
         await pilot.pause()
         assert _smith_turn(usage) == "2.4k/600"
         assert usage.context_tokens == 1500 and list(usage.turn_history) == [3000]
@@ -182,7 +186,9 @@ async def test_palette_lists_the_servers_models_and_pins_the_chosen_one(
         text = await wait_for_text(pilot, "Use model: qwen-coder-32b")
         assert "Pin qwen-coder-32b to this conversation" in text
         await pilot.press("enter")
-        await wait_until(pilot, lambda: runtime.pinned_model == "qwen-coder-32b", "the pin")
+        await wait_until(
+            pilot, lambda: runtime.conversations.pinned_model == "qwen-coder-32b", "the pin"
+        )
         # Roles are still there next to the models.
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")

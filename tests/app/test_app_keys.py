@@ -89,7 +89,7 @@ async def test_ctrl_q_quits_and_cancels_a_running_turn(runtime, llm_server) -> N
     assert app.return_code == 0
     assert not runtime.busy
     # the cancelled turn was persisted before the app left
-    assert runtime.messages[0]["content"] == "long one"
+    assert runtime.conversations.messages[0]["content"] == "long one"
 
 
 async def test_ctrl_p_opens_the_command_palette_with_smith_commands(runtime) -> None:
@@ -99,9 +99,11 @@ async def test_ctrl_p_opens_the_command_palette_with_smith_commands(runtime) -> 
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
         await pilot.press(*"new conv")
         await wait_for_text(pilot, "New conversation")
-        first = runtime.conversation_id
+        first = runtime.conversations.conversation_id
         await pilot.press("enter")
-        await wait_until(pilot, lambda: runtime.conversation_id != first, what="a new conversation")
+        await wait_until(
+            pilot, lambda: runtime.conversations.conversation_id != first, what="a new conversation"
+        )
 
 
 @pytest.mark.parametrize(

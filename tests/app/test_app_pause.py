@@ -95,7 +95,9 @@ async def test_quitting_while_paused_and_confirming_cancels_the_turn_and_exits(
             await wait_until(pilot, lambda: not app.is_running, "the app to exit")
         assert app.return_code == 0
         assert len(llm_server.chat_requests()) == 1
-        (turn,) = runtime.store.turns.list_for_conversation(str(runtime.conversation_id))
+        (turn,) = runtime.store.turns.list_for_conversation(
+            str(runtime.conversations.conversation_id)
+        )
         assert turn.stop_reason == "cancelled"  # quitting cancelled it; it is on record
 
 

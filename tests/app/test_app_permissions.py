@@ -35,7 +35,7 @@ def _bash(command: str) -> Any:
 
 
 def _results(runtime: Any) -> list[str]:
-    return [m["content"] for m in runtime.messages if m["role"] == "tool"]
+    return [m["content"] for m in runtime.conversations.messages if m["role"] == "tool"]
 
 
 async def _asked(pilot: Any) -> None:
@@ -75,7 +75,7 @@ async def test_allow_prefix_is_kept_for_the_conversation(runtime: Any, llm_serve
         await pilot.press("a")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
     assert len(_results(runtime)) == 2  # the second call was not asked about
-    conv = runtime.store.conversations.get(runtime.conversation_id)
+    conv = runtime.store.conversations.get(runtime.conversations.conversation_id)
     assert conv.metadata[GRANTS_KEY] == ["bash(git status*)"]
 
 

@@ -33,8 +33,8 @@ def _seeded_runtime(tmp_path, monkeypatch):
             {"role": "assistant", "content": "There is **no spoon**. Only the *code*."},
         ],
     )
-    runtime.load_conversation(conv)
-    runtime.todo = [
+    runtime.conversations.load(conv)
+    runtime.conversations.todo = [
         {"content": "Look for the spoon", "status": "done"},
         {"content": "Bend it", "status": "in_progress"},
         {"content": "Tell Neo", "status": "pending"},

@@ -122,7 +122,7 @@ def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setattr(main_screen, "make_panes", _frozen_panes(main_screen.make_panes))
     runtime = app_runtime(tmp_path, api_url=OFFLINE_URL, ephemeral={"default_model": "qwen-coder"})
-    runtime.new_conversation("Flaky parser")
+    runtime.conversations.new("Flaky parser")
     app = make_app(runtime)
 
     async def run_turn(pilot) -> None:

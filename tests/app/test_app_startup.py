@@ -35,7 +35,7 @@ async def test_prompt_paints_before_the_runtime_opens(
     def opener():
         gate.wait(10)  # opening is slow: the prompt must not wait for it
         runtime = app_runtime(tmp_path, llm_server.base_url)
-        runtime.new_conversation()
+        runtime.conversations.new()
         return runtime
 
     app = SmithApp(opener=opener, animations=False)
@@ -80,7 +80,7 @@ async def test_quitting_while_the_panes_mount_is_clean(
     test harness shuts it down): no error, clean exit."""
     isolate_environment(monkeypatch, tmp_path)
     runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
-    runtime.new_conversation()
+    runtime.conversations.new()
     mounting = asyncio.Event()
     release = asyncio.Event()
 

@@ -36,7 +36,7 @@ async def test_a_request_streams_the_answer_and_shows_the_tool_call(runtime, llm
         assert status.status == "idle"
         assert status.model == "scripted-model"
         assert "scripted-model" in screen_text(app)
-    tool_results = [m for m in runtime.messages if m["role"] == "tool"]
+    tool_results = [m for m in runtime.conversations.messages if m["role"] == "tool"]
     assert tool_results and "matrix-42" in tool_results[0]["content"]
 
 
@@ -108,9 +108,9 @@ async def test_slash_commands_run_open_screens_and_quit(runtime) -> None:
 
     app = make_app(runtime)
     async with running(app) as pilot:
-        first = runtime.conversation_id
+        first = runtime.conversations.conversation_id
         await submit(pilot, "/new")
-        await wait_until(pilot, lambda: runtime.conversation_id != first, what="/new")
+        await wait_until(pilot, lambda: runtime.conversations.conversation_id != first, what="/new")
         await submit(pilot, "/role orchestrator")
         status = app.screen.query_one(StatusLine)
         await wait_until(pilot, lambda: status.role == "orchestrator", what="/role")
@@ -199,4 +199,4 @@ async def test_dispatch_tree_cancel_key_stops_only_that_sub_agent(runtime, llm_s
         await pilot.press("x")
         await wait_for_text(pilot, "The explorer was stopped; done.")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
-    assert runtime.messages[-1]["content"] == "The explorer was stopped; done."
+    assert runtime.conversations.messages[-1]["content"] == "The explorer was stopped; done."

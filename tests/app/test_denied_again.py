@@ -34,7 +34,7 @@ def _bash(command: str) -> Any:
 
 
 def _results(runtime: Any) -> list[str]:
-    return [m["content"] for m in runtime.messages if m["role"] == "tool"]
+    return [m["content"] for m in runtime.conversations.messages if m["role"] == "tool"]
 
 
 def _config(**permissions: Any) -> dict[str, Any]:

@@ -66,7 +66,7 @@ async def test_a_dispatch_duration_leaves_out_its_sub_agents_permission_question
             [record] = [r for r in records if r.name == "dispatch"]
             assert record.duration_s is not None and record.duration_s < bound
             assert job.duration_s is not None and job.duration_s < bound
-        [stored] = [m for m in runtime.messages if m.get("name") == "dispatch"]
+        [stored] = [m for m in runtime.conversations.messages if m.get("name") == "dispatch"]
         assert stored["metadata"]["duration_s"] < bound
 
 

@@ -31,7 +31,7 @@ def _seed_long_conversation(runtime, pairs: int = 60) -> None:
         messages.append({"role": "user", "content": f"question number {n}"})
         messages.append({"role": "assistant", "content": f"answer number {n}"})
     runtime.store.conversations.append_messages(conv, messages)
-    runtime.load_conversation(conv)
+    runtime.conversations.load(conv)
 
 
 def _chat_prompts(llm_server) -> list[str]:

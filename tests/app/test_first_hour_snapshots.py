@@ -52,7 +52,7 @@ def _seeded(tmp_path, monkeypatch):
             {"role": "assistant", "content": "Done: `area()` uses `math.pi` now."},
         ],
     )
-    runtime.load_conversation(conv)
+    runtime.conversations.load(conv)
     return runtime
 
 

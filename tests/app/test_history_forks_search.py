@@ -30,13 +30,16 @@ from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 
 
 async def _turn(pilot: Any, runtime: Any, prompt: str) -> None:
-    count = len(runtime.store.turns.list_for_conversation(runtime.conversation_id))
+    count = len(runtime.store.turns.list_for_conversation(runtime.conversations.conversation_id))
     await submit(pilot, prompt)
     await wait_until(
         pilot,
         lambda: (
             not runtime.busy
-            and len(runtime.store.turns.list_for_conversation(runtime.conversation_id)) > count
+            and len(
+                runtime.store.turns.list_for_conversation(runtime.conversations.conversation_id)
+            )
+            > count
         ),
         f"the turn {prompt!r}",
     )
@@ -68,12 +71,12 @@ async def test_the_filter_searches_messages_and_opens_a_hit_at_its_message(
         async with running(app, size=(120, 36)) as pilot:
             await _turn(pilot, runtime, "one")
             await _turn(pilot, runtime, "two")
-            source = runtime.conversation_id
+            source = runtime.conversations.conversation_id
             runtime.store.conversations.rename(source, "Parser work")
             await submit(pilot, "/new")
-            await wait_until(pilot, lambda: runtime.conversation_id != source, "/new")
+            await wait_until(pilot, lambda: runtime.conversations.conversation_id != source, "/new")
             await _turn(pilot, runtime, "elsewhere")
-            other = runtime.conversation_id
+            other = runtime.conversations.conversation_id
             runtime.store.conversations.rename(other, "Zanzibar trip")
 
             screen = await _open_history(pilot)
@@ -101,7 +104,7 @@ async def test_the_filter_searches_messages_and_opens_a_hit_at_its_message(
             assert app.focused is screen.query_one("#history-hits", OptionList)
             await pilot.press("down", "enter")
             await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen), "the pager")
-            assert runtime.conversation_id == source
+            assert runtime.conversations.conversation_id == source
             pager = app.screen
             assert isinstance(pager, PagerScreen)
             await wait_until(pilot, lambda: pager.pager.current_match is not None, "the hit")
@@ -121,7 +124,7 @@ async def test_the_filter_searches_messages_and_opens_a_hit_at_its_message(
             await pilot.press("enter")  # into the results
             await pilot.press("enter")
             await wait_until(pilot, lambda: app.screen is app.main_screen, "closed")
-            assert runtime.conversation_id == other
+            assert runtime.conversations.conversation_id == other
 
             # Emptying the filter shows the table again at once.
             screen = await _open_history(pilot)
@@ -143,11 +146,11 @@ async def test_forks_show_under_their_source_and_f_forks_from_history(
         async with running(app, size=(120, 36)) as pilot:
             await _turn(pilot, runtime, "first question")
             await _turn(pilot, runtime, "second question")
-            source = runtime.conversation_id
+            source = runtime.conversations.conversation_id
             runtime.store.conversations.rename(source, "Source talk")
             await submit(pilot, "/fork 1")
             await wait_for_text(pilot, "forked up to turn 1 into conversation")
-            at_one = runtime.conversation_id
+            at_one = runtime.conversations.conversation_id
             assert at_one != source
             unrelated = runtime.store.conversations.create(runtime.project_id, "Unrelated")
             runtime.store.conversations.append_messages(
@@ -169,7 +172,7 @@ async def test_forks_show_under_their_source_and_f_forks_from_history(
             table.move_cursor(row=1)
             await pilot.press("f")
             await wait_until(pilot, lambda: app.screen is app.main_screen, "closed")
-            whole = runtime.conversation_id
+            whole = runtime.conversations.conversation_id
             assert whole not in (source, at_one, unrelated)
             stored = runtime.store.conversations
             assert [m.content for m in stored.list_messages(whole)] == [
@@ -180,7 +183,7 @@ async def test_forks_show_under_their_source_and_f_forks_from_history(
                 "conversation": source,
                 "turn": forks.turn_ids(runtime.store, source)[1],
             }
-            assert [m["content"] for m in runtime.messages][-1] == "second answer"
+            assert [m["content"] for m in runtime.conversations.messages][-1] == "second answer"
 
             # A fork of a fork sits one step deeper.
             deeper = forks.fork_conversation(runtime.store, whole)
@@ -212,7 +215,7 @@ async def test_f_in_inspect_forks_at_the_message_turn_and_can_restore_the_files(
         async with running(app, size=(120, 36)) as pilot:
             for n in (1, 2, 3):
                 await _turn(pilot, runtime, f"write version {n}")
-            source = runtime.conversation_id
+            source = runtime.conversations.conversation_id
             assert (repo / "a.txt").read_text() == "v3\n"
             before = [m.content for m in runtime.store.conversations.list_messages(source)]
 
@@ -237,7 +240,7 @@ async def test_f_in_inspect_forks_at_the_message_turn_and_can_restore_the_files(
             assert "up to the end of turn 2 of 3 (message #4)" in app.screen.question
             await pilot.press("escape")
             await wait_for_text(pilot, "Nothing forked.")
-            assert runtime.conversation_id == source
+            assert runtime.conversations.conversation_id == source
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is app.main_screen, "closed")
 
@@ -247,7 +250,7 @@ async def test_f_in_inspect_forks_at_the_message_turn_and_can_restore_the_files(
             await wait_until(pilot, lambda: isinstance(app.screen, ForkQuestion), "the question")
             await pilot.press("r")
             await wait_for_text(pilot, "forked up to turn 2")
-            fork = runtime.conversation_id
+            fork = runtime.conversations.conversation_id
             assert fork != source
             assert (repo / "a.txt").read_text() == "v2\n"
             contents = [m.content for m in runtime.store.conversations.list_messages(fork)]
@@ -266,9 +269,11 @@ async def test_f_in_inspect_forks_at_the_message_turn_and_can_restore_the_files(
             await pilot.press("f")
             await wait_until(pilot, lambda: isinstance(app.screen, ForkQuestion), "the question")
             await pilot.press("f")
-            await wait_until(pilot, lambda: runtime.conversation_id not in (source, fork), "fork")
+            await wait_until(
+                pilot, lambda: runtime.conversations.conversation_id not in (source, fork), "fork"
+            )
             assert (repo / "a.txt").read_text() == "v2\n"
-            second = runtime.conversation_id
+            second = runtime.conversations.conversation_id
             contents = [m.content for m in runtime.store.conversations.list_messages(second)]
             assert contents == before[: before.index("wrote v1") + 1]
 
@@ -280,8 +285,10 @@ async def test_f_in_inspect_forks_at_the_message_turn_and_can_restore_the_files(
             assert "whole" in app.screen.question
             await pilot.press("y")
             await wait_until(
-                pilot, lambda: runtime.conversation_id not in (source, fork, second), "fork"
+                pilot,
+                lambda: runtime.conversations.conversation_id not in (source, fork, second),
+                "fork",
             )
-            assert len(runtime.store.conversations.list_messages(runtime.conversation_id)) == len(
-                contents
-            )
+            assert len(
+                runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
+            ) == len(contents)

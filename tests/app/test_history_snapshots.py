@@ -92,7 +92,7 @@ def _fork_tree(runtime: Runtime) -> None:
     _at(runtime, deeper, 4)
     other = _conversation(runtime, "Release notes", [("draft the release notes", "done")])
     _at(runtime, other, 5)
-    runtime.load_conversation(second)
+    runtime.conversations.load(second)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=IDS)
@@ -123,7 +123,7 @@ def test_history_content_search(snap_compare, runtime: Runtime, size: tuple[int,
     _at(runtime, docs, 2)
     titled = _conversation(runtime, "Tokenizer speed", [("profile it", "the hot loop is split()")])
     _at(runtime, titled, 3)
-    runtime.load_conversation(parser)
+    runtime.conversations.load(parser)
 
     async def run(pilot: Any) -> None:
         screen = pilot.app.screen

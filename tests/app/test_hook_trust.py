@@ -37,7 +37,7 @@ def session(tmp_path: Path, server: ScriptedLLMServer, repo: Path, n: int) -> Ru
     runtime, _ = open_runtime(
         tmp_path, server.base_url, cwd=repo, env=env, db_name=f"s{n}.db", record=False
     )
-    runtime.ensure_conversation()
+    runtime.conversations.ensure()
     return runtime
 
 
@@ -49,11 +49,11 @@ def _words(screen: str) -> str:
 
 
 async def turn(pilot: Any, runtime: Runtime, text: str) -> None:
-    before = len(runtime.messages)
+    before = len(runtime.conversations.messages)
     await submit(pilot, text)
     await wait_until(
         pilot,
-        lambda: not runtime.busy and len(runtime.messages) >= before + 2,
+        lambda: not runtime.busy and len(runtime.conversations.messages) >= before + 2,
         what="the turn's answer",
     )
 

@@ -73,7 +73,7 @@ def test_resume_line(snap_compare, tmp_path, monkeypatch, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=IDS)
 def test_stall_status(snap_compare, tmp_path, monkeypatch, size) -> None:
     runtime = _runtime(tmp_path, monkeypatch)
-    runtime.new_conversation("Slow server")
+    runtime.conversations.new("Slow server")
     app = make_app(runtime)
     now = [1000.0]
 
@@ -99,7 +99,7 @@ def test_stall_status(snap_compare, tmp_path, monkeypatch, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=IDS)
 def test_models_picker(snap_compare, tmp_path, monkeypatch, size) -> None:
     runtime = _runtime(tmp_path, monkeypatch)
-    runtime.new_conversation("Pick a model")
+    runtime.conversations.new("Pick a model")
     app = make_app(runtime)
     ids = ["llama-3.1-8b", "qwen-coder", "mistral-small"]
     rows = [

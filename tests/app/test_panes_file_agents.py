@@ -44,7 +44,7 @@ async def test_a_file_agent_shows_in_the_tree_and_the_usage_pane(
             await runtime.refresh_setup()
             rows = usage_pane.table_text().plain.splitlines()
             assert not any(row.startswith("revi") for row in rows)  # not run yet: no line
-            unsubscribe = runtime.subscribe(app.feed)
+            unsubscribe = runtime.bus.subscribe(app.feed)
             result = await runtime.submit("@reviewer look at pkg/")
             unsubscribe()
             await pilot.pause()

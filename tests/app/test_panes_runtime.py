@@ -52,7 +52,7 @@ async def test_a_real_dispatch_turn_fills_the_tree_activity_and_usage(
             usage_pane = app.query_one(UsagePane)
             usage_pane.load_catalog(await runtime.catalog())
             # same event loop: the panes can follow the runtime directly
-            unsubscribe = runtime.subscribe(app.feed)
+            unsubscribe = runtime.bus.subscribe(app.feed)
             result = await runtime.submit("Where is the config loaded?")
             unsubscribe()
             await pilot.pause()
@@ -118,7 +118,7 @@ async def test_the_usage_pane_shows_reported_cost_and_spend_against_each_limit(
     try:
         async with app.run_test(size=SIZE) as pilot:
             usage_pane = app.query_one(UsagePane)
-            unsubscribe = runtime.subscribe(app.feed)
+            unsubscribe = runtime.bus.subscribe(app.feed)
             result = await runtime.submit("spend")
             unsubscribe()
             await pilot.pause()

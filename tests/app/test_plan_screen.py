@@ -73,7 +73,7 @@ async def test_planning_turn_shows_the_plan_and_runs_it_in_a_fresh_context(
         text = screen_text(app)
         assert "Rename the greeting" in text and "Change hello to hi in greet.py" in text
         assert "callers that match the old text" in text and "mode: auto-edit" in text
-        planning = runtime.conversation_id
+        planning = runtime.conversations.conversation_id
         assert (runtime.options.cwd / "greet.py").read_text() == "print('hello')\n"
         await pilot.press("enter")
         await wait_for_text(pilot, "renamed")
@@ -90,8 +90,10 @@ async def test_planning_turn_shows_the_plan_and_runs_it_in_a_fresh_context(
     assert "Change hello to hi in greet.py" in sent and "print('hello')" in sent
     assert SECRET not in sent and "rename the greeting" not in sent
     assert SECRET in _sent(llm_server, 1)  # the research was there while planning
-    assert runtime.permission_mode == "auto-edit" and runtime.conversation_id != planning
-    conv = runtime.store.conversations.get(runtime.conversation_id)
+    assert (
+        runtime.permission_mode == "auto-edit" and runtime.conversations.conversation_id != planning
+    )
+    conv = runtime.store.conversations.get(runtime.conversations.conversation_id)
     assert conv.metadata[PLANNED_IN_KEY] == {
         "conversation_id": planning,
         "turn_id": planning_turn.turn_id,
@@ -147,7 +149,7 @@ async def test_an_edit_in_the_editor_is_the_plan_that_runs(
         await wait_until(pilot, lambda: not runtime.busy, what="the run to end")
     sent = _sent(llm_server, 3)
     assert "Run the whole suite" in sent and "approved the plan" in sent
-    assert runtime.todo[-1]["content"] == "Run the whole suite"
+    assert runtime.conversations.todo[-1]["content"] == "Run the whole suite"
 
 
 async def test_an_edit_that_is_not_a_plan_says_why_and_keeps_the_text(

@@ -58,7 +58,7 @@ async def test_rain_stops_while_the_childs_tool_call_is_still_streaming(
             rain.handle_event(event)
             seen.append((event, rain.raining))
 
-        runtime.subscribe(follow)
+        runtime.bus.subscribe(follow)
         turn = asyncio.create_task(runtime.run_turn("tidy up", role="direct"))
 
         def child_streaming() -> bool:

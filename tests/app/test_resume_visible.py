@@ -35,8 +35,8 @@ async def _first_session(tmp_path: Path, url: str, *prompts: str, **config: Any)
     try:
         for prompt in prompts:
             await runtime.run_turn(prompt)
-        assert runtime.conversation_id is not None
-        return runtime.conversation_id
+        assert runtime.conversations.conversation_id is not None
+        return runtime.conversations.conversation_id
     finally:
         await runtime.aclose()
         runtime.store.close()
@@ -52,7 +52,7 @@ async def test_plain_smith_says_which_conversation_it_resumed(
 
     runtime = app_runtime(tmp_path, llm_server.base_url)  # opened as plain `smith` does
     try:
-        assert runtime.conversation_id == first
+        assert runtime.conversations.conversation_id == first
         async with running(make_app(runtime), size=size) as pilot:
             line = "Resumed ‘fix the failing test’ · 2 messages · just now — /new starts fresh"
             screen = await wait_for_text(pilot, "/new starts fresh")
@@ -79,7 +79,7 @@ async def test_auto_resume_false_opens_a_fresh_conversation(
 
     runtime = app_runtime(tmp_path, llm_server.base_url, config={"auto_resume": False})
     try:
-        assert runtime.conversation_id != first
+        assert runtime.conversations.conversation_id != first
         assert runtime.conversations.resumed is None
         async with running(make_app(runtime), size=(160, 45)) as pilot:
             await pilot.pause()
@@ -133,10 +133,10 @@ async def test_an_edit_saved_in_inspect_keeps_the_notices(
             live = await wait_for_text(pilot, "Error:")
             assert "Retrying in" in live
             # What the inspect view does after saving an edit.
-            runtime.reload_conversation()
+            runtime.conversations.reload()
             runtime.emit(
                 ev.ConversationChanged(
-                    conversation_id=runtime.conversation_id or "",
+                    conversation_id=runtime.conversations.conversation_id or "",
                     reason="edited",
                     role=runtime.active_role,
                 )

@@ -57,7 +57,7 @@ def _host(runtime) -> ScreenHost:
 async def test_lists_this_project_with_turns_tokens_and_toggles_all(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["parser"])
+    runtime.conversations.load(ids["parser"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -84,9 +84,9 @@ async def test_lists_this_project_with_turns_tokens_and_toggles_all(tmp_path: Pa
 async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["docs"])
+    runtime.conversations.load(ids["docs"])
     recorder = Recorder()
-    runtime.subscribe(recorder)
+    runtime.bus.subscribe(recorder)
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -118,8 +118,8 @@ async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
         await pilot.press("enter")  # open the hit's conversation
         await pilot.pause()
         assert app.results == [ids["parser"]]
-        assert runtime.conversation_id == ids["parser"]
-        assert runtime.messages[0]["content"] == "the parser breaks on tabs"
+        assert runtime.conversations.conversation_id == ids["parser"]
+        assert runtime.conversations.messages[0]["content"] == "the parser breaks on tabs"
         assert recorder.of(ev.ConversationChanged)[-1].conversation_id == ids["parser"]
     await runtime.aclose()
 
@@ -127,7 +127,7 @@ async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
 async def test_open_from_the_table(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["parser"])
+    runtime.conversations.load(ids["parser"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -136,7 +136,7 @@ async def test_open_from_the_table(tmp_path: Path) -> None:
         table.move_cursor(row=[r.conversation.id for r in screen.rows].index(ids["docs"]))
         await pilot.press("enter")
         await pilot.pause()
-        assert runtime.conversation_id == ids["docs"]
+        assert runtime.conversations.conversation_id == ids["docs"]
         assert app.results == [ids["docs"]]
     await runtime.aclose()
 
@@ -144,7 +144,7 @@ async def test_open_from_the_table(tmp_path: Path) -> None:
 async def test_rename_and_cancel_rename(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["parser"])
+    runtime.conversations.load(ids["parser"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -170,7 +170,7 @@ async def test_rename_and_cancel_rename(tmp_path: Path) -> None:
 async def test_delete_asks_first_and_replaces_the_active_conversation(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["parser"])
+    runtime.conversations.load(ids["parser"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -189,8 +189,8 @@ async def test_delete_asks_first_and_replaces_the_active_conversation(tmp_path: 
         await pilot.press("y")
         await pilot.pause()
         assert runtime.store.conversations.get(ids["parser"]) is None
-        assert runtime.conversation_id not in (None, ids["parser"])
-        assert runtime.messages == []
+        assert runtime.conversations.conversation_id not in (None, ids["parser"])
+        assert runtime.conversations.messages == []
         assert "Fix the parser" not in _titles(screen)
         assert "Conversation deleted." in screen_text(app)
     await runtime.aclose()
@@ -199,21 +199,21 @@ async def test_delete_asks_first_and_replaces_the_active_conversation(tmp_path: 
 async def test_new_conversation(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["parser"])
+    runtime.conversations.load(ids["parser"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
         await pilot.press("n")
         await pilot.pause()
-        assert runtime.conversation_id not in ids.values()
-        assert app.results == [runtime.conversation_id]
+        assert runtime.conversations.conversation_id not in ids.values()
+        assert app.results == [runtime.conversations.conversation_id]
     await runtime.aclose()
 
 
 async def test_busy_runtime_refuses_to_switch(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     ids = _fill(runtime)
-    runtime.load_conversation(ids["parser"])
+    runtime.conversations.load(ids["parser"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -225,7 +225,7 @@ async def test_busy_runtime_refuses_to_switch(tmp_path: Path) -> None:
             await pilot.press("enter")
             await pilot.pause()
             assert "a turn is running" in screen_text(app)
-            assert runtime.conversation_id == ids["parser"]
+            assert runtime.conversations.conversation_id == ids["parser"]
         finally:
             runtime.finish_turn()
     await runtime.aclose()
@@ -245,7 +245,7 @@ async def test_a_sub_agent_hit_opens_its_parent_with_the_pager_on_its_messages(
             {"role": "assistant", "content": "the quokka lexer drops tabs"},
         ],
     )
-    runtime.load_conversation(ids["docs"])
+    runtime.conversations.load(ids["docs"])
     async with _host(runtime).run_test(size=SIZE) as pilot:
         app = pilot.app
         await pilot.pause()
@@ -256,7 +256,10 @@ async def test_a_sub_agent_hit_opens_its_parent_with_the_pager_on_its_messages(
         assert "worker job (sub-agent)  #1 assistant:" in screen_text(app)
         await pilot.press("enter", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen), "the pager")
-        assert app.results == [ids["parser"]] and runtime.conversation_id == ids["parser"]
+        assert (
+            app.results == [ids["parser"]]
+            and runtime.conversations.conversation_id == ids["parser"]
+        )
         pager = app.screen
         await wait_until(pilot, lambda: pager.pager.current_match is not None, "the hit")
         assert pager.pager.current_text.lower() == "quokka"

@@ -21,7 +21,10 @@ def _error(screen: InspectScreen) -> str:
 
 
 def _roles(runtime) -> list[str]:
-    return [m.role for m in runtime.store.conversations.list_messages(runtime.conversation_id)]
+    return [
+        m.role
+        for m in runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
+    ]
 
 
 async def _highlight(pilot, screen: InspectScreen, index: int) -> None:
@@ -53,9 +56,9 @@ async def test_edit_changes_what_the_next_request_sends(tmp_path: Path, llm_serv
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert "Saved message #0." in screen_text(app)
-        stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+        stored = runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
         assert stored[0].content == "alpacas?"
-        assert runtime.messages[0]["content"] == "alpacas?"
+        assert runtime.conversations.messages[0]["content"] == "alpacas?"
         changed = recorder.of(ev.ConversationChanged)
         assert changed and changed[-1].reason == "edited"
 
@@ -94,7 +97,11 @@ async def test_delete_with_confirmation_changes_the_next_request(
         await pilot.pause()
         assert app.screen is screen
         assert _roles(runtime) == ["assistant", "user", "assistant"]
-        assert [m["role"] for m in runtime.messages] == ["assistant", "user", "assistant"]
+        assert [m["role"] for m in runtime.conversations.messages] == [
+            "assistant",
+            "user",
+            "assistant",
+        ]
         assert "Deleted 1 message." in screen_text(app)
         await runtime.submit("third")
     sent = llm_server.chat_requests()[-1]["messages"]
@@ -144,7 +151,9 @@ async def test_requests_tab_shows_each_request_snapshot(tmp_path: Path, llm_serv
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     llm_server.enqueue(text_reply("hello"))
     await runtime.submit("hi")
-    snapshot = runtime.store.snapshots.list_for_conversation(runtime.conversation_id)[-1]
+    snapshot = runtime.store.snapshots.list_for_conversation(runtime.conversations.conversation_id)[
+        -1
+    ]
     app = ScreenHost(lambda: InspectScreen(runtime))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -176,7 +185,7 @@ async def test_refusals_revert_and_unsaved_edits(tmp_path: Path) -> None:
         await pilot.pause()
         assert "cannot be empty" in _error(screen)
         assert _roles(runtime)[0] == "user"
-        assert runtime.messages[0]["content"] == "List the files in this repository"
+        assert runtime.conversations.messages[0]["content"] == "List the files in this repository"
 
         # The draft survives moving away and back; Revert drops it.
         await _highlight(pilot, screen, 3)
@@ -210,7 +219,7 @@ async def test_refusals_revert_and_unsaved_edits(tmp_path: Path) -> None:
         await pilot.press("y")
         await pilot.pause()
         assert app.results == [None]
-        assert runtime.messages[0]["content"] == "List the files in this repository"
+        assert runtime.conversations.messages[0]["content"] == "List the files in this repository"
     await runtime.aclose()
 
 

@@ -32,7 +32,7 @@ def _seed_long(runtime) -> None:
         )
     messages.append({"role": "assistant", "content": "All steps done. The Listing is long."})
     store.conversations.append_messages(conv, messages)
-    runtime.load_conversation(conv)
+    runtime.conversations.load(conv)
 
 
 async def test_shows_everything_read_only_in_one_view(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def test_history_screen(snap_compare, runtime: Runtime) -> None:
         turn = store.turns.start(conv, "direct")
         if tokens[0]:
             store.usage.record(conv, turn, "direct", "m", *tokens)
-    runtime.load_conversation(conv)
+    runtime.conversations.load(conv)
     app = ScreenHost(lambda: HistoryScreen(runtime, time_format=lambda ts: "2025-01-02 03:04"))
     assert snap_compare(app, terminal_size=SNAP_SIZE, run_before=_then())
 

@@ -22,7 +22,7 @@ async def test_switching_commands_show_their_line_once(
             await submit(pilot, "question one")
             await wait_for_text(pilot, "answer one")
             await wait_until(pilot, lambda: not runtime.busy, "idle")
-            source = runtime.conversation_id
+            source = runtime.conversations.conversation_id
             for command, said in (("/fork", "now in the fork"), (f"/load {source}", "loaded")):
                 await submit(pilot, command)
                 await wait_for_text(pilot, said)

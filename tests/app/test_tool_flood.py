@@ -94,7 +94,7 @@ async def test_a_100_mb_line_keeps_the_app_responsive_and_its_memory_bounded(
         elif isinstance(event, ev.ToolCallFinished):
             finished.append(event)
 
-    runtime.subscribe(count)
+    runtime.bus.subscribe(count)
     try:
         await flood_the_app(runtime, emitted, stop=release.touch)
     finally:

@@ -131,7 +131,7 @@ async def test_durations_leave_out_the_permission_question(
             assert row.entry.duration_s is not None and row.entry.duration_s < waited_s
             [record] = app.main_screen.query_one(ToolActivity).calls
             assert record.duration_s is not None and record.duration_s < waited_s
-        [stored] = [m for m in runtime.messages if m["role"] == "tool"]
+        [stored] = [m for m in runtime.conversations.messages if m["role"] == "tool"]
         assert stored["metadata"]["duration_s"] < waited_s
 
 

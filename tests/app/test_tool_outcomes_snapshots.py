@@ -44,7 +44,7 @@ def _runtime(tmp_path: Any, monkeypatch: Any) -> Any:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.setattr(main_screen, "make_panes", _frozen_panes(main_screen.make_panes))
     runtime = app_runtime(tmp_path, api_url=OFFLINE_URL, ephemeral={"default_model": "qwen-coder"})
-    runtime.new_conversation("Failing tests")
+    runtime.conversations.new("Failing tests")
     return runtime
 
 
@@ -104,7 +104,7 @@ def _child_conversation(runtime: Any) -> str:
     child = store.conversations.create(
         runtime.project_id,
         "Niobe: fix the race",
-        parent_id=runtime.conversation_id,
+        parent_id=runtime.conversations.conversation_id,
         metadata={"job_id": "job-a", "role": "worker"},
     )
     store.conversations.append_messages(
@@ -146,7 +146,7 @@ def _child_conversation(runtime: Any) -> str:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_child_transcript_screen(snap_compare, tmp_path, monkeypatch, size) -> None:
     runtime = _runtime(tmp_path, monkeypatch)
-    runtime.ensure_conversation()
+    runtime.conversations.ensure()
     child = _child_conversation(runtime)
     app = make_app(runtime)
 

@@ -38,7 +38,7 @@ async def test_a_real_turn_and_its_stored_messages_show_the_same(
         app = TranscriptApp()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
-            unsubscribe = runtime.subscribe(transcript.handle_event)
+            unsubscribe = runtime.bus.subscribe(transcript.handle_event)
             await runtime.submit("where is the spoon?")
             unsubscribe()
             await transcript.settle()
@@ -66,7 +66,7 @@ async def test_a_real_turn_and_its_stored_messages_show_the_same(
         # the stored conversation rebuilds the same entries
         stored = TranscriptApp()
         async with stored.run_test(size=SIZE) as pilot:
-            await stored.transcript.load_messages(list(runtime.messages))
+            await stored.transcript.load_messages(list(runtime.conversations.messages))
             await pilot.pause()
             assert kinds(stored) == live_kinds
             await wait_until(pilot, lambda: "Done." in screen_text(stored), "the answer")
@@ -91,7 +91,7 @@ async def test_an_attached_file_shows_as_a_marker_live_and_stored(
         app = TranscriptApp()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
-            unsubscribe = runtime.subscribe(transcript.handle_event)
+            unsubscribe = runtime.bus.subscribe(transcript.handle_event)
             await runtime.submit(prompt)
             unsubscribe()
             await transcript.settle()
@@ -103,7 +103,7 @@ async def test_an_attached_file_shows_as_a_marker_live_and_stored(
 
         stored = TranscriptApp()
         async with stored.run_test(size=SIZE) as pilot:
-            await stored.transcript.load_messages(list(runtime.messages))
+            await stored.transcript.load_messages(list(runtime.conversations.messages))
             await pilot.pause()
             await wait_until(pilot, lambda: marker in screen_text(stored), "the marker")
             assert "ATTACHED-BODY" not in screen_text(stored)
@@ -125,7 +125,7 @@ async def test_an_ignored_index_file_is_a_notice_in_the_transcript(
         app = TranscriptApp()
         async with app.run_test(size=(160, 40)) as pilot:
             transcript = app.transcript
-            unsubscribe = runtime.subscribe(transcript.handle_event)
+            unsubscribe = runtime.bus.subscribe(transcript.handle_event)
             await runtime.submit("hello")
             unsubscribe()
             await transcript.settle()

@@ -75,7 +75,7 @@ async def test_reverting_one_hunk_from_the_diff_screen(
             # The transcript shows what was typed; the note is for the model.
             shown = screen_text(app)
             assert "carry on" in shown and "[Smith: the user reviewed" not in shown
-            assert runtime.messages[-2]["metadata"]["prompt"] == "carry on"
+            assert runtime.conversations.messages[-2]["metadata"]["prompt"] == "carry on"
             # Told once: the request after that one does not repeat it.
             llm_server.enqueue(text_reply("Next."))
             await submit(pilot, "and then")

@@ -19,7 +19,9 @@ async def test_rewind_opens_the_list_and_enter_restores_the_files(
     repo = make_repo(tmp_path / "project")
     runtime = app_runtime(tmp_path, api_url="http://127.0.0.1:9/v1")
     checkpoints = runtime_checkpoints(runtime)
-    first = checkpoints.record_turn("turn-7", runtime.conversation_id, "rename the helpers")
+    first = checkpoints.record_turn(
+        "turn-7", runtime.conversations.conversation_id, "rename the helpers"
+    )
     (repo / "src" / "util.py").write_text("changed by the turn\n")
     (repo / "src" / "extra.py").write_text("new\n")
     checkpoints.finish(first)

@@ -79,11 +79,11 @@ async def test_the_mark_of_a_turn_that_wrote_files_opens_its_diff_now_and_after_
             assert "+# notes" in shown
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is app.main_screen, "back", 5)
-        conversation = runtime.conversation_id
+        conversation = runtime.conversations.conversation_id
 
     # A restart: a new runtime resumes the conversation from the store.
     with isolated_runtime(tmp_path, monkeypatch, llm_server.base_url) as again:
-        assert again.conversation_id == conversation
+        assert again.conversations.conversation_id == conversation
         app = make_app(again)
         async with running(app) as pilot:
             text = await wait_for_text(pilot, "2 files changed")

@@ -117,7 +117,7 @@ async def test_checkpoints_persist_across_continue(
     await runtime.aclose()
 
     later, _ = open_runtime(tmp_path, llm_server.base_url)
-    later.continue_latest()
+    later.conversations.continue_latest()
     listed = await later.submit("/rewind")
     [entry] = listed.data["checkpoints"]
     assert entry["prompt"] == "first turn"
@@ -137,7 +137,7 @@ async def test_rewind_can_also_truncate_the_conversation(
     )
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     await runtime.run_turn("hello")
-    kept = len(runtime.messages)
+    kept = len(runtime.conversations.messages)
     await runtime.run_turn("change the readme")
     listed = await runtime.submit("/rewind")
     [entry] = listed.data["checkpoints"]
@@ -146,7 +146,7 @@ async def test_rewind_can_also_truncate_the_conversation(
 
     assert out.ok, out.text
     assert (tmp_path / "repo" / "README.md").read_text() == "# demo\n"
-    assert len(runtime.messages) == kept
+    assert len(runtime.conversations.messages) == kept
     assert out.data["removed_messages"] > 0
     await runtime.aclose()
 

@@ -61,7 +61,9 @@ def child_requests(server: ScriptedLLMServer) -> list[Any]:
 
 def stored(runtime: Runtime, conversation_id: str | None = None) -> list[Any]:
     """The stored messages of a conversation (the active one by default)."""
-    return runtime.store.conversations.list_messages(conversation_id or runtime.conversation_id)
+    return runtime.store.conversations.list_messages(
+        conversation_id or runtime.conversations.conversation_id
+    )
 
 
 def tool_messages(runtime: Runtime, conversation_id: str | None = None) -> list[Any]:

@@ -133,7 +133,9 @@ async def test_a_failed_scratchpad_write_leaves_no_recall_key(
     assert res["status"] == "ok"  # the dispatch itself still succeeded
     (message,) = tool_messages(runtime)
     assert message.recall_key is None
-    note = runtime.store.notes.get(runtime.conversation_id, f"scratchpad:dispatch/{res['job_id']}")
+    note = runtime.store.notes.get(
+        runtime.conversations.conversation_id, f"scratchpad:dispatch/{res['job_id']}"
+    )
     assert note is None
     finished = next(e for e in rec.of(ev.ToolCallFinished) if e.name == "dispatch")
     assert "recall_key" not in finished.metadata

@@ -91,7 +91,7 @@ async def test_orchestrator_dispatches_a_worker_and_an_explorer_in_parallel(
     for res in got:
         job_id = res["job_id"]
         conv = runtime.store.conversations.get(child_conversation(rec, job_id))
-        assert conv is not None and conv.parent_id == runtime.conversation_id
+        assert conv is not None and conv.parent_id == runtime.conversations.conversation_id
         assert conv.metadata["session"] == f"session-child-{job_id}"
         assert conv.metadata["job_id"] == job_id
     for body in child_bodies(llm_server):
@@ -118,14 +118,16 @@ async def test_orchestrator_dispatches_a_worker_and_an_explorer_in_parallel(
         # Child usage is recorded under the parent's conversation and turn, keyed by job id.
         rows = [
             r
-            for r in runtime.store.usage.list_for_conversation(runtime.conversation_id)
+            for r in runtime.store.usage.list_for_conversation(
+                runtime.conversations.conversation_id
+            )
             if r.job_id == res["job_id"]
         ]
         assert [(r.role, r.job_id, r.input_tokens, r.output_tokens) for r in rows] == [
             (res["role"], res["job_id"], 100, 20)
         ]
         assert rows[0].turn_id != f"{res['job_id']}-t1"
-        totals = runtime.store.usage.totals_by_role(runtime.conversation_id)
+        totals = runtime.store.usage.totals_by_role(runtime.conversations.conversation_id)
         assert totals[res["role"]].input_tokens == 100
         turn = runtime.store.turns.get(f"{res['job_id']}-t1")
         assert turn is not None and turn.stop_reason == "completed"
@@ -135,7 +137,7 @@ async def test_orchestrator_dispatches_a_worker_and_an_explorer_in_parallel(
     for message, res in zip(tools, got, strict=True):
         key = f"dispatch/{res['job_id']}"
         assert message.recall_key == key
-        note = runtime.store.notes.get(runtime.conversation_id, f"scratchpad:{key}")
+        note = runtime.store.notes.get(runtime.conversations.conversation_id, f"scratchpad:{key}")
         assert note is not None and note.content == message.content
 
     # Events: the dispatch tree sees both jobs start and finish, child events carry job ids.

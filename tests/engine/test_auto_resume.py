@@ -20,7 +20,7 @@ def _started_in(tmp_path: Path, repo: Path) -> tuple[str, str]:
     """Start the app's way (auto-resume) in `repo`; return (conversation id, project id)."""
     runtime = _open(tmp_path, repo, auto_resume=True)
     try:
-        return runtime.ensure_conversation(), runtime.project_id
+        return runtime.conversations.ensure(), runtime.project_id
     finally:
         runtime.store.close()
 
@@ -59,7 +59,7 @@ def test_opening_a_foreign_conversation_does_not_make_it_this_projects(tmp_path:
 
     runtime = _open(tmp_path, repo_b)
     try:
-        runtime.load_conversation(conv_a)  # /history or --resume across projects is allowed
+        runtime.conversations.load(conv_a)  # /history or --resume across projects is allowed
     finally:
         runtime.store.close()
     assert _started_in(tmp_path, repo_b)[0] == conv_b
@@ -87,18 +87,20 @@ def test_continue_takes_the_latest_conversation_of_this_project(tmp_path: Path) 
 
     runtime = _open(tmp_path, repo_b)
     try:
-        assert runtime.continue_latest() is None  # B has none; A's is newer but not B's
-        conv_b = runtime.new_conversation()
-        runtime.ensure_conversation()  # stored (as with its first message)
+        assert (
+            runtime.conversations.continue_latest() is None
+        )  # B has none; A's is newer but not B's
+        conv_b = runtime.conversations.new()
+        runtime.conversations.ensure()  # stored (as with its first message)
     finally:
         runtime.store.close()
     runtime = _open(tmp_path, repo_a)
     try:
-        assert runtime.continue_latest() == conv_a  # B's is newer but not A's
+        assert runtime.conversations.continue_latest() == conv_a  # B's is newer but not A's
     finally:
         runtime.store.close()
     runtime = _open(tmp_path, repo_b)
     try:
-        assert runtime.continue_latest() == conv_b
+        assert runtime.conversations.continue_latest() == conv_b
     finally:
         runtime.store.close()

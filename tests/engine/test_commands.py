@@ -116,13 +116,20 @@ async def test_new_load_history_export_usage(tmp_path: Path, llm_server) -> None
     llm_server.enqueue(text_reply("answer one", usage={"prompt_tokens": 9, "completion_tokens": 4}))
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     await runtime.submit("question one")
-    first = runtime.conversation_id
+    first = runtime.conversations.conversation_id
     out = await runtime.submit("/new")
-    assert out.ok and runtime.conversation_id != first and runtime.messages == []
+    assert (
+        out.ok
+        and runtime.conversations.conversation_id != first
+        and runtime.conversations.messages == []
+    )
     out = await runtime.submit("/history")
     assert first in out.text
     out = await runtime.submit(f"/load {first}")
-    assert out.ok and [m["content"] for m in runtime.messages] == ["question one", "answer one"]
+    assert out.ok and [m["content"] for m in runtime.conversations.messages] == [
+        "question one",
+        "answer one",
+    ]
     out = await runtime.submit("/usage")
     assert "direct" in out.text and "9" in out.text
     target = tmp_path / "out.md"
@@ -137,26 +144,29 @@ async def test_auto_resume_once_and_not_after_new(tmp_path: Path, llm_server) ->
     llm_server.enqueue(text_reply("remember me"))
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     await runtime.submit("first session")
-    conv = runtime.conversation_id
+    conv = runtime.conversations.conversation_id
     await runtime.aclose()
 
     runtime, rec = open_runtime(tmp_path, llm_server.base_url, auto_resume=True)
-    assert runtime.ensure_conversation() == conv
+    assert runtime.conversations.ensure() == conv
     assert rec.of(ev.ConversationChanged)[-1].reason == "resume"
-    assert [m["content"] for m in runtime.messages] == ["first session", "remember me"]
-    runtime.new_conversation()
-    assert runtime.ensure_conversation() != conv
+    assert [m["content"] for m in runtime.conversations.messages] == [
+        "first session",
+        "remember me",
+    ]
+    runtime.conversations.new()
+    assert runtime.conversations.ensure() != conv
     await runtime.aclose()
 
     runtime, _ = open_runtime(tmp_path, llm_server.base_url, auto_resume=False)
-    assert runtime.ensure_conversation() != conv
+    assert runtime.conversations.ensure() != conv
     await runtime.aclose()
 
 
 async def test_load_repairs_orphan_tool_calls_once(tmp_path: Path, llm_server) -> None:
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
-    runtime.new_conversation()
-    conv = runtime.ensure_conversation()  # stored, as a turn would
+    runtime.conversations.new()
+    conv = runtime.conversations.ensure()  # stored, as a turn would
     runtime.store.conversations.append_messages(
         conv,
         [
@@ -174,9 +184,9 @@ async def test_load_repairs_orphan_tool_calls_once(tmp_path: Path, llm_server) -
             },
         ],
     )
-    runtime.load_conversation(conv)
-    runtime.load_conversation(conv)
-    tools = [m for m in runtime.messages if m["role"] == "tool"]
+    runtime.conversations.load(conv)
+    runtime.conversations.load(conv)
+    tools = [m for m in runtime.conversations.messages if m["role"] == "tool"]
     assert len(tools) == 1 and tools[0]["content"].startswith(TOOL_OUTCOME_UNKNOWN)
     llm_server.enqueue(text_reply("ok"))
     result = await runtime.run_turn("continue")
@@ -254,7 +264,7 @@ async def test_doctor_command_probes_the_server_and_sends_no_conversation(
     assert out.data["ok"] is True
     probes = llm_server.chat_requests()
     assert len(probes) == 2 and all(len(body["messages"]) == 1 for body in probes)
-    assert runtime.messages == []  # the probes are not part of the conversation
+    assert runtime.conversations.messages == []  # the probes are not part of the conversation
     out = await runtime.submit("/doctor a b")
     assert not out.ok and "usage: /doctor" in out.text
     await runtime.aclose()

@@ -108,17 +108,17 @@ async def test_automatic_compaction_then_restart_rebuilds_summary_and_tail(
     assert event.tokens_after < event.tokens_before
 
     # The stored history is whole: the pager, inspect and search still see A and B.
-    contents = [m["content"] for m in runtime.messages]
+    contents = [m["content"] for m in runtime.conversations.messages]
     assert any(c.startswith("PROMPT-A") for c in contents) and len(contents) == 6
     assert runtime.store.search_messages("PROMPT", project_id=runtime.project_id)
-    record = load_record(runtime.store, runtime.conversation_id)
+    record = load_record(runtime.store, runtime.conversations.conversation_id)
     assert record is not None and record.summary.startswith("SUMMARY-ONE")
-    conversation = runtime.conversation_id
+    conversation = runtime.conversations.conversation_id
     await runtime.aclose()
 
     # A restart (--continue) rebuilds [summary + kept tail] from the stored record.
     again, _ = open_runtime(tmp_path, llm_server.base_url, config=NO_RESERVE)
-    assert again.continue_latest() == conversation
+    assert again.conversations.continue_latest() == conversation
     llm_server.enqueue(text_reply("ok4"))
     result = await again.run_turn("PROMPT-D short")
     assert result.stop_reason == "completed"
@@ -135,7 +135,7 @@ async def test_a_boundary_that_cannot_be_found_means_the_full_history(
     await two_turns(runtime, llm_server, unit)
     llm_server.enqueue(text_reply("SUMMARY-TWO"), text_reply("ok3"))
     await runtime.run_turn(prompt("C", unit))
-    conversation = runtime.conversation_id
+    conversation = runtime.conversations.conversation_id
     note = runtime.store.notes.get(conversation, COMPACTION_NOTE_ID)
     data = json.loads(note.content)
     data["boundary_check"] = "0" * 16  # as if the first kept message had been edited
@@ -144,7 +144,7 @@ async def test_a_boundary_that_cannot_be_found_means_the_full_history(
     await runtime.aclose()
 
     again, _ = open_runtime(tmp_path, llm_server.base_url, config=NO_RESERVE)
-    again.continue_latest()
+    again.conversations.continue_latest()
     llm_server.enqueue(text_reply("ok4"))
     await again.run_turn("PROMPT-D")
     last = llm_server.chat_requests()[-1]
@@ -236,11 +236,11 @@ async def test_a_fresh_oversized_tool_result_is_cut_and_kept_for_recall(
     result = await runtime.run_turn("read big.txt")
     assert result.stop_reason == "completed"
 
-    stored = next(m for m in runtime.messages if m["role"] == "tool")
+    stored = next(m for m in runtime.conversations.messages if m["role"] == "tool")
     assert len(stored["content"]) > unit // 2  # the stored result is whole
     key = f"tool-output/{read.id}"
     assert stored["recall_key"] == key
-    note = runtime.store.notes.get(runtime.conversation_id, scratchpad_note_id(key))
+    note = runtime.store.notes.get(runtime.conversations.conversation_id, scratchpad_note_id(key))
     assert note is not None and note.content == stored["content"]
 
     second = llm_server.chat_requests()[1]

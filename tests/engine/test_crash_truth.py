@@ -196,7 +196,7 @@ async def test_a_turn_task_cancelled_while_a_tool_runs_leaves_a_valid_transcript
         with pytest.raises(asyncio.CancelledError):
             await task
         assert not runtime.busy
-        stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+        stored = runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
         assert [m.role for m in stored] == ["user", "assistant", "tool"]
         assert stored[2].tool_call_id == "call_torn"
         assert stored[2].content.startswith(TOOL_OUTCOME_UNKNOWN)

@@ -18,7 +18,7 @@ async def test_new_and_clear_store_nothing_until_a_message_is_written(
 ) -> None:
     runtime, rec = open_runtime(tmp_path, llm_server.base_url)
     try:
-        first = runtime.prepare_conversation()
+        first = runtime.conversations.prepare()
         assert first and _rows(runtime) == []
         assert (await runtime.submit("/new")).ok
         assert (await runtime.submit("/clear")).ok
@@ -31,12 +31,13 @@ async def test_new_and_clear_store_nothing_until_a_message_is_written(
         llm_server.enqueue(text_reply("stored now"))
         result = await runtime.run_turn("hello")
         assert result.stop_reason == "completed"
-        assert _rows(runtime) == [runtime.conversation_id]
-        stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+        assert _rows(runtime) == [runtime.conversations.conversation_id]
+        stored = runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
         assert [m.content for m in stored] == ["hello", "stored now"]
         # It is also the one a restart resumes.
         assert (
-            runtime.persistence.active_conversation(runtime.project_id) == runtime.conversation_id
+            runtime.persistence.active_conversation(runtime.project_id)
+            == runtime.conversations.conversation_id
         )
     finally:
         await runtime.aclose()
@@ -45,10 +46,10 @@ async def test_new_and_clear_store_nothing_until_a_message_is_written(
 async def test_pinning_a_model_stores_the_conversation(tmp_path: Path, llm_server) -> None:
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     try:
-        runtime.new_conversation()
+        runtime.conversations.new()
         assert _rows(runtime) == []
         assert (await runtime.submit("/model some-model")).ok
-        assert _rows(runtime) == [runtime.conversation_id]
-        assert runtime.pinned_model == "some-model"
+        assert _rows(runtime) == [runtime.conversations.conversation_id]
+        assert runtime.conversations.pinned_model == "some-model"
     finally:
         await runtime.aclose()

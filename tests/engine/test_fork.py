@@ -30,17 +30,17 @@ async def test_fork_at_a_turn_with_its_files(tmp_path: Path, llm_server: Scripte
     repo = Path(runtime.options.cwd)
     for n in (1, 2, 3):
         await runtime.submit(f"write version {n}")
-    source = runtime.conversation_id
-    before = [m["content"] for m in runtime.messages]
+    source = runtime.conversations.conversation_id
+    before = [m["content"] for m in runtime.conversations.messages]
     assert (repo / "a.txt").read_text() == "v3\n"
 
     out = await runtime.submit("/fork 2 --files")
     assert out.ok, out.text
-    fork = runtime.conversation_id
+    fork = runtime.conversations.conversation_id
     assert fork != source and out.data == {"conversation_id": fork, "forked_from": source}
     assert "now in the fork" in out.text and "restored 1 file" in out.text
     assert (repo / "a.txt").read_text() == "v2\n"  # the files as turn 2 left them
-    contents = [m["content"] for m in runtime.messages]
+    contents = [m["content"] for m in runtime.conversations.messages]
     assert contents == before[: contents.index("wrote v2") + 1]
     assert "write version 3" not in contents
     meta = runtime.store.conversations.get(fork).metadata[FORKED_FROM]
@@ -70,8 +70,12 @@ async def test_fork_of_the_whole_conversation_leaves_files_alone(
     )
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
     await runtime.submit("write b")
-    source, count = runtime.conversation_id, len(runtime.messages)
+    source, count = runtime.conversations.conversation_id, len(runtime.conversations.messages)
     out = await runtime.submit("/fork")
-    assert out.ok and runtime.conversation_id != source and len(runtime.messages) == count
+    assert (
+        out.ok
+        and runtime.conversations.conversation_id != source
+        and len(runtime.conversations.messages) == count
+    )
     assert (Path(runtime.options.cwd) / "b.txt").read_text() == "b\n"
     await runtime.aclose()

@@ -30,25 +30,25 @@ async def test_a_resumed_conversation_is_shown_from_its_end(tmp_path: Path, llm_
         store = runtime.store.conversations
         conversation = store.create(runtime.project_id, "long")
         store.append_messages(conversation, _rounds(250))  # 1,000 messages
-        runtime.load_conversation(conversation)
+        runtime.conversations.load(conversation)
 
-        recent = runtime.recent_messages(50)
+        recent = runtime.conversations.recent(50)
         # The newest 50 would start inside a round (at "out 237"); a view gets whole rounds.
         assert [m["content"] for m in recent[:2]] == ["question 238", ""]
         assert recent[-1]["content"] == "answer 249" and len(recent) == 48
-        older = runtime.messages_before(recent[0]["position"], 4)
+        older = runtime.conversations.before(recent[0]["position"], 4)
         assert [m["content"] for m in older] == ["question 237", "", "out 237", "answer 237"]
-        assert runtime.recent_prompts(3) == ["question 247", "question 248", "question 249"]
+        assert runtime.conversations.prompts(3) == ["question 247", "question 248", "question 249"]
 
         # The whole transcript is there for the next turn, and the turn adds to it.
-        assert len(runtime.messages) == 1000
-        assert runtime.messages[0]["content"] == "question 0"
+        assert len(runtime.conversations.messages) == 1000
+        assert runtime.conversations.messages[0]["content"] == "question 0"
         llm_server.enqueue(text_reply("done"))
         result = await runtime.run_turn("one more")
         assert result.stop_reason == "completed"
-        assert [m["content"] for m in runtime.messages[-2:]] == ["one more", "done"]
-        assert runtime.recent_messages(2)[-1]["content"] == "done"
-        assert runtime.recent_prompts(1) == ["one more"]
+        assert [m["content"] for m in runtime.conversations.messages[-2:]] == ["one more", "done"]
+        assert runtime.conversations.recent(2)[-1]["content"] == "done"
+        assert runtime.conversations.prompts(1) == ["one more"]
     finally:
         await runtime.aclose()
 
@@ -56,10 +56,10 @@ async def test_a_resumed_conversation_is_shown_from_its_end(tmp_path: Path, llm_
 def test_a_new_conversation_has_nothing_to_show(tmp_path: Path) -> None:
     runtime, _ = open_runtime(tmp_path, None)
     try:
-        runtime.new_conversation()
-        assert runtime.recent_messages(50) == []
-        assert runtime.messages_before(10, 5) == []
-        assert runtime.recent_prompts(5) == []
-        assert runtime.messages == []
+        runtime.conversations.new()
+        assert runtime.conversations.recent(50) == []
+        assert runtime.conversations.before(10, 5) == []
+        assert runtime.conversations.prompts(5) == []
+        assert runtime.conversations.messages == []
     finally:
         runtime.store.close()

@@ -200,7 +200,7 @@ async def test_conversation_tokens_carry_over_turns_and_stop_the_first_request(
     assert len(llm_server.chat_requests()) == 1
 
     # A new conversation starts from nothing.
-    runtime.new_conversation()
+    runtime.conversations.new()
     third = await runtime.run_turn("three")
     assert third.stop_reason == "completed" and third.text == "never"
     await runtime.aclose()
@@ -231,13 +231,13 @@ async def test_reported_cost_is_stored_and_preferred_over_catalog_prices(
     assert (await runtime.run_turn("one")).stop_reason == "completed"
     assert (await runtime.run_turn("two")).stop_reason == "completed"
 
-    rows = runtime.store.usage.list_for_conversation(runtime.conversation_id)
+    rows = runtime.store.usage.list_for_conversation(runtime.conversations.conversation_id)
     assert [r.cost for r in rows] == [pytest.approx(0.000669), pytest.approx(0.12)]
     assert [e.cost for e in rec.of(ev.UsageUpdated)] == [
         pytest.approx(0.000669),
         pytest.approx(0.12),
     ]
-    totals = runtime.store.usage.totals_by_role(runtime.conversation_id)
+    totals = runtime.store.usage.totals_by_role(runtime.conversations.conversation_id)
     assert totals["direct"].cost == pytest.approx(0.120669)
     await runtime.aclose()
 

@@ -128,7 +128,7 @@ class Asker:
 
 
 def _tool_results(runtime: Any) -> list[str]:
-    return [m["content"] for m in runtime.messages if m["role"] == "tool"]
+    return [m["content"] for m in runtime.conversations.messages if m["role"] == "tool"]
 
 
 def _bash(command: str) -> Any:
@@ -221,7 +221,7 @@ async def test_session_grant_covers_the_prefix_and_survives_continue(
     )
     runtime, _ = _ask_runtime(tmp_path, llm_server, Asker(PermissionReply("session")))
     await runtime.run_turn("echo")
-    conversation = runtime.conversation_id
+    conversation = runtime.conversations.conversation_id
     assert len(_tool_results(runtime)) == 2  # the second echo did not ask
     await runtime.aclose()
 
@@ -231,12 +231,12 @@ async def test_session_grant_covers_the_prefix_and_survives_continue(
     )
     asker = Asker(PermissionReply("deny"))
     again, _ = _ask_runtime(tmp_path, llm_server, asker)
-    assert again.continue_latest() == conversation
+    assert again.conversations.continue_latest() == conversation
     await again.run_turn("more")
     assert [r.subject for r in asker.requests] == ["ls"]  # echo is granted, ls is not
     assert "third" in _tool_results(again)[2]
     # in a new conversation the grant does not apply
-    again.new_conversation()
+    again.conversations.new()
     llm_server.enqueue(text_reply(tool_calls=[_bash("echo fourth")]), text_reply("done"))
     asker.answers.append(PermissionReply("once"))
     await again.run_turn("new")

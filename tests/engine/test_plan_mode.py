@@ -100,7 +100,7 @@ async def test_planning_turn_refuses_writes_and_presents_a_plan(
     presented = rec.of(ev.PlanPresented)
     assert [p.plan for p in presented] == [PLAN]
     assert presented[0].text == render_plan(parse_plan(json.dumps(PLAN)))
-    note = runtime.store.notes.get(runtime.conversation_id, PLAN_NOTE_ID)
+    note = runtime.store.notes.get(runtime.conversations.conversation_id, PLAN_NOTE_ID)
     assert note is not None and json.loads(note.content)["plan"] == PLAN
     await runtime.aclose()
 
@@ -153,7 +153,7 @@ async def test_approve_in_a_fresh_context(tmp_path: Path, llm_server: ScriptedLL
         text_reply(tool_calls=[tool_call("present_plan", PLAN)]),
     )
     await runtime.run_turn("rename the greeting")
-    planning_conversation = runtime.conversation_id
+    planning_conversation = runtime.conversations.conversation_id
     planning_turn = rec.of(ev.PlanPresented)[0].turn_id
     assert RESEARCH_SECRET in _texts(llm_server.chat_requests()[1])
     todo_call = tool_call(
@@ -178,13 +178,13 @@ async def test_approve_in_a_fresh_context(tmp_path: Path, llm_server: ScriptedLL
     assert "present_plan" not in _tool_names(run_request)
     assert "## Plan mode" not in run_request["messages"][0]["content"]
     # a new conversation, linked to the planning turn
-    assert runtime.conversation_id != planning_conversation
-    conv = runtime.store.conversations.get(runtime.conversation_id)
+    assert runtime.conversations.conversation_id != planning_conversation
+    conv = runtime.store.conversations.get(runtime.conversations.conversation_id)
     origin = {"conversation_id": planning_conversation, "turn_id": planning_turn}
     assert conv.metadata[PLANNED_IN_KEY] == origin
     assert conv.title == "Plan: Rename the greeting"
     record = runtime.store.notes.get_turn_record(
-        runtime.conversation_id, rec.of(ev.TurnStarted)[-1].turn_id
+        runtime.conversations.conversation_id, rec.of(ev.TurnStarted)[-1].turn_id
     )
     assert record[PLANNED_IN_KEY] == origin
     stored = runtime.plans.stored()
@@ -194,7 +194,7 @@ async def test_approve_in_a_fresh_context(tmp_path: Path, llm_server: ScriptedLL
     first_todo = next(e for e in rec.of(ev.TodoUpdated) if e.items)
     assert [i["content"] for i in first_todo.items] == PLAN["steps"]
     assert {i["status"] for i in first_todo.items} == {"pending"}
-    assert [i["status"] for i in runtime.todo] == ["done", "pending"]
+    assert [i["status"] for i in runtime.conversations.todo] == ["done", "pending"]
     await runtime.aclose()
 
 
@@ -208,11 +208,13 @@ async def test_approve_in_the_same_context_keeps_the_history(
         text_reply("done"),
     )
     await runtime.run_turn("rename the greeting")
-    conversation = runtime.conversation_id
+    conversation = runtime.conversations.conversation_id
     await runtime.plans.approve(parse_plan(json.dumps(PLAN)), mode="yolo", fresh=False)
     sent = _texts(llm_server.chat_requests()[2])
     assert "approved the plan" in sent and RESEARCH_SECRET in sent
-    assert runtime.conversation_id == conversation and runtime.permission_mode == "yolo"
+    assert (
+        runtime.conversations.conversation_id == conversation and runtime.permission_mode == "yolo"
+    )
     await runtime.aclose()
 
 

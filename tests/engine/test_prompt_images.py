@@ -90,7 +90,7 @@ async def test_a_png_goes_as_a_resized_image_part_and_is_resent(tmp_path: Path) 
         try:
             await runtime.run_turn("what is in @shot.png?")
             await runtime.run_turn("and now?")
-            stored = [m for m in runtime.messages if m.get("role") == "user"]
+            stored = [m for m in runtime.conversations.messages if m.get("role") == "user"]
         finally:
             await runtime.aclose()
         requests = server.chat_requests()
@@ -121,7 +121,7 @@ async def test_a_model_without_image_input_gets_the_prompt_without_it(tmp_path: 
         runtime, rec = open_runtime(tmp_path, server.base_url, model="text-model", cwd=repo)
         try:
             result = await runtime.run_turn("what is in @shot.png?")
-            stored = [m for m in runtime.messages if m.get("role") == "user"]
+            stored = [m for m in runtime.conversations.messages if m.get("role") == "user"]
         finally:
             await runtime.aclose()
         requests = server.chat_requests()

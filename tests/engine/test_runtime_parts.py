@@ -51,7 +51,7 @@ async def test_a_turn_completes_past_a_failing_subscriber(
         if isinstance(event, ev.TextDelta):
             raise RuntimeError("widget gone")
 
-    runtime.subscribe(broken_on_text)
+    runtime.bus.subscribe(broken_on_text)
     with caplog.at_level(logging.ERROR, logger="smith_tui.engine.bus"):
         result = await runtime.run_turn("hi")
     assert result.stop_reason == "completed" and result.text == "fine"

@@ -47,7 +47,7 @@ async def test_multi_round_tool_loop_persists_every_round(
     third = bodies[2]["messages"]
     assert "# demo" in [m for m in third if m["role"] == "tool"][-1]["content"]
 
-    stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+    stored = runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
     assert _roles([m.__dict__ for m in stored]) == [
         "user",
         "assistant",
@@ -57,7 +57,9 @@ async def test_multi_round_tool_loop_persists_every_round(
         "assistant",
     ]
     assert [m.round for m in stored] == [0, 1, 1, 2, 2, 3]
-    record = runtime.store.notes.get_turn_record(runtime.conversation_id, result_turn(rec))
+    record = runtime.store.notes.get_turn_record(
+        runtime.conversations.conversation_id, result_turn(rec)
+    )
     assert record is not None and record["stop_reason"] == "completed"
     kinds = [type(e) for e in rec.events]
     assert kinds.index(ev.ToolCallStarted) < kinds.index(ev.ToolCallFinished)
@@ -83,10 +85,10 @@ async def test_budget_exhausted_stops_and_leaves_valid_transcript(
     runtime, _ = open_runtime(tmp_path, llm_server.base_url, config={"tool_step_budget": 1})
     result = await runtime.run_turn("two calls, budget one")
     assert result.stop_reason == "budget_exhausted"
-    tools = [m for m in runtime.messages if m["role"] == "tool"]
+    tools = [m for m in runtime.conversations.messages if m["role"] == "tool"]
     assert len(tools) == 2
     assert "a" in tools[0]["content"] and "budget" in tools[1]["content"]
-    sanitize_messages([{"role": "system", "content": "s"}, *_wire(runtime.messages)])
+    sanitize_messages([{"role": "system", "content": "s"}, *_wire(runtime.conversations.messages)])
     await runtime.aclose()
 
 
@@ -182,7 +184,7 @@ async def test_failed_stream_after_output_is_not_retried_by_default(
     assert len(llm_server.chat_requests()) == 1
     assert rec.of(ev.TextDelta) and not rec.of(ev.StreamReset)
     # What was shown is kept, marked partial.
-    assert runtime.messages[-1]["metadata"].get("partial") is True
+    assert runtime.conversations.messages[-1]["metadata"].get("partial") is True
     await runtime.aclose()
 
 
@@ -290,9 +292,9 @@ async def test_system_prompt_byte_stable_and_snapshot_transient(
     for body in (first, second):
         assert body["messages"][-1]["role"] == "user"
         assert body["messages"][-1]["content"].startswith("[state snapshot]")
-    stored = [m["content"] for m in runtime.messages]
+    stored = [m["content"] for m in runtime.conversations.messages]
     assert stored == ["first", "one", "second", "two"]
-    snapshots = runtime.store.snapshots.list_for_conversation(runtime.conversation_id)
+    snapshots = runtime.store.snapshots.list_for_conversation(runtime.conversations.conversation_id)
     assert len(snapshots) == 2 and snapshots[0].system_prompt == first["messages"][0]["content"]
     assert snapshots[0].model == "scripted-model"
     await runtime.aclose()
@@ -310,7 +312,7 @@ async def test_usage_is_tracked_and_persisted(
     result = await runtime.run_turn("hi")
     assert result.usage == {"input_tokens": 240, "output_tokens": 60, "total_tokens": 300}
     assert runtime.usage.by_role["direct"]["input_tokens"] == 240
-    totals = runtime.store.usage.totals_by_role(runtime.conversation_id)
+    totals = runtime.store.usage.totals_by_role(runtime.conversations.conversation_id)
     assert totals["direct"].input_tokens == 240 and totals["direct"].output_tokens == 60
     assert rec.of(ev.UsageUpdated)[-1].totals["direct"]["total_tokens"] == 300
     assert llm_server.chat_requests()[0]["stream_options"] == {"include_usage": True}

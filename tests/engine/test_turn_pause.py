@@ -57,7 +57,7 @@ def pause_on(runtime: Runtime, kind: type[ev.Event], job: bool = False) -> None:
             done.append(True)
             assert runtime.pause_turn(event.job_id if job else None) is not None
 
-    runtime.subscribe(listener)
+    runtime.bus.subscribe(listener)
 
 
 async def test_a_paused_turn_sends_nothing_until_stepped_or_resumed(
@@ -199,7 +199,7 @@ async def test_pausing_the_turn_pauses_the_child_it_is_waiting_for(
         if isinstance(event, ev.ToolCallStarted) and event.job_id and not rec.of(ev.TurnPaused):
             runtime.pause_turn()  # the top level, while its child's first tool runs
 
-    runtime.subscribe(listener)
+    runtime.bus.subscribe(listener)
     turn = asyncio.create_task(runtime.run_turn("look", role="orchestrator"))
     await until(lambda: rec.of(ev.TurnPaused), "the child's hold")
     job = rec.of(ev.DispatchStarted)[0].job_id

@@ -52,7 +52,7 @@ async def test_truncated_after_output_is_an_error_not_a_finished_answer(
     (finished,) = rec.of(ev.TurnFinished)
     assert finished.stop_reason == "error" and finished.error["code"] == "stream_truncated"
     assert rec.of(ev.StatusChanged)[-1].status == "error"
-    last = runtime.messages[-1]
+    last = runtime.conversations.messages[-1]
     assert last["content"] == "half an a"
     assert last["metadata"] == {"partial": True, "stop": "stream_truncated"}
     await runtime.aclose()
@@ -89,5 +89,5 @@ async def test_a_truncated_tool_call_is_never_run(
     assert result.stop_reason == "error" and result.error.code == "stream_truncated"
     assert not rec.of(ev.ToolCallStarted) and not rec.of(ev.AssistantMessage)
     assert not (tmp_path / "repo" / "made-by-a-cut-stream").exists()
-    assert all(not m.get("tool_calls") for m in runtime.messages)
+    assert all(not m.get("tool_calls") for m in runtime.conversations.messages)
     await runtime.aclose()

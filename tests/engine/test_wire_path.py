@@ -26,7 +26,7 @@ def _assistants(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _stored(runtime) -> list[dict[str, Any]]:
-    stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+    stored = runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
     return [message_dict(m) for m in stored]
 
 
@@ -114,7 +114,7 @@ async def test_the_message_types_name_every_key_that_crosses(
     assert result.stop_reason == "completed", result.error
     roles = set(get_args(Role))
     # What the engine, the store and the app pass around: TranscriptMessage.
-    for message in [*runtime.messages, *_stored(runtime)]:
+    for message in [*runtime.conversations.messages, *_stored(runtime)]:
         assert set(message) <= _keys(TranscriptMessage), message
         assert message["role"] in roles
     # What goes out: WireMessage, its tool calls WireToolCall.

@@ -59,7 +59,7 @@ async def test_an_at_server_resource_attaches_its_text_to_the_models_request(
         {"path": "toy:memo://readme?", "lines": 1, "chars": 10, "cut": False}
     ]
     assert _problems(rec) == []
-    user = next(m for m in runtime.messages if m["role"] == "user")
+    user = next(m for m in runtime.conversations.messages if m["role"] == "user")
     shown = display_text(user["content"], user.get("metadata"))
     assert shown == "what is @toy:memo://readme?\n📎 toy:memo://readme? (1 line)"
 

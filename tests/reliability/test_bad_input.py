@@ -420,10 +420,10 @@ async def test_tool_arguments(
     runtime, _ = open_runtime(tmp_path, llm_server.base_url, cwd=repo)
     db = tmp_path / "smith.db"
     try:
-        runtime.new_conversation()
+        runtime.conversations.new()
         tree, counts = _tree(repo), _counts(db)
         result = await runtime.run_turn("use the tool", role=role)
-        messages = list(runtime.messages)
+        messages = list(runtime.conversations.messages)
     finally:
         await runtime.aclose()
     answer = next((m for m in messages if m.get("tool_call_id") == "call_bad"), {})

@@ -54,7 +54,7 @@ async def test_fault_in_the_app(
             except AssertionError:
                 pass  # reported below with the screen
             text = screen_text(app)
-        turns = runtime.store.turns.list_for_conversation(runtime.conversation_id)
+        turns = runtime.store.turns.list_for_conversation(runtime.conversations.conversation_id)
         stop = turns[-1].stop_reason if turns else None
     problems = strict_problems(
         [*stored_wire(tmp_path / "smith.db"), {"role": "user", "content": "next question"}]

@@ -64,10 +64,10 @@ async def _turns(
     server.enqueue(first, text_reply("Noted."), text_reply("Next answer."))
     runtime, _ = open_runtime(tmp_path, server.base_url, cwd=repo, config=config, record=False)
     try:
-        runtime.new_conversation()
+        runtime.conversations.new()
         result = await runtime.run_turn("use the tools", role=role)
         following = await runtime.run_turn("next question", role=role)
-        messages = list(runtime.messages)
+        messages = list(runtime.conversations.messages)
     finally:
         await runtime.aclose()
     return result, following, messages, repo

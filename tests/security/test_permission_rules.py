@@ -419,7 +419,7 @@ class Asker:
 
 
 def _results(runtime: Any) -> list[str]:
-    return [m["content"] for m in runtime.messages if m["role"] == "tool"]
+    return [m["content"] for m in runtime.conversations.messages if m["role"] == "tool"]
 
 
 def _runtime(tmp_path: Path, server: ScriptedLLMServer, mode: str, **rules: Any) -> Any:

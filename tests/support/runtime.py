@@ -105,7 +105,7 @@ def open_runtime(
     )
     recorder = Recorder()
     if record:
-        runtime.subscribe(recorder)
+        runtime.bus.subscribe(recorder)
     return runtime, recorder
 
 

@@ -71,5 +71,5 @@ def seed_conversation(runtime: Runtime, title: str | None = None) -> str:
             {"role": "assistant", "content": "There is one file: README.md."},
         ],
     )
-    runtime.load_conversation(conv)
+    runtime.conversations.load(conv)
     return conv

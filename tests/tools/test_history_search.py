@@ -25,7 +25,7 @@ async def test_the_model_finds_how_an_earlier_session_of_this_project_went(
         server.enqueue(text_reply("The flaky fixture was fixed by giving each test its tmp_path."))
         runtime, _ = open_runtime(tmp_path, server.base_url)
         await runtime.submit("why is the fixture flaky?")
-        earlier = runtime.conversation_id
+        earlier = runtime.conversations.conversation_id
         # Another project's session says the same words: it must not be offered.
         foreign = runtime.store.conversations.create("0123456789abcdef", title="elsewhere")
         runtime.store.conversations.append_messages(

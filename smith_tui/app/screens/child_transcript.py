@@ -47,7 +47,7 @@ def child_conversation(runtime: Runtime, job: JobInfo) -> str | None:
     child conversation of the active one whose metadata names the job)."""
     if job.conversation_id:
         return job.conversation_id
-    parent = runtime.conversation_id
+    parent = runtime.conversations.conversation_id
     if not parent:
         return None
     for child in runtime.store.conversations.children(parent):
@@ -73,8 +73,8 @@ def child_of_call(
             if job.call_id == call_id and job.parent_job_id == parent_job:
                 return job.job_id, child_conversation(runtime, job)
     job_id = _job_of_result(messages, call_id)
-    if job_id is None and parent_job is None and runtime.conversation_id:
-        stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+    if job_id is None and parent_job is None and runtime.conversations.conversation_id:
+        stored = runtime.store.conversations.list_messages(runtime.conversations.conversation_id)
         job_id = _job_of_result([message_dict(m) for m in stored], call_id)
     if job_id is None:
         return None
@@ -99,7 +99,9 @@ def _job_of_result(messages: Sequence[Mapping[str, Any]], call_id: str) -> str |
 def _conversation_of_job(runtime: Runtime, job_id: str) -> str | None:
     """The sub-agent conversation under the active one (children, their children…) whose
     metadata names ``job_id``: only the store's link opens a transcript, not the text."""
-    parents = [runtime.conversation_id] if runtime.conversation_id else []
+    parents = (
+        [runtime.conversations.conversation_id] if runtime.conversations.conversation_id else []
+    )
     for _ in range(MAX_DEPTH):
         children = [c for parent in parents for c in runtime.store.conversations.children(parent)]
         for child in children:

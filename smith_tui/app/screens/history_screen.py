@@ -171,7 +171,7 @@ class HistoryScreen(SmithModal):
         """Fill the table."""
         self.query_one("#history-hits").display = False
         self.query_one("#history-rename").display = False
-        self.refresh_rows(keep=self.runtime.conversation_id)
+        self.refresh_rows(keep=self.runtime.conversations.conversation_id)
 
     # -- data -----------------------------------------------------------------------------
 
@@ -208,7 +208,7 @@ class HistoryScreen(SmithModal):
 
     def _title_cell(self, row: HistoryRow) -> Text:
         conv = row.conversation
-        marker = "● " if conv.id == self.runtime.conversation_id else "  "
+        marker = "● " if conv.id == self.runtime.conversations.conversation_id else "  "
         indent = "  " * max(row.depth - 1, 0) + ("↳ " if row.depth else "")
         note = ""
         if row.forked:
@@ -428,9 +428,9 @@ class HistoryScreen(SmithModal):
         if conv is None:
             return
         hit = self.selected_hit
-        if conv != self.runtime.conversation_id:
+        if conv != self.runtime.conversations.conversation_id:
             try:
-                self.runtime.load_conversation(conv)
+                self.runtime.conversations.load(conv)
             except Exception as exc:
                 self._set_error(error_text(exc))
                 return
@@ -450,7 +450,7 @@ class HistoryScreen(SmithModal):
             return
         try:
             fork = forks.fork_conversation(self.runtime.store, conv)
-            self.runtime.load_conversation(fork)
+            self.runtime.conversations.load(fork)
         except Exception as exc:
             self._set_error(error_text(exc))
             return
@@ -459,7 +459,7 @@ class HistoryScreen(SmithModal):
     def action_new(self) -> None:
         """Start a new conversation and close."""
         try:
-            conv = self.runtime.new_conversation()
+            conv = self.runtime.conversations.new()
         except Exception as exc:
             self._set_error(error_text(exc))
             return
@@ -504,7 +504,7 @@ class HistoryScreen(SmithModal):
         conv = self.selected_id()
         if conv is None:
             return
-        active = conv == self.runtime.conversation_id
+        active = conv == self.runtime.conversations.conversation_id
         if active and self.runtime.busy:
             self._set_error("A turn is running in this conversation: cancel it first.")
             return
@@ -523,7 +523,7 @@ class HistoryScreen(SmithModal):
             try:
                 self.runtime.store.conversations.delete(conv)
                 if active:
-                    self.runtime.new_conversation()
+                    self.runtime.conversations.new()
             except Exception as exc:
                 self._set_error(error_text(exc))
                 return

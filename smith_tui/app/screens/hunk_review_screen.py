@@ -184,7 +184,11 @@ class HunkReviewScreen(SmithModal):
         runtime = self.runtime
         try:
             result = await review.apply(
-                runtime, runtime.store, runtime.conversation_id, self.checkpoint_id, marks
+                runtime,
+                runtime.store,
+                runtime.conversations.conversation_id,
+                self.checkpoint_id,
+                marks,
             )
         except Exception as exc:
             status.set_class(True, "error")

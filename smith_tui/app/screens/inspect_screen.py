@@ -1,7 +1,7 @@
 """The inspect view (alt+i): the persisted messages of the conversation, editable.
 
 Edits and deletions are written through the store and the live session is rebuilt
-from it (``runtime.reload_conversation``), so the next request sends what is shown
+from it (``runtime.conversations.reload``), so the next request sends what is shown
 here. A second tab shows each request's debug snapshot (model, system prompt, tools).
 ctrl+o on a ``dispatch`` call or result opens that sub-agent's transcript. ``f`` forks the
 conversation up to the end of the highlighted message's turn (``/fork N``, files optionally
@@ -120,7 +120,7 @@ class InspectScreen(SmithModal):
     @property
     def conversation_id(self) -> str | None:
         """The conversation being inspected."""
-        return self.runtime.conversation_id
+        return self.runtime.conversations.conversation_id
 
     def load(self, keep: int | None = None) -> None:
         """(Re)read messages and snapshots from the store; keep message ``keep`` selected."""
@@ -427,7 +427,7 @@ class InspectScreen(SmithModal):
 
     def _after_write(self, status: str, keep: int | None) -> None:
         """Rebuild the live session from the store and tell the front end."""
-        self.runtime.reload_conversation()
+        self.runtime.conversations.reload()
         if self.conversation_id:
             self.runtime.emit(
                 ev.ConversationChanged(

@@ -90,10 +90,12 @@ class PagerScreen(SmithModal):
         if self._messages is not None:
             return list(self._messages)
         runtime = self.runtime
-        if getattr(runtime, "busy", False) and runtime.conversation_id:
-            stored = runtime.store.conversations.list_messages(runtime.conversation_id)
+        if getattr(runtime, "busy", False) and runtime.conversations.conversation_id:
+            stored = runtime.store.conversations.list_messages(
+                runtime.conversations.conversation_id
+            )
             return [dict(message_dict(message)) for message in stored]
-        return list(runtime.messages)
+        return list(runtime.conversations.messages)
 
     def message_lines(self, position: int) -> tuple[int, int] | None:
         """The first and past-the-last text line of stored message ``position``."""

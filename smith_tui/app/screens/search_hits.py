@@ -33,7 +33,7 @@ def matched_term(snippet: str, query: str) -> str:
 def search_picker(runtime: Runtime, data: Mapping[str, Any]) -> PickerScreen:
     """The picker of ``/search``'s hits (``data['hits']``); keys are hit indexes."""
     hits = [hit for hit in data.get("hits") or [] if isinstance(hit, Mapping)]
-    active = runtime.conversation_id
+    active = runtime.conversations.conversation_id
     titles: dict[str, str] = {}
     rows: list[tuple[str, Content | str]] = []
     for index, hit in enumerate(hits):

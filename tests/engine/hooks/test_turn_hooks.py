@@ -62,7 +62,7 @@ async def test_user_prompt_submit_exit_2_keeps_the_prompt_from_being_sent(
     assert result.error.code == "hook_blocked"
     assert "prompts may not hold passwords" in result.error.message
     assert llm_server.chat_requests() == []
-    assert not any("hunter2" in str(m.get("content")) for m in runtime.messages)
+    assert not any("hunter2" in str(m.get("content")) for m in runtime.conversations.messages)
     await runtime.aclose()
 
 
