@@ -37,17 +37,12 @@ from smith_tui.cancel import CancelToken
 from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, SmithConfig
 from smith_tui.config.service_options import DispatchOptions
 from smith_tui.engine import events as ev
-from smith_tui.engine.compaction import (
-    AUTO_MIN_SHARE,
-    CompactionContext,
-    CompactionError,
-    Compactor,
-)
+from smith_tui.engine.compaction import AUTO_MIN_SHARE, CompactionError, build_compactor
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 from smith_tui.engine.hooks.hook_set import Asker
 from smith_tui.engine.hooks.tool_calls import after_call, gate_call
 from smith_tui.engine.messages import TranscriptMessage
-from smith_tui.engine.prompt import RequestBudget, build_messages
+from smith_tui.engine.prompt import build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.spend_limits import SpendMeter, call_cost
 from smith_tui.engine.turn_control import Gate, TurnControl
@@ -312,32 +307,24 @@ class TurnLoop:
             for spec in deps.registry.llm_specs(setup.role)
             if setup.tools is None or spec["function"]["name"] in setup.tools
         ]
-        self.budget = RequestBudget.of(
-            setup.system_prompt,
-            self.tools,
-            setup.context_window,
-            setup.max_output_tokens,
-            setup.settings.window,
+        self.compactor = build_compactor(
+            setup.conversation_id,
+            setup,
+            system_prompt=setup.system_prompt,
+            tools=self.tools,
+            window=setup.settings.window,
+            retry=setup.settings.retry,
+            role=setup.role,
+            project_id=setup.project_id,
+            llm=deps.llm,
+            emit=deps.emit,
+            store=setup.services.get("store"),
+            hooks=setup.services.get("hooks"),
+            turn_id=setup.turn_id,
+            job_id=setup.job_id,
+            cancel=setup.cancel,
         )
-        self.compactor = Compactor(
-            CompactionContext(
-                conversation_id=setup.conversation_id,
-                llm=deps.llm,
-                model=setup.model,
-                budget=self.budget,
-                window=setup.settings.window,
-                emit=deps.emit,
-                store=setup.services.get("store"),
-                project_id=setup.project_id,
-                role=setup.role,
-                job_id=setup.job_id,
-                turn_id=setup.turn_id,
-                cancel=setup.cancel,
-                retry=setup.settings.retry,
-                max_output_tokens=setup.max_output_tokens,
-                hooks=setup.services.get("hooks"),
-            )
-        )
+        self.budget = self.compactor.context.budget
         self.calls = _CallRunner(setup, deps)
         self.round_no = 0
         self.last_text = ""
