@@ -22,11 +22,11 @@ from typing import Any, Protocol
 from smith_tui.dispatch.job import DispatchJob, child_prompt
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.engine import events as ev
-from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnPlan
 from smith_tui.engine.errors import normalize
 from smith_tui.engine.roles import report_shape, resolve_role
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.turn import TurnResult
+from smith_tui.engine.turn.driver import ExecutionContext, TurnDriver, TurnPlan
 from smith_tui.engine.turn_control import wait_running
 from smith_tui.tools.spec import ToolContext, ToolError
 from smith_tui.tools.worktrees import WorkerTree, WorkerTrees, WorktreeError, describe

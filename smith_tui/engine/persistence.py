@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from smith_tui.engine.events import StopReason
 from smith_tui.engine.messages import TranscriptMessage
-from smith_tui.engine.turn import TurnSetup
+from smith_tui.engine.turn.loop import TurnSetup
 from smith_tui.llm.types import Role
 from smith_tui.store import Message, Store
 

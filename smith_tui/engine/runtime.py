@@ -41,7 +41,6 @@ from smith_tui.engine.compaction import (
     measured_context,
 )
 from smith_tui.engine.conversations import Conversations
-from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
 from smith_tui.engine.hooks import TrustStore, default_trust_path
 from smith_tui.engine.hooks.session import SessionHooks
@@ -58,7 +57,9 @@ from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.setup_commands import SETUP_NOTICE
-from smith_tui.engine.turn import TurnDeps, TurnResult
+from smith_tui.engine.turn import TurnResult
+from smith_tui.engine.turn.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
+from smith_tui.engine.turn.loop import TurnDeps
 from smith_tui.engine.turn_control import State as TurnState
 from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.usage import UsageTracker

@@ -33,7 +33,7 @@ from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
 from smith_tui.engine.prompt import build_system_prompt, plan_mode_block, project_notes
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
-from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
+from smith_tui.engine.turn.loop import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
 from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.user_setup import handoff_reply, setup_blocks
 

@@ -15,7 +15,7 @@ whose tool was running is on record (repair answers it on resume). Before each r
 before a reply's tools start, a paused turn holds (:meth:`TurnLoop._gate`,
 :mod:`smith_tui.engine.turn_control`).
 
-Turns are started by :class:`smith_tui.engine.driver.TurnDriver`.
+Turns are started by :class:`smith_tui.engine.turn.driver.TurnDriver`.
 """
 
 from __future__ import annotations
