@@ -3,7 +3,7 @@
 :mod:`~smith_tui.engine.turn.frame` holds the two objects a turn runs on (:class:`Turn`,
 :class:`TurnServices`); :mod:`~smith_tui.engine.turn.driver` runs a turn from its start to
 its record; :mod:`~smith_tui.engine.turn.loop` is the tool loop, which asks its model
-(:mod:`~smith_tui.engine.turn.request`), runs the calls
+(:mod:`~smith_tui.engine.turn.model_requests`), runs the calls
 (:mod:`~smith_tui.engine.turn.calls`) past the guards
 (:mod:`~smith_tui.engine.turn.guards`) and ends with a :class:`Stop`
 (:mod:`~smith_tui.engine.turn.stop`).

@@ -2,7 +2,7 @@
 
 :meth:`TurnLoop.run` records the prompt; then, while no guard stops it
 (:mod:`smith_tui.engine.turn.guards`), it sends the transcript
-(:class:`~smith_tui.engine.turn.request.ModelRequests`), records the reply, runs its calls
+(:class:`~smith_tui.engine.turn.model_requests.ModelRequests`), records the reply, runs its calls
 (:class:`~smith_tui.engine.turn.calls.CallRunner`) and records their results; it ends
 with a :class:`~smith_tui.engine.turn.stop.Stop`. The assistant message is handed to the
 recorder before its tools start and the results as soon as they are in, so a crash loses
@@ -27,13 +27,13 @@ from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.turn.calls import CallRunner
 from smith_tui.engine.turn.frame import Turn, TurnServices
 from smith_tui.engine.turn.guards import Cancellation, Guards, RepeatGuard, SpendLimit, StepBudget
+from smith_tui.engine.turn.model_requests import ModelRequests
 from smith_tui.engine.turn.replies import (
     assistant_message,
     handoff_text,
     tool_message,
     unique_call_ids,
 )
-from smith_tui.engine.turn.request import ModelRequests
 from smith_tui.engine.turn.settings import CHILD_REPEAT_LIMIT, TOP_REPEAT_LIMIT, TurnSettings
 from smith_tui.engine.turn.stop import Stop, TurnResult
 from smith_tui.engine.turn_control import Gate
