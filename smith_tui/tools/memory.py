@@ -41,6 +41,12 @@ def require_store(ctx: ToolContext, tool: str) -> Store:
             "(services.store is unset); memory tools are unavailable here.",
             code="no_store",
         )
+    if not isinstance(store, Store):  # typed, but a caller outside the engine may pass anything
+        raise ToolError(
+            f"{tool} needs a smith_tui.store.Store in services.store, "
+            f"got {type(store).__name__}.",
+            code="no_store",
+        )
     return store
 
 
