@@ -2,7 +2,7 @@
 
 Protocols only (no tool imports), so :mod:`smith_tui.tools.spec` can type
 :class:`~smith_tui.tools.spec.ToolServices` with them while the tools that use them
-import the spec. The command runner's protocol is :mod:`smith_tui.tools.commands`'.
+import the spec. The command runner's protocol is :mod:`smith_tui.tools.command_runner`'.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.commands import CommandRunner
+from smith_tui.tools.command_runner import CommandRunner
 from smith_tui.tools.ports import FileBackend, SkillSource
 
 MutationState = Literal["none", "attempted", "unknown"]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.hooks.service import Asker
+from smith_tui.engine.hooks.hook_set import Asker
 from smith_tui.engine.hooks.tool_calls import after_call, gate_call
 from smith_tui.engine.turn.frame import Turn, TurnServices
 from smith_tui.engine.turn.guards import Guards

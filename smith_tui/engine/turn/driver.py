@@ -21,22 +21,22 @@ from typing import Any, Protocol
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import Attached, ResourceSource, attach
-from smith_tui.engine.budget import SpendMeter, read_limits
 from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
-from smith_tui.engine.hooks.service import Asker, Hooks
-from smith_tui.engine.hooks.turns import PromptBlocked, opening_context, run_to_stop
-from smith_tui.engine.images import IMAGES_KEY
+from smith_tui.engine.hooks.hook_set import Asker, Hooks
+from smith_tui.engine.hooks.turn_hooks import PromptBlocked, opening_context, run_to_stop
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
-from smith_tui.engine.permissions import PermissionGate
+from smith_tui.engine.permission_gate import PermissionGate
 from smith_tui.engine.prompt import build_system_prompt, plan_mode_block, project_notes
+from smith_tui.engine.prompt_images import IMAGES_KEY
 from smith_tui.engine.roles import RoleSpec
+from smith_tui.engine.spend_limits import SpendMeter, read_limits
 from smith_tui.engine.turn.frame import Turn, TurnServices
 from smith_tui.engine.turn.loop import TurnLoop
 from smith_tui.engine.turn.stop import TurnResult
 from smith_tui.engine.user_setup import SetupCatalog, handoff_reply, setup_blocks
-from smith_tui.tools.commands import CommandRunner
+from smith_tui.tools.command_runner import CommandRunner
 from smith_tui.tools.ports import FileBackend
 
 log = logging.getLogger(__name__)
@@ -247,8 +247,12 @@ class TurnDriver:
 
     async def _image_gate(self, turn: Turn, model: str, metadata: dict[str, Any]) -> dict[str, Any]:
         """``metadata`` as is when the catalog lists image input for ``model``; else without
-        its images (engine/images.py), with a notice: the prompt goes on without them."""
-        from smith_tui.engine.images import declared_image_models, takes_images, without_images
+        its images (engine/prompt_images.py), with a notice: the prompt goes on without them."""
+        from smith_tui.engine.prompt_images import (
+            declared_image_models,
+            takes_images,
+            without_images,
+        )
 
         declared = declared_image_models(turn.config)
         try:

@@ -22,17 +22,17 @@ from smith_tui.cancel import CancelToken
 from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import ResourceSource
-from smith_tui.engine.budget import SpendMeter
 from smith_tui.engine.checkpoints import TurnCheckpoint
-from smith_tui.engine.hooks.service import Hooks
+from smith_tui.engine.hooks.hook_set import Hooks
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
-from smith_tui.engine.permissions import PermissionGate
+from smith_tui.engine.permission_gate import PermissionGate
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
+from smith_tui.engine.spend_limits import SpendMeter
 from smith_tui.engine.turn.settings import TurnSettings
 from smith_tui.engine.turn_control import TurnControl
-from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.usage_ledger import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers
 from smith_tui.tools.registry import ToolRegistry
@@ -72,7 +72,7 @@ class Turn:
     """The only tools offered (``None``: all the role may use); a call to another is refused."""
     started_at: float = field(default_factory=time.time)
     images: tuple[Mapping[str, str], ...] = ()
-    """The prompt's images (engine/images.py), kept with its user message."""
+    """The prompt's images (engine/prompt_images.py), kept with its user message."""
     handoff: Mapping[str, Any] | None = None
     """``@name``: the arguments of the dispatch the turn makes instead of asking its model
     (engine/routing.py); nothing of the prompt is attached then, the sub-agent reads."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from smith_tui.cancel import CancelToken
-from smith_tui.engine.budget import SpendMeter
+from smith_tui.engine.spend_limits import SpendMeter
 from smith_tui.engine.turn.stop import Stop
 from smith_tui.llm import ToolCall
 from smith_tui.llm.nesting import load_json

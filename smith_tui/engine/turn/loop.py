@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.budget import call_cost
 from smith_tui.engine.errors import AgentFailure, normalize
 from smith_tui.engine.messages import TranscriptMessage
+from smith_tui.engine.spend_limits import call_cost
 from smith_tui.engine.turn.calls import CallRunner
 from smith_tui.engine.turn.frame import Turn, TurnServices
 from smith_tui.engine.turn.guards import Cancellation, Guards, RepeatGuard, SpendLimit, StepBudget
@@ -39,7 +39,7 @@ from smith_tui.engine.turn.stop import Stop, TurnResult
 from smith_tui.engine.turn_control import Gate
 from smith_tui.engine.window import CHARS_PER_TOKEN
 from smith_tui.llm import ChatResponse, ToolCall
-from smith_tui.tools.memory import save_scratchpad
+from smith_tui.tools.builtin.memory import save_scratchpad
 from smith_tui.tools.spec import ToolResult
 
 __all__ = [

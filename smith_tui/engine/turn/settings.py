@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, SmithConfig
-from smith_tui.config.services import DispatchOptions
+from smith_tui.config.service_options import DispatchOptions
 from smith_tui.engine.retry import RetryPolicy
 from smith_tui.engine.window import WindowSettings
 
