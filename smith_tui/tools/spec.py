@@ -382,7 +382,7 @@ class ToolSpec(Generic[A]):
     is_terminal: bool = False
     mutating: bool = False
     changes_files: bool = False
-    """It may change the project's files: the executor awaits the ``checkpoint`` service first."""
+    """It may change the project's files: the executor awaits ``ToolServices.checkpoint`` first."""
     parallel: bool = False
     """Calls of a parallel tool in one round may run concurrently (e.g. ``dispatch``)."""
     raw_schema: Mapping[str, Any] | None = field(default=None, hash=False)

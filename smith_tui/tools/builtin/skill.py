@@ -2,7 +2,7 @@
 decides the skill fits (progressive disclosure: the system prompt holds only each
 skill's name and description).
 
-The skills come from the turn's ``skills`` service (the engine's discovery); this tool
+The skills come from the turn's ``ToolServices.skills`` (the engine's discovery); this tool
 only reads, with the file rules of ``read``: regular files only (no FIFO, device or
 socket), opened beneath the skill's folder following no symlink out of it, at most
 ``services.tool.read.max_file_bytes`` loaded and ``services.tool.skill.max_output_chars``
