@@ -43,8 +43,7 @@ def require_store(ctx: ToolContext, tool: str) -> Store:
         )
     if not isinstance(store, Store):  # typed, but a caller outside the engine may pass anything
         raise ToolError(
-            f"{tool} needs a smith_tui.store.Store in services.store, "
-            f"got {type(store).__name__}.",
+            f"{tool} needs a smith_tui.store.Store in services.store, got {type(store).__name__}.",
             code="no_store",
         )
     return store
