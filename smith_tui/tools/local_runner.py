@@ -99,38 +99,11 @@ class LocalCommandRunner:
                 _close_fds(unowned)
                 _close_fds(child_ends)
                 raise
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                *argv,
-                cwd=str(cwd),
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=err_w,
-                start_new_session=True,
-                pass_fds=tuple(child_ends[2:]),
-            )
-        )
+        proc = await _spawn(argv, cwd, env, unowned, child_ends)
         info: asyncio.Future[NamespaceInit | None] | None = None
-        try:
-            proc = await asyncio.shield(spawn)
-            if info_r is not None:
-                unowned.remove(info_r)  # from here the reader owns it
-                info = asyncio.ensure_future(_read_info(info_r))
-        except asyncio.CancelledError:
-            # The shell may already be running: let the spawn finish, then kill its group.
-            with contextlib.suppress(Exception):
-                await kill_group((await spawn).pid)
-            _close_fds(unowned)
-            raise
-        except OSError as exc:
-            _close_fds(unowned)
-            raise ToolError(
-                f"could not start {Path(argv[0]).name}: {exc.strerror or exc}.",
-                code="spawn_failed",
-            ) from None
-        finally:
-            _close_fds(child_ends)
+        if info_r is not None:
+            unowned.remove(info_r)  # from here the reader owns it
+            info = asyncio.ensure_future(_read_info(info_r))
         command = LocalCommand(proc, info, unowned, self)
         try:
             await command.read_streams(out_r, err_r)
@@ -139,6 +112,40 @@ class LocalCommandRunner:
             await asyncio.shield(command.release())
             raise
         return command
+
+
+async def _spawn(
+    argv: list[str], cwd: Path, env: dict[str, str], unowned: list[int], child_ends: list[int]
+) -> asyncio.subprocess.Process:
+    """Start ``argv`` in a session of its own writing to ``child_ends`` (stdout, stderr, and
+    any more ends it keeps open), which are closed here; on failure ``unowned`` is too."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=child_ends[0],
+            stderr=child_ends[1],
+            start_new_session=True,
+            pass_fds=tuple(child_ends[2:]),
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # The shell may already be running: let the spawn finish, then kill its group.
+        with contextlib.suppress(Exception):
+            await kill_group((await spawn).pid)
+        _close_fds(unowned)
+        raise
+    except OSError as exc:
+        _close_fds(unowned)
+        raise ToolError(
+            f"could not start {Path(argv[0]).name}: {exc.strerror or exc}.", code="spawn_failed"
+        ) from None
+    finally:
+        _close_fds(child_ends)
 
 
 class LocalCommand:
