@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of ``smith search``."""
     parser = argparse.ArgumentParser(
         prog="smith search",
-        description="Search the stored conversations (words, \"phrases\", prefix*, a OR b).",
+        description='Search the stored conversations (words, "phrases", prefix*, a OR b).',
     )
     parser.add_argument("query", nargs="+", help="what to search for")
     parser.add_argument("--json", action="store_true", help="print the matches as JSON")

@@ -1,7 +1,8 @@
 """Where ``bash`` runs a command when no front end offers a terminal: a local subprocess.
 
-:class:`LocalCommandRunner` is a :class:`~smith_tui.tools.commands.CommandRunner`, as the
-editor's terminals are, so ``bash`` drives both the same way (wait, kill, output, release).
+:class:`LocalCommandRunner` is a :class:`~smith_tui.tools.command_runner.CommandRunner`,
+as the editor's terminals are, so ``bash`` drives both the same way (wait, kill, output,
+release).
 The command runs with stdin from /dev/null in its own session, so in its own process group;
 :meth:`LocalCommand.kill` ends the whole group (SIGTERM, then SIGKILL after a short grace).
 Our own pipes (not asyncio's ``PIPE``) carry stdout and stderr, so the read ends can be
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from smith_tui.tools.commands import CommandExit, CommandOutput
+from smith_tui.tools.command_runner import CommandExit, CommandOutput
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import NamespaceInit, with_info_fd
 from smith_tui.tools.spec import ToolError

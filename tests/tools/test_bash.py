@@ -13,7 +13,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.bash import TOOL
-from smith_tui.tools.commands import COMMANDS_SERVICE, CommandExit, CommandOutput
+from smith_tui.tools.command_runner import COMMANDS_SERVICE, CommandExit, CommandOutput
 from smith_tui.tools.local_runner import LocalCommandRunner
 from smith_tui.tools.spec import ToolContext, ToolError
 

@@ -198,9 +198,18 @@ async def test_cancelled_call_raises(repo: Path) -> None:
     [
         ({}, "missing required argument `command` (one of status, log, diff, show, blame)"),
         ({"command": 3}, "`command` must be one of status, log, diff, show, blame, got 3"),
-        ({"command": "commit"}, "`command` must be one of status, log, diff, show, blame, got 'commit'"),
-        ({"command": "push", "args": []}, "`command` must be one of status, log, diff, show, blame, got 'push'"),
-        ({"command": "status", "args": "--short"}, "`args` must be an array of strings, got '--short'"),
+        (
+            {"command": "commit"},
+            "`command` must be one of status, log, diff, show, blame, got 'commit'",
+        ),
+        (
+            {"command": "push", "args": []},
+            "`command` must be one of status, log, diff, show, blame, got 'push'",
+        ),
+        (
+            {"command": "status", "args": "--short"},
+            "`args` must be an array of strings, got '--short'",
+        ),
         ({"command": "log", "args": [1]}, "`args[0]` must be a string, got 1"),
         ({"command": "log", "args": [None]}, "`args[0]` must be a string, got None"),
         ({"command": "log", "args": [["-1"]]}, "`args[0]` must be a string, got ['-1']"),

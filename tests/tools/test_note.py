@@ -194,7 +194,10 @@ async def test_missing_notes_get_suggestions(store: Store) -> None:
     ("args", "expected"),
     [
         ({}, "missing required argument `action` (one of list, get, upsert, delete, search)."),
-        ({"action": "destroy"}, "`action` must be one of list, get, upsert, delete, search, got 'destroy'"),
+        (
+            {"action": "destroy"},
+            "`action` must be one of list, get, upsert, delete, search, got 'destroy'",
+        ),
         ({"action": "create"}, "(to create a note use 'upsert')."),
         ({"action": "remove"}, "(to remove a note use 'delete')."),
         ({"action": 3}, "`action` must be one of list, get, upsert, delete, search, got 3"),

@@ -18,9 +18,9 @@ On Linux it runs in the bubblewrap sandbox of ``smith_tui.tools.sandbox`` as
 
 The handler reads its settings, asks the sandbox for the command line, runs it with a
 runner and builds one result. A front end that offers terminals (an editor over ACP,
-``smith_tui.tools.commands``) runs the command line in one of its terminals, so the editor
-shows it; otherwise :class:`~smith_tui.tools.local_runner.LocalCommandRunner` runs it as a
-local subprocess. Both are command runners: ``bash`` drives them the same way (the
+``smith_tui.tools.command_runner``) runs the command line in one of its terminals, so the
+editor shows it; otherwise :class:`~smith_tui.tools.local_runner.LocalCommandRunner` runs
+it as a local subprocess. Both are command runners: ``bash`` drives them the same way (the
 timeout, cancel and kill are its own) and reports both through :func:`_result`.
 """
 
@@ -40,10 +40,10 @@ from pydantic import Field
 
 from smith_tui.config.schema import SandboxConfig
 from smith_tui.config.secrets import scrubbed_environ, secret_values
-from smith_tui.config.services import BashOptions
-from smith_tui.tools import permissions
+from smith_tui.config.service_options import BashOptions
+from smith_tui.tools import permission_policy
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
-from smith_tui.tools.commands import (
+from smith_tui.tools.command_runner import (
     CommandExit,
     CommandOutput,
     CommandRunner,
@@ -66,8 +66,8 @@ from smith_tui.tools.stream_capture import StreamCapture
 _DEFAULTS = BashOptions()
 DEFAULT_TIMEOUT_S = _DEFAULTS.default_timeout_s
 DEFAULT_MAX_TIMEOUT_S = _DEFAULTS.max_timeout_s
-# A front end's terminal (commands.CommandRunner): how often its output is polled, how
-# many bytes it keeps per character of budget, how long a killed command gets to exit.
+# A front end's terminal (command_runner.CommandRunner): how often its output is polled,
+# how many bytes it keeps per character of budget, how long a killed command gets to exit.
 POLL_S = 0.2
 BYTES_PER_CHAR = 4
 KILLED_EXIT_S = 2.0
@@ -163,7 +163,7 @@ async def _sandbox(ctx: ToolContext) -> _Sandbox:
     if state is None:
         state = await asyncio.to_thread(sandbox_state, settings)
     require_sandbox(state)
-    project_writable = permissions.project_writable(ctx)  # False in read-only mode
+    project_writable = permission_policy.project_writable(ctx)  # False in read-only mode
     return _Sandbox(settings, state.bwrap if state.active else None, project_writable)
 
 

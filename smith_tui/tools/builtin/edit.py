@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from smith_tui.tools.args import Int, NotBool, Text, max_output_chars
-from smith_tui.tools.budget import budget_text
 from smith_tui.tools.diffs import display_path, range_diff
 from smith_tui.tools.files import (
     NotRegularFileError,
@@ -24,6 +23,7 @@ from smith_tui.tools.files import (
     sha256_hex,
     write_file,
 )
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 OPERATIONS = ("replace", "insert", "delete")

@@ -41,8 +41,8 @@ from pydantic import Field
 from smith_tui.config.secrets import scrubbed_environ
 from smith_tui.store.git_includes import config_includes, work_tree_of
 from smith_tui.tools.args import max_chars
-from smith_tui.tools.budget import budget_text
 from smith_tui.tools.files import project_root
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 

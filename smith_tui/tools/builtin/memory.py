@@ -20,7 +20,7 @@ from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_va
 from smith_tui.store import Store, StoreError
 from smith_tui.store.notes import SCRATCHPAD_PREFIX, scratchpad_note_id
 from smith_tui.tools.args import Flag, max_output_chars
-from smith_tui.tools.budget import budget_text
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 MAX_KEY_CHARS = 200

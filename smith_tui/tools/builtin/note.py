@@ -14,7 +14,6 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from smith_tui.store import Store
 from smith_tui.store.search import to_match_expression
 from smith_tui.tools.args import NotBool, max_output_chars
-from smith_tui.tools.budget import budget_text
 from smith_tui.tools.builtin.memory import (
     Key,
     KeyPrefix,
@@ -25,6 +24,7 @@ from smith_tui.tools.builtin.memory import (
     store_errors,
     suggest,
 )
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 ACTIONS = ("list", "get", "upsert", "delete", "search")

@@ -35,10 +35,10 @@ from urllib.parse import urljoin
 import httpx
 from pydantic import Field
 
-from smith_tui.config.services import WebFetchOptions
+from smith_tui.config.service_options import WebFetchOptions
 from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
-from smith_tui.tools.budget import budget_text
 from smith_tui.tools.cancellable import until_cancelled
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ Every tool honours .gitignore, leaves out hidden files and never looks inside
 
 from __future__ import annotations
 
-from smith_tui.tools.builtin.code.files import TOOL as CODE_FILES
+from smith_tui.tools.builtin.code.file_search import TOOL as CODE_FILES
 from smith_tui.tools.builtin.code.grep import TOOL as CODE_GREP
 from smith_tui.tools.builtin.code.map import TOOL as CODE_MAP
 from smith_tui.tools.builtin.code.outline import TOOL as CODE_OUTLINE

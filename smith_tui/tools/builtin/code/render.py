@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from smith_tui.tools.budget import budget_text
+from smith_tui.tools.output_budget import budget_text
 
 MAX_LINE_CHARS = 240
 """Source lines longer than this are shortened in results (minified files, data)."""

@@ -3,7 +3,7 @@
 Pure decisions, no I/O beyond resolving a path: :func:`subject_of` says what a
 call touches (the command, the file, the host, the dispatched role),
 :func:`decide` applies the mode and the rules to it. The engine
-(:mod:`smith_tui.engine.permissions`) holds the session grants and the port
+(:mod:`smith_tui.engine.permission_gate`) holds the session grants and the port
 that asks the user; the executor calls it through the ``permissions`` service
 (:class:`PermissionCheck`) before a tool runs.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-from smith_tui.config.permissions import PERMISSION_MODES
+from smith_tui.config.permission_settings import PERMISSION_MODES
 from smith_tui.tools.shell_words import Command, read_command
 from smith_tui.tools.spec import ToolContext
 

@@ -25,8 +25,8 @@ from smith_tui.cancel import CancelToken
 from smith_tui.config.hooks import HookEntry
 from smith_tui.engine import events as ev
 from smith_tui.engine.hooks.claude_names import claude_input, claude_name
+from smith_tui.engine.hooks.hook_runner import hook_environment, run_hook_command
 from smith_tui.engine.hooks.project import ProjectHooks
-from smith_tui.engine.hooks.runner import hook_environment, run_hook_command
 from smith_tui.engine.hooks.verdict import Decision, HookVerdict, read_verdict
 
 log = logging.getLogger(__name__)

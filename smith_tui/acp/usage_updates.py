@@ -15,7 +15,7 @@ from typing import Any
 from acp.schema import Cost, UsageUpdate
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.usage import format_cost, format_tokens
+from smith_tui.engine.usage_ledger import format_cost, format_tokens
 
 
 class UsageReporter:

@@ -60,7 +60,7 @@ class UsageTracker:
         return counts
 
     def add_cost(self, role: str, cost: float | None) -> None:
-        """Count one call's cost (:func:`~smith_tui.engine.budget.call_cost`) for ``role``."""
+        """Count one call's cost (:func:`~smith_tui.engine.spend_limits.call_cost`) for ``role``."""
         if cost is not None:
             self.costs[role] = self.costs.get(role, 0.0) + cost
 

@@ -1,4 +1,4 @@
-"""Image blocks of an ACP prompt: checked (engine/images.py), and refused unless the model
+"""Image blocks of an ACP prompt: checked (engine/prompt_images.py), and refused unless the model
 the turn will use takes images by the server's catalog (``GET /models``: its input
 modalities)."""
 
@@ -12,7 +12,7 @@ from acp import RequestError
 async def prompt_images(session: Any, blocks: list[Any]) -> tuple[dict[str, str], ...]:
     """The prompt's images, checked, for ``Runtime.run_turn(images=...)``; a
     ``RequestError`` (invalid params) that says why when they cannot go."""
-    from smith_tui.engine.images import ImageError, checked_images
+    from smith_tui.engine.prompt_images import ImageError, checked_images
 
     given = [
         {"mime_type": getattr(b, "mime_type", None), "data": getattr(b, "data", None)}
@@ -51,7 +51,7 @@ async def model_takes_images(runtime: Any) -> tuple[str, bool]:
             runtime.config.effective,
         )
         model = selection.model
-    from smith_tui.engine.images import declared_image_models, takes_images
+    from smith_tui.engine.prompt_images import declared_image_models, takes_images
 
     declared = declared_image_models(runtime.config.effective)
     return model, takes_images(await runtime.catalog(), model, declared)

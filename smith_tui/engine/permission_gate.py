@@ -1,6 +1,6 @@
 """Permission gate of a turn: the mode, the rules, session grants and the port that asks.
 
-The policy itself is :mod:`smith_tui.tools.permissions`. A :class:`PermissionGate` is
+The policy itself is :mod:`smith_tui.tools.permission_policy`. A :class:`PermissionGate` is
 made per top-level turn (its dispatched children share it, so they inherit the mode);
 the executor consults it through the ``permissions`` service before a tool runs.
 
@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.hooks.service import Asker
+from smith_tui.engine.hooks.hook_set import Asker
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
-from smith_tui.tools.permissions import (
+from smith_tui.tools.permission_policy import (
     Rule,
     Subject,
     Verdict,

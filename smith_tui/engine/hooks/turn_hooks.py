@@ -6,14 +6,14 @@ dispatched one. What they print is added to the user message; a blocked prompt i
 sent (:class:`PromptBlocked`, the reason is for the user). :func:`run_to_stop` runs the
 loop and then ``Stop`` (``SubagentStop``): a hook that blocks the stop hands its reason
 to the model as a new user message and the loop goes on, at most
-:data:`~smith_tui.engine.hooks.service.MAX_STOP_BLOCKS` times.
+:data:`~smith_tui.engine.hooks.hook_set.MAX_STOP_BLOCKS` times.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from smith_tui.engine.hooks.service import MAX_STOP_BLOCKS, Asker, Hooks
+from smith_tui.engine.hooks.hook_set import MAX_STOP_BLOCKS, Asker, Hooks
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.turn import TurnLoop, TurnResult
 

@@ -25,14 +25,14 @@ from smith_tui.config import (
 )
 from smith_tui.config.front_matter import MetaCache
 from smith_tui.config.locations import home_dir
-from smith_tui.config.permissions import MODES_USAGE
+from smith_tui.config.permission_settings import MODES_USAGE
 from smith_tui.config.secrets import redact, secret_values
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine import events as ev
 from smith_tui.engine import setup_commands as setup
+from smith_tui.engine.active_conversation import Conversations
 from smith_tui.engine.command_files import CommandFile, CommandFiles
 from smith_tui.engine.compaction import CompactionError, CompactionRecord
-from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.errors import AgentFailure
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
@@ -41,7 +41,7 @@ from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.services import Services
 from smith_tui.engine.setup_files import Origin, origins
 from smith_tui.engine.setup_listing import agents_listing, skills_listing
-from smith_tui.engine.usage import UsageTracker, format_cost, format_tokens
+from smith_tui.engine.usage_ledger import UsageTracker, format_cost, format_tokens
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
@@ -658,7 +658,10 @@ class CommandService:
 
         item = result.checkpoint
         found = beyond_undo(
-            self.runtime.store, item.conversation_id, item.turn_id, self.runtime.config.model.sandbox
+            self.runtime.store,
+            item.conversation_id,
+            item.turn_id,
+            self.runtime.config.model.sandbox,
         )
         if found:
             text = f"{text}\n{beyond_text(found)}"

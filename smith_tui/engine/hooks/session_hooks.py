@@ -2,7 +2,7 @@
 
 :class:`SessionHooks` reads the repository's ``.smith/settings.json`` (``project.py``),
 looks its content up in the user's trust answers (``trust.py``) and builds the
-:class:`~smith_tui.engine.hooks.service.Hooks` the turns use. A front end that can ask
+:class:`~smith_tui.engine.hooks.hook_set.Hooks` the turns use. A front end that can ask
 (the TUI) calls :meth:`SessionHooks.question` before the first turn and records the
 answer with :meth:`SessionHooks.answer`; one that cannot (``smith -p``) shows
 :meth:`SessionHooks.warnings` and the project's hooks are skipped.
@@ -17,8 +17,8 @@ from typing import Any
 
 from smith_tui.config.hooks import HookEntry
 from smith_tui.engine import events as ev
+from smith_tui.engine.hooks.hook_set import Hooks
 from smith_tui.engine.hooks.project import ProjectHooks, read_project_hooks
-from smith_tui.engine.hooks.service import Hooks
 from smith_tui.engine.hooks.trust import TrustStore
 
 

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from smith_tui.store import codec
 from smith_tui.store.errors import StoreError
-from smith_tui.store.schema import APPLICATION_ID, LATEST_VERSION
+from smith_tui.store.sql_layout import APPLICATION_ID, LATEST_VERSION
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

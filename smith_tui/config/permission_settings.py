@@ -1,7 +1,7 @@
 """The ``permissions`` table: the permission mode and the allow/deny rules.
 
 The rules' grammar is checked here (a tool name, optionally a pattern in
-parentheses); what a pattern matches is :mod:`smith_tui.tools.permissions`.
+parentheses); what a pattern matches is :mod:`smith_tui.tools.permission_policy`.
 """
 
 from __future__ import annotations
