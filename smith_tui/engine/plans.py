@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from smith_tui.engine.active_conversation import Conversations
     from smith_tui.engine.scope import TurnScope
     from smith_tui.engine.services import Services
-    from smith_tui.engine.turn import TurnResult
+    from smith_tui.engine.turn.stop import TurnResult
     from smith_tui.store import Store
 
 PLAN_MODE = "plan"
