@@ -28,6 +28,7 @@ from smith_tui.widgets.transcript.parking import (
     parked_height,
     swap_widgets,
 )
+from smith_tui.widgets.transcript.row_estimate import estimated_rows
 from smith_tui.widgets.transcript.tail_stream import TailStream
 
 #: A part is frozen at the first safe boundary past this many characters.
@@ -39,6 +40,16 @@ def last_block_line(markdown: str) -> int:
     for token in reversed(MarkdownIt("gfm-like").parse(markdown)):
         if token.map is not None and token.level == 0:
             return token.map[0]
+    return 0
+
+
+def _first_built(parts: list[str], rows: int) -> int:
+    """The index of the first of the last parts that fill about ``rows`` rows."""
+    filled = 0
+    for index in range(len(parts) - 1, -1, -1):
+        filled += estimated_rows(parts[index])
+        if filled >= rows:
+            return index
     return 0
 
 
@@ -109,7 +120,8 @@ class StreamingMarkdown(Vertical):
 
     Call :meth:`write` with new text while streaming and :meth:`finish` at the
     end; neither waits for rendering. A document given at construction is split
-    into parts the same way.
+    into parts the same way; with ``built_rows`` only its last parts that fill about
+    that many rows are built, the ones above start parked (built when scrolled near).
     """
 
     # Margins do not collapse across parts as they do between the blocks of one
@@ -136,6 +148,7 @@ class StreamingMarkdown(Vertical):
         markdown: str = "",
         *,
         part_chars: int = DEFAULT_PART_CHARS,
+        built_rows: int | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
@@ -145,6 +158,10 @@ class StreamingMarkdown(Vertical):
         self._part_chars = part_chars
         self._splitter = BlockSplitter()
         self._frozen: list[str] = split_parts(markdown, part_chars) if markdown else []
+        self._built_from = 0
+        """Parts before this index start parked (``built_rows``), the rest built."""
+        if built_rows is not None:
+            self._built_from = _first_built(self._frozen, built_rows)
         self._tail: MarkdownPart | None = None
         self._tail_text = ""
         self._ending_streams: list[TailStream] = []
@@ -153,7 +170,10 @@ class StreamingMarkdown(Vertical):
     def compose(self) -> ComposeResult:
         """The parts of a document given at construction."""
         for index, text in enumerate(self._frozen):
-            yield MarkdownPart(text, follows=index > 0)
+            if index < self._built_from:
+                yield ParkedPart(text, estimated_rows(text), follows=index > 0)
+            else:
+                yield MarkdownPart(text, follows=index > 0)
 
     @property
     def source(self) -> str:

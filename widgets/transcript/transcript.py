@@ -71,6 +71,10 @@ from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4
 
+#: Rows of a long stored answer built when it is mounted from its end (a tall screen and
+#: a half more, the parking window's margin); the parts above start parked.
+BUILT_ROWS = 120
+
 
 @dataclass
 class _Stream:
@@ -424,7 +428,7 @@ class Transcript(VerticalScroll, can_focus=True):
             if isinstance(entry, ToolEntry) and not entry.finished:
                 entry.output = OutputTail(TAIL_LINES)
                 self._tools[entry.call_id] = entry
-        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
+        widgets = [self._build_from_bottom(entry) for entry in shown]
         # What the live session shows from now on (the user's prompt sent while this load
         # waits in the queue, the answer streaming to it, its tool calls) is newer than the
         # loaded history: the replace keeps it.
@@ -445,6 +449,7 @@ class Transcript(VerticalScroll, can_focus=True):
                 self._live_since_load = None
             self.anchor()
             self.call_after_refresh(self._fill_view)
+            self._schedule_parking(0.02)  # a long answer's parked top may be in view
 
         return self._enqueue(replace)
 
@@ -518,7 +523,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
     async def _mount_above(self, entries: list[Entry]) -> None:
         """Mount ``entries`` at the top, keeping the view on what it showed."""
-        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
+        widgets = [self._build_from_bottom(entry) for entry in entries]
         self._unreached.update(widgets)
         height_before = self.virtual_size.height
         first = self.children[0] if self.children else None
@@ -662,6 +667,11 @@ class Transcript(VerticalScroll, can_focus=True):
         if far:
             out.append(ParkedEntry(far))
         return out
+
+    def _build_from_bottom(self, entry: Entry) -> Widget:
+        """The widget of a stored entry the reader meets from its end (opening a
+        conversation, paging up): of a long answer only the last parts are built."""
+        return build_widget(entry, part_chars=self.part_chars, built_rows=BUILT_ROWS)
 
     def _widget_for(self, entry: Entry) -> Widget | None:
         """The live widget showing ``entry`` (searched from the bottom)."""
