@@ -9,6 +9,8 @@ reader scrolls near them, when they are built and the view is kept on what it sh
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 #: Columns a long source line is assumed to wrap at (the transcript's usual width).
 WRAP_COLUMNS = 100
 
@@ -20,3 +22,24 @@ def estimated_rows(markdown: str) -> int:
     for line in markdown.splitlines():
         rows += max(1, -(-len(line) // WRAP_COLUMNS))
     return rows
+
+
+def entry_rows(entry: object) -> int:
+    """Rows a stored entry takes, about: an answer's or prompt's text and a header line;
+    a collapsed tool call, a card or a notice a few rows."""
+    text = getattr(entry, "text", None)
+    if isinstance(text, str) and hasattr(entry, "role"):  # an answer
+        return estimated_rows(text) + estimated_rows(getattr(entry, "reasoning", "") or "") + 1
+    if isinstance(text, str):  # a prompt, a notice
+        return estimated_rows(text) + 1
+    return 3
+
+
+def newest_filling(entries: Sequence[object], rows: int) -> int:
+    """How many of the newest ``entries`` fill about ``rows`` rows (at least one)."""
+    filled = 0
+    for count, entry in enumerate(reversed(entries), start=1):
+        filled += entry_rows(entry)
+        if filled >= rows:
+            return count
+    return len(entries)

@@ -61,6 +61,7 @@ from smith_tui.widgets.transcript.parking import (
     parked_height,
     replace_widgets,
 )
+from smith_tui.widgets.transcript.row_estimate import newest_filling
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import TAIL_LINES, ToolCallEntry
 from smith_tui.widgets.transcript.turn_changes import TurnChanges, changes_entry
@@ -72,8 +73,9 @@ from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
 LOAD_CHUNK = 4
 
 #: Rows of a long stored answer built when it is mounted from its end (a tall screen and
-#: a half more, the parking window's margin); the parts above start parked.
-BUILT_ROWS = 120
+#: the parking window's margin); the parts above start parked. Opening a conversation, the
+#: newest entries that fill this many rows are painted before the rest of the page.
+BUILT_ROWS = 80
 
 
 @dataclass
@@ -177,6 +179,11 @@ class Transcript(VerticalScroll, can_focus=True):
         """While a :meth:`load_messages` waits in the queue: the entries appended since, which
         its replace keeps (``None`` when no load is pending)."""
         self._loading_older = False
+        self._to_start = 0
+        """Counts :meth:`scroll_to_start` and :meth:`follow` calls: a scroll to the start
+        goes on while no later one came."""
+        self._opening = False
+        """While :meth:`load_messages` mounts its page (parking waits until it is in)."""
         self._park_timer: Timer | None = None
         self._unsettled_parks = 0
         self._unreached: weakref.WeakSet[Widget] = weakref.WeakSet()
@@ -435,7 +442,24 @@ class Transcript(VerticalScroll, can_focus=True):
         live: list[Widget] = []
         self._live_since_load = live
 
+        # The newest entries that fill the view go first, and are painted before the rest
+        # of the page is mounted above them: the last message shows as soon as it can.
+        newest = newest_filling(shown, BUILT_ROWS)
+        rest, widgets = widgets[:-newest], widgets[-newest:]
+
         async def replace() -> None:
+            self._opening = True
+            if self._park_timer is not None:  # (it would run on the page half mounted)
+                self._park_timer.stop()
+                self._park_timer = None
+            try:
+                await fill()
+            finally:
+                self._opening = False
+            self.call_after_refresh(self._fill_view)
+            self._schedule_parking(0.02)  # a long answer's parked top may be in view
+
+        async def fill() -> None:
             with one_update(self):
                 # In screen order: a row appended while an answer streams sits above it.
                 kept = [child for child in self.children if child in live]
@@ -445,11 +469,17 @@ class Transcript(VerticalScroll, can_focus=True):
                         await self.mount_all(widgets, before=kept[0])
                     else:
                         await self.mount_all(widgets)
+            self.anchor()
+            if rest:
+                await self._next_refresh()
+                with one_update(self):
+                    await self.mount_all(rest, before=widgets[0])
+                # Laid out before anything else looks at where entries are (parking would
+                # see the new ones without a height and the newest far down).
+                await self._next_refresh()
             if self._live_since_load is live:
                 self._live_since_load = None
             self.anchor()
-            self.call_after_refresh(self._fill_view)
-            self._schedule_parking(0.02)  # a long answer's parked top may be in view
 
         return self._enqueue(replace)
 
@@ -465,7 +495,9 @@ class Transcript(VerticalScroll, can_focus=True):
 
     # -- keyboard navigation ------------------------------------------------------------
     def follow(self) -> None:
-        """Jump to the newest output and follow it again (the user just sent something)."""
+        """Jump to the newest output and follow it again (the user just sent something);
+        a :meth:`scroll_to_start` still loading pages stops."""
+        self._to_start += 1
         self.anchor()
 
     def page(self, pages: int) -> None:
@@ -484,19 +516,30 @@ class Transcript(VerticalScroll, can_focus=True):
     def scroll_to_start(self) -> asyncio.Future[None]:
         """Show the conversation's very first message: every older page is loaded first."""
         self.release_anchor()
+        self._to_start += 1
+        request = self._to_start
+
+        def wanted() -> bool:  # (not once the user went back to the end)
+            return self._to_start == request
 
         async def to_start() -> None:
             self._loading_older = True
             try:
-                while self.history.has_older:
+                while self.history.has_older and wanted():
                     entries = self.history.take_page(self.page_size)
                     if not entries:
                         break
-                    await self._mount_above(entries)
+                    # A few at a time, newest first, as older pages load: a key is
+                    # answered (and End stops this) between two.
+                    while entries and wanted():
+                        await self._mount_above(entries[-LOAD_CHUNK:])
+                        del entries[-LOAD_CHUNK:]
+                    self.history.push_pruned(entries)  # what End left unmounted
             finally:
                 self._loading_older = False
-            await self._next_refresh()
-            self.scroll_home(animate=False, immediate=True)
+            if wanted():
+                await self._next_refresh()
+                self.scroll_home(animate=False, immediate=True)
 
         return self._enqueue(to_start)
 
@@ -568,6 +611,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     # -- parking ------------------------------------------------------------------------
     def _schedule_parking(self, delay: float = 0.2, *, recheck: bool = False) -> None:
+        if self._opening:
+            return  # the open schedules it once the whole page is in
         if not recheck:
             self._unsettled_parks = 0  # something changed: allow fresh re-checks
         if self._park_timer is None:
