@@ -22,6 +22,7 @@ Medians and min-max of ``--runs`` (default 3). ``BENCH_SOURCE`` as in bench/tui.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -32,6 +33,8 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent))
+if os.environ.get("BENCH_SOURCE"):  # its store writes the databases (its schema version)
+    sys.path.insert(0, os.environ["BENCH_SOURCE"])
 
 from figures import Figure, emit  # noqa: E402
 from tui import AppSession, _cpu_seconds, _load, _rss_mb, smith_command  # noqa: E402
