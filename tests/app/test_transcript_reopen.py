@@ -83,7 +83,6 @@ async def test_end_stops_a_home_that_is_still_loading_older_pages(tmp_path: Path
             assert transcript.has_older, "Home stopped before the start of the conversation"
             assert transcript.following
             await wait_until(pilot, lambda: "Answer 299" in screen_text(app), "still at the end")
-            # What was taken for Home and not mounted comes back on the next scroll up.
             mounted = [e.position for e in transcript.entries if e.position is not None]
             assert mounted == list(range(min(mounted), 600)), "no entry lost or repeated"
     finally:

@@ -529,12 +529,7 @@ class Transcript(VerticalScroll, can_focus=True):
                     entries = self.history.take_page(self.page_size)
                     if not entries:
                         break
-                    # A few at a time, newest first, as older pages load: a key is
-                    # answered (and End stops this) between two.
-                    while entries and wanted():
-                        await self._mount_above(entries[-LOAD_CHUNK:])
-                        del entries[-LOAD_CHUNK:]
-                    self.history.push_pruned(entries)  # what End left unmounted
+                    await self._mount_above(entries)  # (End stops it between pages)
             finally:
                 self._loading_older = False
             if wanted():
