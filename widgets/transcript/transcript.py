@@ -72,6 +72,9 @@ from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4
 
+#: Seconds an open waits after painting its newest entries before mounting the rest.
+FRAME_OUT_S = 0.05
+
 #: Rows of a long stored answer built when it is mounted from its end (a tall screen and
 #: the parking window's margin); the parts above start parked. Opening a conversation, the
 #: newest entries that fill this many rows are painted before the rest of the page.
@@ -472,6 +475,9 @@ class Transcript(VerticalScroll, can_focus=True):
             self.anchor()
             if rest:
                 await self._next_refresh()
+                # The frame reaches the terminal through Textual's writer thread, which the
+                # mounts below would hold up (the GIL): give it a moment first.
+                await asyncio.sleep(FRAME_OUT_S)
                 with one_update(self):
                     await self.mount_all(rest, before=widgets[0])
                 # Laid out before anything else looks at where entries are (parking would
