@@ -31,8 +31,8 @@ from rich.style import Style as RichStyle
 from textual.app import App
 from textual.strip import Strip
 
-from smith_tui.app.screens.transcript_text import transcript_text
 from smith_tui.engine.slash_commands import _as_markdown
+from smith_tui.engine.transcript_text import transcript_text
 from smith_tui.terminal_text import has_controls, visible
 from smith_tui.widgets.activity import ToolCallRecord
 from smith_tui.widgets.output_tail import OutputTail
