@@ -7,7 +7,7 @@ import asyncio
 from smith_tui.engine import checkpoints as cp
 from smith_tui.engine.slash.command_host import CommandHost
 from smith_tui.engine.slash.command_table import CommandContext, CommandError, CommandGroup, Reply
-from smith_tui.tools.checkpoint import Checkpoints
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
 
 commands = CommandGroup()
 

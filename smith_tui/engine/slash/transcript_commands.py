@@ -12,7 +12,7 @@ from smith_tui.engine.compaction import CompactionError
 from smith_tui.engine.slash.command_table import CommandContext, CommandError, CommandGroup, Reply
 from smith_tui.engine.transcript_text import transcript_text
 from smith_tui.terminal_text import visible
-from smith_tui.tools.code.render import plural
+from smith_tui.tools.builtin.code.render import plural
 
 commands = CommandGroup()
 
