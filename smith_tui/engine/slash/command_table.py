@@ -9,6 +9,7 @@ refusals of commands used wrongly are all read off these declarations.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -78,10 +79,30 @@ class SlashCommand:
         """The error to raise when the command is used wrongly (:meth:`usage_line`)."""
         return CommandError(self.usage_line(detail))
 
+    def problems(self) -> list[str]:
+        """What is wrong with this declaration (empty: nothing): :class:`CommandTable`
+        refuses a command with any, so a command without help or with a usage that lost
+        one of its arguments never loads."""
+        name, found = self.name, []
+        if not re.fullmatch(r"/[a-z][a-z0-9_-]*", name):
+            found.append(f"{name}: a command's name is / and one lower-case word")
+        if not self.help.strip() or self.help != self.help.strip():
+            found.append(f"{name}: no help")
+        if " — " in self.help:
+            found.append(f"{name}: ' — ' in the help (it separates the usage from the help)")
+        if not self.usage.startswith(name):
+            found.append(f"{name}: a usage that does not start with the name")
+        missing = _words(self.args) - _words(self.usage)
+        if missing:
+            found.append(f"{name}: the usage lacks {sorted(missing)} of its arguments")
+        if not inspect.iscoroutinefunction(self.handler):
+            found.append(f"{name}: the handler is not async")
+        return found
 
-def synopsis_words(text: str) -> set[str]:
+
+def _words(synopsis: str) -> set[str]:
     """The words of an argument synopsis, lower case: ``[open N|user]`` → open, n, user."""
-    return {word.lower() for word in re.findall(r"[\w-]+", text)}
+    return {word.lower() for word in re.findall(r"[\w-]+", synopsis)}
 
 
 class CommandGroup:
@@ -119,13 +140,19 @@ class CommandGroup:
 
 
 class CommandTable:
-    """Every built-in command, in ``/help``'s order, found by name or alias."""
+    """Every built-in command, in ``/help``'s order, found by name or alias.
+
+    Raises ``ValueError`` for a name declared twice and for any of
+    :meth:`SlashCommand.problems`.
+    """
 
     def __init__(self, *groups: CommandGroup) -> None:
         self.commands: dict[str, SlashCommand] = {}
         self.aliases: dict[str, str] = {}
         for group in groups:
             for command in group.commands:
+                if command.problems():
+                    raise ValueError("; ".join(command.problems()))
                 if command.name in self.commands or command.name in self.aliases:
                     raise ValueError(f"{command.name} is declared twice")
                 self.commands[command.name] = command
