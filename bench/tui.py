@@ -105,6 +105,9 @@ class PacedServer:
     finished_at: float = 0.0
     port: int = 0
     requests: int = 0
+    side: Callable[[dict[str, Any]], bool] | None = None
+    """Requests it matches (a program's own side requests: titles, memory) get a short
+    answer and leave the paced stream and its times alone."""
     _ready: threading.Event = field(default_factory=threading.Event)
     _loop: asyncio.AbstractEventLoop | None = None
     _server: asyncio.AbstractServer | None = None
@@ -141,6 +144,13 @@ class PacedServer:
 
         loop.run_until_complete(serve())
 
+    def _is_side(self, body: bytes) -> bool:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return False
+        return isinstance(request, dict) and self.side is not None and self.side(request)
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         length = 0
@@ -149,8 +159,7 @@ class PacedServer:
             name, _, value = line.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
-        if length:
-            await reader.readexactly(length)
+        body = await reader.readexactly(length) if length else b""
         method, path = [*lines[0].split(), "", ""][:2]
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
             # GET /models (smith asks for the catalog): the one model, and nothing else.
@@ -162,11 +171,17 @@ class PacedServer:
             await writer.drain()
             writer.close()
             return
-        self.requests += 1
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
             b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
         )
+        if self.side is not None and self._is_side(body):
+            chunk = {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}
+            writer.write(b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n")
+            await writer.drain()
+            writer.close()
+            return
+        self.requests += 1
         text, size = self.text, self.chunk_chars
         pieces = [text[i : i + size] for i in range(0, len(text), size)]
         loop = asyncio.get_running_loop()
