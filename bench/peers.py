@@ -146,7 +146,10 @@ def tool_names(request: dict[str, Any]) -> set[str]:
 
 class Smith(Program):
     """The installed ``smith`` (bench/tui.py's command line), headless in its default mode
-    (yolo: the ``bash`` calls run sandboxed)."""
+    (yolo: the ``bash`` calls run sandboxed). Each interactive start gets a database of its
+    own: smith reopens a conversation of the last minutes, and every start here is a new one."""
+
+    starts: int = 0
 
     def prepare(self) -> None:
         smith = str(Path(sys.executable).with_name("smith"))
@@ -159,7 +162,8 @@ class Smith(Program):
         self.version = f"{version} (commit {commit})" if commit else version
 
     def tui(self, url: str) -> list[str]:
-        return smith_command(self.home, url, "--db", str(self.home / "smith.db"))
+        self.starts += 1
+        return smith_command(self.home, url, "--db", str(self.home / f"tui{self.starts}.db"))
 
     def headless(self, url: str, prompt: str) -> list[str]:
         return smith_command(self.home, url, "--db", str(self.home / "smith.db"), "-p", prompt)
@@ -327,18 +331,22 @@ def _home_env(home: Path) -> dict[str, str]:
 
 # -- servers and process trees ------------------------------------------------------------------
 class RoutedServer(ScriptedLLMServer):
-    """The scripted server, answering a program's side requests "ok" outside the script."""
+    """The scripted server, answering the requests ``side`` matches (a program's own side
+    work: titles, memory, compaction summaries) with ``side_reply`` outside the script."""
 
-    def __init__(self, side: Callable[[dict[str, Any]], bool], **kwargs: Any) -> None:
+    def __init__(
+        self, side: Callable[[dict[str, Any]], bool], side_reply: str = "ok", **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.side = side
+        self.side_reply = side_reply
         self.side_requests = 0
 
     async def _dispatch(self, request: RecordedRequest, writer: Any) -> None:
         body = request.json
         if request.method == "POST" and isinstance(body, dict) and self.side(body):
             self.side_requests += 1
-            await self._serve(text_reply("ok"), body.get("stream") is True, writer)
+            await self._serve(text_reply(self.side_reply), body.get("stream") is True, writer)
             return
         await super()._dispatch(request, writer)
 
@@ -486,9 +494,9 @@ def measure_stream(program: Program, answer: str) -> dict[str, float]:
     app = AppSession.start(program.tui(server.url), program.project, program.key)
     try:
         deadline = app.started + READY_TIMEOUT_S
-        while not program.ready(app.screen()):
+        while not program.ready(screen := app.screen()):
             if time.time() > deadline:
-                raise Unavailable(f"not ready within {READY_TIMEOUT_S:.0f} s")
+                raise Unavailable(f"not ready within {READY_TIMEOUT_S:.0f} s; screen:\n{screen}")
             time.sleep(0.05)
         time.sleep(1.0)
         app.keys("-l", "go")

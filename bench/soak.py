@@ -7,7 +7,10 @@ driver) against the scripted Chat-Completions server (tests/support/llm_server.p
 turn the model calls ``bash`` (``echo``, sandboxed) and then answers with a few KB of
 Markdown holding a heading, a list, a table and a fenced Python block; every 10th turn it
 dispatches a worker child that reports back first; half-way the user runs ``/compact``.
-Between turns PageUp and PageDown are pressed.
+Between turns PageUp and PageDown are pressed. Compaction requests (``/compact`` and the
+automatic ones when the context window fills: requests without tools) are answered with a
+summary outside the script (bench/peers.py's routed server), so they never take a turn's
+scripted reply; how many there were is printed.
 
 At turns 10, 100, 500 and 1,000 (those within N, and N itself) it measures, with the
 program idle: RSS (``/proc``), CPU over ``--idle-seconds`` of idle (whole process), the
@@ -34,6 +37,7 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from figures import Figure, emit, load_average  # noqa: E402
+from peers import RoutedServer  # noqa: E402
 from tui import AppSession, _cpu_seconds, _p95, _rss_mb, smith_command  # noqa: E402
 
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call  # noqa: E402
@@ -238,7 +242,11 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
     problems: list[str] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
-        ScriptedLLMServer(default_reply=text_reply("Summary: the user checks loaders.")) as server,
+        RoutedServer(
+            lambda body: not body.get("tools"),
+            side_reply="Summary: the user checks loaders.",
+            default_reply="unexpected request",
+        ) as server,
     ):
         work = Path(tmp)
         (work / "project").mkdir()
@@ -294,7 +302,11 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
                     turn_wall_s=wall,
                     turn_cpu_s=cpu,
                 )
-                print(point.line(), f"(load {load_average()})", flush=True)
+                print(
+                    point.line(),
+                    f"(load {load_average()}; {server.side_requests} compactions so far)",
+                    flush=True,
+                )
                 done.append(point)
                 since_wall, since_cpu, since_turn = time.time(), _cpu_seconds(app.pid), turn
             app.keys("C-q")
