@@ -159,7 +159,7 @@ class Smith(Program):
             ["git", "-C", source, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
         ).stdout.strip()
         version = done.stdout.split()[-1] if done.returncode == 0 and done.stdout else "?"
-        self.version = f"{version} (commit {commit})" if commit else version
+        self.version = f"{version} (commit {commit})" if commit else f"{version} ({source})"
 
     def tui(self, url: str) -> list[str]:
         self.starts += 1
@@ -341,6 +341,10 @@ class RoutedServer(ScriptedLLMServer):
         self.side = side
         self.side_reply = side_reply
         self.side_requests = 0
+
+    def __enter__(self) -> RoutedServer:
+        self.start()
+        return self
 
     async def _dispatch(self, request: RecordedRequest, writer: Any) -> None:
         body = request.json
@@ -526,6 +530,8 @@ def measure_stream(program: Program, answer: str) -> dict[str, float]:
         server.stop()
     return {
         "stream_s": seen - enter,
+        "asked_s": server.started_at - enter,
+        "after_send_s": seen - server.finished_at,
         "floor_s": server.send_time,
         "stream_cpu": cpu / server.send_time,
         "stream_rss_mb": peak,
@@ -603,6 +609,7 @@ def spread(values: list[float]) -> str:
 
 ROWS = (
     ("stream_s", "s", "80 KB stream: Enter → last line on screen"),
+    ("asked_s", "s", "80 KB stream: Enter → the answer asked for"),
     ("stream_cpu", "cores", "80 KB stream: CPU seconds of the process tree per second of stream"),
     ("stream_rss_mb", "MB", "80 KB stream: peak RSS of the process tree"),
     ("ready_s", "s", "launch → ready"),
