@@ -36,11 +36,11 @@ DEFAULT_PART_CHARS = 800
 #: With ``defer_far_parts``: a write that freezes more text than this builds only its
 #: newest parts (those that fill the bottom of the view) at once; the older ones wait,
 #: unmeasured, until parking builds them (see :meth:`StreamingMarkdown.park_outside`).
-EAGER_CHARS = 8_000
+EAGER_CHARS = 3_000
 
 #: How much unmeasured text one parking pass builds (newest first): a few parts, so the
 #: screen repaints and keys are answered between passes.
-BUILD_CHARS_PER_PASS = 3_200
+BUILD_CHARS_PER_PASS = 2_400
 
 
 def last_block_line(markdown: str) -> int:
