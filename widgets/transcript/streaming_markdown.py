@@ -6,7 +6,9 @@ again, so its layout stays cached; only the last part (the tail) is a live
 Markdown fed through a :class:`TailStream` (the ``MarkdownStream`` that
 ``Markdown.get_stream`` returns, extended to restart the tail). Parts far from the viewport are
 parked behind placeholders (see :mod:`parking`), so the number of widgets stays
-bounded however long the answer grows.
+bounded however long the answer grows. When text arrives faster than the screen updates
+(a fast provider: 80 KB in one write), only the newest parts are built at once; the older
+ones wait unmeasured and parking builds them a few at a time, newest first.
 """
 
 from __future__ import annotations
