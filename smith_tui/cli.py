@@ -350,6 +350,7 @@ def _acp(args: argparse.Namespace) -> int:
     if args.prompt is not None:
         sys.stderr.write("smith: 'smith acp' takes no prompt; the editor sends them\n")
         return 2
+
     def open_runtime(cwd: Path, extra: Mapping[str, Any]) -> Runtime:
         # Here, in a session's thread, not before serving: the engine's import must not
         # delay `initialize`'s answer (smith_tui.acp.preload loads it meanwhile).
@@ -366,7 +367,7 @@ def _acp(args: argparse.Namespace) -> int:
 
 def _read_plan_file(args: argparse.Namespace) -> Any:
     """``--plan-file``: the plan it holds, or ``None`` after saying what is wrong."""
-    from smith_tui.tools.plan import MAX_PLAN_TEXT, PlanError, parse_plan
+    from smith_tui.tools.builtin.plan import MAX_PLAN_TEXT, PlanError, parse_plan
 
     if args.prompt is None or args.prompt.strip():
         sys.stderr.write(

@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from smith_tui.engine.clipboard_image import ClipboardError, read_clipboard_image, save_pasted
-from smith_tui.engine.images import ImageError
+from smith_tui.engine.prompt_images import ImageError
 from smith_tui.terminal_text import visible
 
 

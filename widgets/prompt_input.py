@@ -189,8 +189,8 @@ class PromptInput(TextArea):
 
     async def _on_paste(self, event: events.Paste) -> None:
         """A pasted path of an image file (a file dropped on the terminal) goes in as its
-        ``@path`` attachment (engine/images.py); any other paste as it came."""
-        from smith_tui.engine.images import pasted_image_token
+        ``@path`` attachment (engine/prompt_images.py); any other paste as it came."""
+        from smith_tui.engine.prompt_images import pasted_image_token
 
         token = pasted_image_token(event.text)
         if token is None or self.read_only:

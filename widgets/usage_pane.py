@@ -23,10 +23,10 @@ from textual.widget import Widget
 from textual.widgets import ProgressBar, Sparkline, Static
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.budget import LIMITS, WARN_SHARE
 from smith_tui.engine.presentation import format_tokens, role_label
 from smith_tui.engine.roles import list_roles
-from smith_tui.engine.usage import format_cost
+from smith_tui.engine.spend_limits import LIMITS, WARN_SHARE
+from smith_tui.engine.usage_ledger import format_cost
 
 #: Finished turns kept for the sparkline.
 HISTORY = 60

@@ -35,7 +35,7 @@ from acp.schema import (
 )
 
 from smith_tui.acp import extensions, options
-from smith_tui.acp.images import prompt_images
+from smith_tui.acp.image_blocks import prompt_images
 from smith_tui.acp.lifecycle import SessionLifecycle
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 One ACP session is one Smith conversation (the session id is the conversation id), so a
 command that moves to another conversation (``/new``, ``/clear``, ``/load``) is refused
 with the editor's own way to do it, as are the commands that need the TUI's screen
-(:data:`smith_tui.engine.commands.NOT_IN_EDITOR` says which). ``/config set active_role``
+(:data:`smith_tui.engine.slash_commands.NOT_IN_EDITOR` says which). ``/config set active_role``
 would write the user's config file for every later session: over ACP it switches this
 session's role instead, as ``/role`` and the editor's role selector do.
 """
@@ -18,7 +18,7 @@ from acp.helpers import update_available_commands
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.commands import NOT_IN_EDITOR
+from smith_tui.engine.slash_commands import NOT_IN_EDITOR
 
 ROLE_PATH = "active_role"
 """The config path of the role turns run as."""

@@ -51,7 +51,7 @@ class SessionLifecycle:
         """What a bound session gets: the server's models for the model option, and the
         reporters of its title (``session_info_update``) and usage (``usage_update``)."""
         from smith_tui.acp.session_list import TitleReporter
-        from smith_tui.acp.usage import UsageReporter
+        from smith_tui.acp.usage_updates import UsageReporter
 
         session.models = await options.load_models(session.runtime)
         titles = TitleReporter(session.runtime, session.send)

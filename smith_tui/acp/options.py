@@ -91,7 +91,7 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
 def mode_option(runtime: Any) -> SessionConfigOptionSelect:
     """The permission mode as a select option (``category: mode``): clients that take
     config options instead of the session's modes still offer it."""
-    from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
+    from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
 
     return SessionConfigOptionSelect(
         type="select",

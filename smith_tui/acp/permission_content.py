@@ -19,7 +19,7 @@ from typing import Any
 from acp import tool_diff_content
 
 from smith_tui.acp import updates
-from smith_tui.engine.permissions import PermissionRequest, edited_text
+from smith_tui.engine.permission_gate import PermissionRequest, edited_text
 
 
 def fenced(text: str, language: str = "") -> str:

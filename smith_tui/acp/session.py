@@ -38,12 +38,12 @@ from acp.schema import (
 )
 
 from smith_tui.acp import dispatch_card, options, permission_content, replay, updates, wire
-from smith_tui.acp.files import EditorFiles
+from smith_tui.acp.editor_files import EditorFiles
 from smith_tui.acp.session_record import remember_mode
 from smith_tui.acp.terminals import EditorTerminals
-from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
+from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)
 

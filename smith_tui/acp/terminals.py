@@ -1,6 +1,6 @@
 """The editor's terminals as where ``bash`` runs its commands (``terminal/*``).
 
-:class:`EditorTerminals` is a :class:`smith_tui.tools.commands.CommandRunner`: it creates
+:class:`EditorTerminals` is a :class:`smith_tui.tools.command_runner.CommandRunner`: it creates
 a terminal running the command line, tells the session which tool call it belongs to (so
 the call embeds it and the editor shows it), and gives ``bash`` a handle over
 ``terminal/output``, ``terminal/wait_for_exit``, ``terminal/kill`` and ``terminal/release``.
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from acp.schema import EnvVariable
 
 from smith_tui.acp.terminal_launcher import terminal_command
-from smith_tui.tools.commands import CommandExit, CommandOutput
+from smith_tui.tools.command_runner import CommandExit, CommandOutput
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class EditorTerminal:
 
 
 class EditorTerminals:
-    """A :class:`smith_tui.tools.commands.CommandRunner` over the client's ``terminal/*``."""
+    """A :class:`smith_tui.tools.command_runner.CommandRunner` over the client's ``terminal/*``."""
 
     def __init__(
         self,

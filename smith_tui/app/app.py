@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from smith_tui.app.bridge import EngineEventsArrived, EventBridge
     from smith_tui.app.early_status import EarlyStatus
-    from smith_tui.app.notifications import Notifier
+    from smith_tui.app.terminal_notify import Notifier
     from smith_tui.engine import events as ev
     from smith_tui.engine.runtime import Runtime
 
@@ -220,7 +220,7 @@ class SmithApp(App[int]):
         """Follow the runtime's events, fill the main screen; explain the setup on a first run."""
         # The engine's events (about 12 ms to import) are loaded by now, with the runtime.
         from smith_tui.app.bridge import EventBridge
-        from smith_tui.app.notifications import Notifier
+        from smith_tui.app.terminal_notify import Notifier
 
         runtime = self.opened_runtime
         self.bridge = EventBridge(self)
@@ -465,7 +465,7 @@ class SmithApp(App[int]):
     def show_plan(self, presented: ev.PlanPresented) -> None:
         """Show a presented plan for approval; run what the user decides in a worker."""
         from smith_tui.app.screens.plan_screen import PlanScreen
-        from smith_tui.tools.plan import Plan
+        from smith_tui.tools.builtin.plan import Plan
 
         plan = Plan.model_validate(presented.plan)
         self.push_screen(PlanScreen(plan), self._plan_decided)
@@ -494,7 +494,7 @@ class SmithApp(App[int]):
         Cancelling the turn cancels this wait, which closes the question.
         """
         from smith_tui.app.screens.permission_screen import PermissionScreen
-        from smith_tui.engine.permissions import PermissionReply
+        from smith_tui.engine.permission_gate import PermissionReply
         from smith_tui.engine.presentation import role_label
         from smith_tui.widgets.status_line import StatusLine
 

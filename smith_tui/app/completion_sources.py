@@ -54,7 +54,7 @@ def _describe(runtime: Runtime, kind: str, name: str) -> str:
 
 def _from_file(name: str) -> bool:
     """Whether command ``name`` is not a built-in one (a command file's)."""
-    from smith_tui.engine.commands import COMMANDS
+    from smith_tui.engine.slash_commands import COMMANDS
 
     return "/" + name not in COMMANDS
 
@@ -70,7 +70,7 @@ def _config_paths(runtime: Runtime) -> list[str]:
 def describe(kind: str, name: str) -> str:
     """What a completion candidate does: a command's help, a setting's or a role's summary."""
     if kind == "command":
-        from smith_tui.engine.commands import COMMANDS
+        from smith_tui.engine.slash_commands import COMMANDS
 
         text = COMMANDS.get("/" + name, "")
         # "/model [ID|--unpin] — show or pin…": the usage is already what is being typed.
@@ -130,7 +130,7 @@ def _roles() -> list[str]:
 
 
 def _permission_modes() -> tuple[str, ...]:
-    from smith_tui.config.permissions import PERMISSION_MODES
+    from smith_tui.config.permission_settings import PERMISSION_MODES
 
     return PERMISSION_MODES
 

@@ -42,9 +42,9 @@ URL_SETTING = "llm_config.api_url"
 
 
 def _usual_ports() -> str:
-    from smith_tui.llm import probe
+    from smith_tui.llm import server_probe
 
-    return ", ".join(f"{name} {port}" for name, port in probe.USUAL_SERVERS)
+    return ", ".join(f"{name} {port}" for name, port in server_probe.USUAL_SERVERS)
 
 
 def url_problem(url: str) -> str:
@@ -153,10 +153,10 @@ class FirstRunScreen(Screen):
         self.run_worker(self._probe, thread=True, group="probe", exit_on_error=False)
 
     def _probe(self) -> None:
-        from smith_tui.llm import probe
+        from smith_tui.llm import server_probe
 
         try:
-            found = probe.probe_local_servers_sync(probe.LOCAL_SERVERS)
+            found = server_probe.probe_local_servers_sync(server_probe.LOCAL_SERVERS)
         except Exception:  # probing is a courtesy: the field works without it
             found = []
         self.app.call_from_thread(self.show_found, found)

@@ -388,7 +388,7 @@ class MainScreen(Screen):
         """A conversation reopened without being picked just now (plain ``smith``,
         ``--continue``) says so once, in the transcript and the status line (until the next
         turn): the next prompt sends its whole context."""
-        from smith_tui.engine.conversations import ago, resumed_line
+        from smith_tui.engine.active_conversation import ago, resumed_line
 
         resumed = self.runtime.conversations.resumed
         if resumed is None or resumed is self._resumed_said:
@@ -397,9 +397,9 @@ class MainScreen(Screen):
         transcript = self.query_one("#transcript")
         self._guarded(transcript, transcript.add_notice, resumed_line(resumed))  # type: ignore[attr-defined]
         title = resumed.title or "last conversation"
-        self.query_one(StatusLine).title = (
-            f"resumed {title} · {ago(time.time() - resumed.last_active)}"
-        )
+        self.query_one(
+            StatusLine
+        ).title = f"resumed {title} · {ago(time.time() - resumed.last_active)}"
 
     def _stored_usage(self) -> list[Any]:
         """The active conversation's stored usage rows (none before it has one)."""

@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of ``smith search``."""
     parser = argparse.ArgumentParser(
         prog="smith search",
-        description="Search the stored conversations (words, \"phrases\", prefix*, a OR b).",
+        description='Search the stored conversations (words, "phrases", prefix*, a OR b).',
     )
     parser.add_argument("query", nargs="+", help="what to search for")
     parser.add_argument("--json", action="store_true", help="print the matches as JSON")
@@ -50,7 +50,7 @@ def main(argv: Sequence[str]) -> int:
         return _fail(f"--limit must be between 1 and 500, got {args.limit}")
     from smith_tui.store import Store, StoreError, default_db_path
     from smith_tui.store.project_identity import discover_project
-    from smith_tui.tools.history_search import render_hits, search_history
+    from smith_tui.tools.builtin.history_search import render_hits, search_history
 
     path = Path(args.db) if args.db else default_db_path()
     if not path.exists():

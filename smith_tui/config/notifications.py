@@ -1,6 +1,6 @@
 """The ``notifications`` table: when Smith tells the terminal that it needs the user.
 
-What is sent (OSC 9, OSC 777 or a bell) and when is :mod:`smith_tui.app.notifications`.
+What is sent (OSC 9, OSC 777 or a bell) and when is :mod:`smith_tui.app.terminal_notify`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 
 from smith_tui.config.errors import ConfigError, OverrideError
 from smith_tui.config.notifications import NotificationsConfig
-from smith_tui.config.permissions import PermissionsConfig
+from smith_tui.config.permission_settings import PermissionsConfig
 from smith_tui.config.schema import (
     DEFAULTS,
     BudgetConfig,

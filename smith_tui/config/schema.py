@@ -35,9 +35,9 @@ from smith_tui.config.frozen import FrozenDict, freeze
 from smith_tui.config.hooks import HooksTable, claude_entries
 from smith_tui.config.modes import SandboxMode
 from smith_tui.config.notifications import NotificationsConfig
-from smith_tui.config.permissions import PermissionsConfig
+from smith_tui.config.permission_settings import PermissionsConfig
 from smith_tui.config.section import Section
-from smith_tui.config.services import AbsoluteFolder, Services
+from smith_tui.config.service_options import AbsoluteFolder, Services
 
 Role = Literal["direct", "orchestrator"]
 AnyRole = Literal["direct", "orchestrator", "worker", "explorer"]

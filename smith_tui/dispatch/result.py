@@ -64,7 +64,7 @@ def _without_report(job: DispatchJob, outcome: ChildOutcome) -> dict[str, Any]:
             "cancelled": True,
         }
     elif outcome.stop_reason == "budget_exhausted" and "(budget." in (outcome.error or ""):
-        # A token or cost limit of the parent's turn (engine/budget.py), not the step budget.
+        # A token or cost limit of the parent's turn (engine/spend_limits.py), not the step budget.
         result = {
             "status": "blocked",
             "summary": f"the {who} stopped before it reported: {outcome.error or 'budget'}",

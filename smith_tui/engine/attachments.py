@@ -16,7 +16,7 @@ counted like a file).
 
 An ``@path`` that names an image (``.png``, ``.jpg``, ``.gif``, ``.webp``) is read as one
 (:mod:`smith_tui.engine.image_files`: the same path policy, resized and re-encoded) and
-kept in the message's metadata under :data:`~smith_tui.engine.images.IMAGES_KEY`; its
+kept in the message's metadata under :data:`~smith_tui.engine.prompt_images.IMAGES_KEY`; its
 attachment entry has ``kind: "image"`` and the size, and its marker is ``🖼 shot.png
 (1280×720)``. Whether the model gets it is the driver's call (the model's catalog entry).
 """
@@ -68,7 +68,7 @@ class Attached:
     problems: list[str] = field(default_factory=list)
     """One line per ``@path`` that was not attached, saying why."""
     images: list[dict[str, Any]] = field(default_factory=list)
-    """The images ``@path`` tokens named (engine/images.py), in order."""
+    """The images ``@path`` tokens named (engine/prompt_images.py), in order."""
 
     def metadata(self, prompt: str) -> dict[str, Any]:
         """The user message's metadata (empty when nothing was attached)."""
@@ -76,7 +76,7 @@ class Attached:
             return {}
         metadata: dict[str, Any] = {"prompt": prompt, "attachments": list(self.attachments)}
         if self.images:
-            from smith_tui.engine.images import IMAGES_KEY
+            from smith_tui.engine.prompt_images import IMAGES_KEY
 
             metadata[IMAGES_KEY] = list(self.images)
         return metadata
@@ -208,7 +208,7 @@ def attach_files(
 
 def _image_token(raw: str) -> bool:
     """Whether the ``@`` token names an image file (trailing punctuation aside)."""
-    from smith_tui.engine.images import is_image_path
+    from smith_tui.engine.prompt_images import is_image_path
 
     return is_image_path(raw) or is_image_path(raw.rstrip(_TRAILING + "."))
 
@@ -217,7 +217,7 @@ def _attach_image(raw: str, ctx: ToolContext, result: Attached) -> None:
     """Read the image ``@raw`` names into ``result`` (or say why not in its problems)."""
     from smith_tui.engine.clipboard_image import read_pasted
     from smith_tui.engine.image_files import read_image
-    from smith_tui.engine.images import MAX_IMAGES, ImageError
+    from smith_tui.engine.prompt_images import MAX_IMAGES, ImageError
     from smith_tui.tools.spec import ToolError
 
     if len(result.images) >= MAX_IMAGES:

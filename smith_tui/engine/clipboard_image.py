@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from smith_tui.config.locations import data_dir
 from smith_tui.engine.image_files import MAX_SOURCE_BYTES, prepare_image
-from smith_tui.engine.images import MIME_TYPES, ImageError
+from smith_tui.engine.prompt_images import MIME_TYPES, ImageError
 
 if TYPE_CHECKING:
     from smith_tui.cancel import CancelToken

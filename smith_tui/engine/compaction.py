@@ -35,12 +35,12 @@ from typing import Any
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
 from smith_tui.engine.errors import AgentFailure
-from smith_tui.engine.hooks.service import Asker
+from smith_tui.engine.hooks.hook_set import Asker
 from smith_tui.engine.prompt import RequestBudget, estimate_request
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings, message_chars
 from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers, WireMessage
-from smith_tui.tools.todo import load_todo, render_todo
+from smith_tui.tools.builtin.todo import load_todo, render_todo
 
 log = logging.getLogger(__name__)
 

@@ -22,17 +22,17 @@ from smith_tui.cancel import CancelToken
 from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import Attached, ResourceSource, attach
-from smith_tui.engine.budget import SpendMeter, read_limits
 from smith_tui.engine.checkpoints import TurnCheckpoint, checkpoints_for
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
-from smith_tui.engine.hooks.service import Asker, Hooks
-from smith_tui.engine.hooks.turns import PromptBlocked, opening_context, run_to_stop
-from smith_tui.engine.images import IMAGES_KEY
+from smith_tui.engine.hooks.hook_set import Asker, Hooks
+from smith_tui.engine.hooks.turn_hooks import PromptBlocked, opening_context, run_to_stop
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection, ModelSelectionError
 from smith_tui.engine.prompt import build_system_prompt, plan_mode_block, project_notes
+from smith_tui.engine.prompt_images import IMAGES_KEY
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
+from smith_tui.engine.spend_limits import SpendMeter, read_limits
 from smith_tui.engine.turn import TurnDeps, TurnLoop, TurnResult, TurnSettings, TurnSetup
 from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.user_setup import handoff_reply, setup_blocks
@@ -120,13 +120,13 @@ class TurnPlan:
     record: Mapping[str, Any] = field(default_factory=dict)
     """Extra fields of the turn record (a child's job id and session)."""
     permissions: Any = None
-    """The top-level turn's :class:`~smith_tui.engine.permissions.PermissionGate`
+    """The top-level turn's :class:`~smith_tui.engine.permission_gate.PermissionGate`
     (``None``: no permission checks); its dispatched children share it."""
     tools: frozenset[str] | None = None
     """The only tools this turn is offered (``None``: all the role has); never widens."""
     started_at: float = field(default_factory=time.time)
     images: tuple[Mapping[str, str], ...] = ()
-    """The prompt's images (engine/images.py), kept with its user message."""
+    """The prompt's images (engine/prompt_images.py), kept with its user message."""
     handoff: Mapping[str, Any] | None = None
     """``@name``: the arguments of the dispatch the turn makes instead of asking its model
     (engine/routing.py); nothing of the prompt is attached then, the sub-agent reads."""
@@ -270,8 +270,12 @@ class TurnDriver:
         self, plan: TurnPlan, model: str, metadata: dict[str, Any]
     ) -> dict[str, Any]:
         """``metadata`` as is when the catalog lists image input for ``model``; else without
-        its images (engine/images.py), with a notice: the prompt goes on without them."""
-        from smith_tui.engine.images import declared_image_models, takes_images, without_images
+        its images (engine/prompt_images.py), with a notice: the prompt goes on without them."""
+        from smith_tui.engine.prompt_images import (
+            declared_image_models,
+            takes_images,
+            without_images,
+        )
 
         declared = declared_image_models(plan.config)
         try:

@@ -3,12 +3,12 @@
 :func:`read_image` reads the file under the ``read`` tool's path policy (inside the
 project root or ``services.tool.extra_roots``, no symlink out of them, regular files
 only, never a FIFO) and :func:`prepare_image` turns its bytes into what
-:mod:`smith_tui.engine.images` keeps with the user message: decoded by Pillow (PNG, JPEG,
+:mod:`smith_tui.engine.prompt_images` keeps with the user message: decoded by Pillow (PNG, JPEG,
 GIF, WebP only, at most :data:`MAX_SOURCE_PIXELS` pixels, so a decompression bomb is
 refused before it is decoded), turned upright by its EXIF orientation, scaled so its
 longest side is at most :data:`MAX_SIDE` px, and written anew as PNG (or JPEG, when the
 PNG would be over :data:`MAX_ENCODED_BYTES`) without any of its metadata (EXIF, GPS,
-comments are not copied). Every failure is an :class:`~smith_tui.engine.images.ImageError`
+comments are not copied). Every failure is an :class:`~smith_tui.engine.prompt_images.ImageError`
 that says what is wrong with the file.
 """
 
@@ -19,7 +19,7 @@ import io
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from smith_tui.engine.images import ImageError, checked_image
+from smith_tui.engine.prompt_images import ImageError, checked_image
 
 if TYPE_CHECKING:
     from smith_tui.tools.spec import ToolContext

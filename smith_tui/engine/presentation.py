@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from smith_tui.engine.roles import role_display
-from smith_tui.engine.usage import format_tokens as format_tokens  # also the engine's /usage
+from smith_tui.engine.usage_ledger import format_tokens as format_tokens  # also the engine's /usage
 from smith_tui.terminal_text import visible
 
 

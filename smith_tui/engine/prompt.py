@@ -34,8 +34,8 @@ from datetime import datetime
 from importlib import resources
 from typing import Any, cast
 
-from smith_tui.engine.images import images_of, wire_content
 from smith_tui.engine.instructions import instructions_block
+from smith_tui.engine.prompt_images import images_of, wire_content
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
 from smith_tui.engine.window import WindowResult, WindowSettings, tokens_for_chars
@@ -200,7 +200,7 @@ def to_wire(message: Mapping[str, Any]) -> WireMessage:
     if wire.get("content") is None and wire.get("role") != "assistant":
         wire["content"] = ""
     images = images_of(message)
-    if images:  # a prompt's images go as content parts after its text (engine/images.py)
+    if images:  # a prompt's images go as content parts after its text (engine/prompt_images.py)
         wire["content"] = cast(Any, wire_content(str(wire.get("content") or ""), images))
     return wire
 

@@ -23,16 +23,16 @@ from smith_tui.config import EffectiveConfig, server_configured
 from smith_tui.config.front_matter import CACHE_FILE_NAME, MetaCache
 from smith_tui.config.loader import LoadOptions, load_effective_config
 from smith_tui.config.locations import config_dir, data_dir, home_dir
-from smith_tui.config.permissions import PERMISSION_MODES
+from smith_tui.config.permission_settings import PERMISSION_MODES
+from smith_tui.dispatch.dispatch_tool import DispatchService
 from smith_tui.dispatch.job import DispatchJob
+from smith_tui.dispatch.job_runner import ChildRunner
 from smith_tui.dispatch.report_tool import REPORT_TOOL
-from smith_tui.dispatch.runner import ChildRunner
-from smith_tui.dispatch.service import DispatchService
 from smith_tui.dispatch.worktree_tool import drop_worker, merge_worker, worktree_tool
 from smith_tui.engine import events as ev
 from smith_tui.engine import routing
+from smith_tui.engine.active_conversation import Conversations
 from smith_tui.engine.bus import EventBus
-from smith_tui.engine.commands import CommandService
 from smith_tui.engine.compaction import (
     MANUAL_KEEP_TURNS,
     CompactionContext,
@@ -40,14 +40,13 @@ from smith_tui.engine.compaction import (
     Compactor,
     measured_context,
 )
-from smith_tui.engine.conversations import Conversations
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
 from smith_tui.engine.hooks import TrustStore, default_trust_path
-from smith_tui.engine.hooks.session import SessionHooks
+from smith_tui.engine.hooks.session_hooks import SessionHooks
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
-from smith_tui.engine.permissions import AskPort, PermissionGate, SessionGrants
+from smith_tui.engine.permission_gate import AskPort, PermissionGate, SessionGrants
 from smith_tui.engine.persistence import Persistence
 from smith_tui.engine.plans import Planner
 from smith_tui.engine.prompt import RequestBudget, build_system_prompt
@@ -58,15 +57,16 @@ from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.setup_commands import SETUP_NOTICE
+from smith_tui.engine.slash_commands import CommandService
 from smith_tui.engine.turn import TurnDeps, TurnResult
 from smith_tui.engine.turn_control import State as TurnState
 from smith_tui.engine.turn_control import TurnControl
-from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.usage_ledger import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.engine.window import WindowSettings
 from smith_tui.engine.worker_trees import close_worker_trees, open_worker_trees
 from smith_tui.store import Store, discover_project
-from smith_tui.tools.skill import TOOL as SKILL_TOOL
+from smith_tui.tools.builtin.skill import TOOL as SKILL_TOOL
 from smith_tui.tools.spec import ToolError
 
 if TYPE_CHECKING:

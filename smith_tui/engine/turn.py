@@ -35,9 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from smith_tui.cancel import CancelToken
 from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, SmithConfig
-from smith_tui.config.services import DispatchOptions
+from smith_tui.config.service_options import DispatchOptions
 from smith_tui.engine import events as ev
-from smith_tui.engine.budget import SpendMeter, call_cost
 from smith_tui.engine.compaction import (
     AUTO_MIN_SHARE,
     CompactionContext,
@@ -45,13 +44,14 @@ from smith_tui.engine.compaction import (
     Compactor,
 )
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
-from smith_tui.engine.hooks.service import Asker
+from smith_tui.engine.hooks.hook_set import Asker
 from smith_tui.engine.hooks.tool_calls import after_call, gate_call
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.prompt import RequestBudget, build_messages
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
+from smith_tui.engine.spend_limits import SpendMeter, call_cost
 from smith_tui.engine.turn_control import Gate, TurnControl
-from smith_tui.engine.usage import UsageTracker
+from smith_tui.engine.usage_ledger import UsageTracker
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings
 from smith_tui.llm import (
     CONTEXT_OVERFLOW,
@@ -64,8 +64,8 @@ from smith_tui.llm import (
     build_tool_result_message,
 )
 from smith_tui.llm.nesting import load_json
+from smith_tui.tools.builtin.memory import save_scratchpad
 from smith_tui.tools.executor import execute_tool_call
-from smith_tui.tools.memory import save_scratchpad
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolResult
 

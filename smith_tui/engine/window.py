@@ -12,8 +12,8 @@ prompt's share taken off the window), which has two layers (docs/DESIGN.md §5.4
    ``context_window * trim_threshold_pct / 100`` (less ``reserved_tokens``, the
    share the system prompt, tool schemas, snapshot and output reserve take) the
    oldest whole rounds and messages are dropped until it fits. Images go first: when
-   something would be dropped, the images of older user messages (engine/images.py,
-   counted as :func:`~smith_tui.engine.images.image_tokens` each) are left out, oldest
+   something would be dropped, the images of older user messages (engine/prompt_images.py,
+   counted as :func:`~smith_tui.engine.prompt_images.image_tokens` each) are left out, oldest
    first, each leaving a line ``[image shot.png left out to fit the context window]``,
    until the rest fits or none is left but the latest prompt's.
 
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smith_tui.config.schema import ContextManagement, SmithConfig
-from smith_tui.engine.images import image_tokens, images_of, without_images
+from smith_tui.engine.prompt_images import image_tokens, images_of, without_images
 
 Message = Mapping[str, Any]
 
@@ -142,7 +142,7 @@ def message_chars(message: Message) -> int:
 
 def image_chars(message: Message) -> int:
     """The characters the estimate counts for a user message's images (their
-    :func:`~smith_tui.engine.images.image_tokens` × :data:`CHARS_PER_TOKEN`)."""
+    :func:`~smith_tui.engine.prompt_images.image_tokens` × :data:`CHARS_PER_TOKEN`)."""
     return CHARS_PER_TOKEN * sum(map(image_tokens, images_of(message)))
 
 

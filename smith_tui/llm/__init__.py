@@ -47,7 +47,6 @@ from smith_tui.llm.errors import (
     parse_retry_after,
     status_is_retryable,
 )
-from smith_tui.llm.messages import sanitize_messages, stringify_content
 from smith_tui.llm.request import (
     build_chat_request,
     build_endpoint,
@@ -68,6 +67,7 @@ from smith_tui.llm.tool import (
     extract_tool_calls,
     merge_stream_delta,
 )
+from smith_tui.llm.transcript_checks import sanitize_messages, stringify_content
 from smith_tui.llm.types import (
     ChatMessage,
     ChatRequest,

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from smith_tui.llm.config import LLMConfig
 from smith_tui.llm.errors import schema_error
-from smith_tui.llm.messages import sanitize_messages
 from smith_tui.llm.secret import Secret
+from smith_tui.llm.transcript_checks import sanitize_messages
 from smith_tui.llm.types import ChatRequest
 
 _VERSION_SEGMENT = re.compile(r"^v\d+(?:[a-z]+\d*)?$")

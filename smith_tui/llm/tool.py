@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from smith_tui.llm.errors import schema_error
-from smith_tui.llm.messages import stringify_content
+from smith_tui.llm.transcript_checks import stringify_content
 from smith_tui.llm.types import ChatMessage, ChatResponse, ToolCall, ToolCallDelta, WireMessage
 
 

@@ -19,7 +19,7 @@ from mcp import types
 
 from smith_tui.mcp import TOOL_PREFIX
 from smith_tui.tools.args import max_output_chars
-from smith_tui.tools.budget import budget_text
+from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import RawArgs, ToolContext, ToolOutput, ToolSpec
 
 MAX_NAME_CHARS = 64

@@ -7,7 +7,7 @@ import peewee
 
 from smith_tui.store import codec
 from smith_tui.store.errors import StoreError
-from smith_tui.store.messages import MessageOperations
+from smith_tui.store.message_repo import MessageOperations
 from smith_tui.store.models import ConversationRow
 from smith_tui.store.records import Conversation
 from smith_tui.store.repair import plan_orphan_repair

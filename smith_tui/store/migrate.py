@@ -8,8 +8,8 @@ import peewee
 
 from smith_tui.store import codec
 from smith_tui.store.errors import StoreError
-from smith_tui.store.permissions import create_private_file
-from smith_tui.store.schema import BASELINE_VERSION, MIGRATIONS, create_baseline
+from smith_tui.store.file_modes import create_private_file
+from smith_tui.store.sql_layout import BASELINE_VERSION, MIGRATIONS, create_baseline
 
 
 def read_schema_version(db: peewee.SqliteDatabase) -> int | None:

@@ -12,7 +12,7 @@ from smith_tui.store.base import Repository
 from smith_tui.store.errors import StoreError
 from smith_tui.store.models import PayloadRow, SnapshotRow
 from smith_tui.store.records import RequestSnapshot
-from smith_tui.store.schema import payload_digest
+from smith_tui.store.sql_layout import payload_digest
 
 _DAY = 86400.0
 

@@ -12,20 +12,20 @@ import peewee
 from smith_tui.store import search
 from smith_tui.store.config_entries import ConfigRepository
 from smith_tui.store.conversations import ConversationRepository
+from smith_tui.store.db_probe import probe_database
 from smith_tui.store.errors import StoreError
+from smith_tui.store.file_modes import prepare_private_database, prepare_private_folder
 from smith_tui.store.meta import MetaRepository
 from smith_tui.store.migrate import backup_database, bring_up_to_date
 from smith_tui.store.models import bind_models
 from smith_tui.store.notes import NoteRepository
 from smith_tui.store.paths import default_db_path
-from smith_tui.store.permissions import prepare_private_database, prepare_private_folder
-from smith_tui.store.probe import probe_database
 from smith_tui.store.project_memory import ProjectMemoryRepository
 from smith_tui.store.records import MemoryHit, MessageHit
-from smith_tui.store.schema import LATEST_VERSION
 from smith_tui.store.snapshots import SnapshotRepository
+from smith_tui.store.sql_layout import LATEST_VERSION
 from smith_tui.store.turns import TurnRepository
-from smith_tui.store.usage import UsageRepository
+from smith_tui.store.usage_repo import UsageRepository
 
 BUSY_TIMEOUT_SECONDS = 10.0
 
@@ -93,7 +93,7 @@ class Store:
     def open(cls, path: str | Path | None = None, *, verify: bool | None = None) -> "Store":
         """Open (creating if needed) the database at `path`, default `default_db_path()`.
 
-        The folder is created 0700 and the file 0600 (``store/permissions.py``).
+        The folder is created 0700 and the file 0600 (``store/file_modes.py``).
         An existing file is first inspected read-only; a file that is not a Smith database,
         is damaged, or comes from a newer Smith raises `StoreError` and is left untouched.
         An older schema is backed up to `<db>.bak-v<old>-<time>` and migrated in order.

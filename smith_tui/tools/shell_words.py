@@ -9,7 +9,7 @@ marked not literal with the reason. The tree gives the structure and the word bo
 each word's text is then decoded by :func:`decode_word`, which accepts only quoting it fully
 understands, so a grammar that reads a word more loosely than bash cannot make it literal.
 
-Two verdicts come with it, for the permission rules (:mod:`smith_tui.tools.permissions`):
+Two verdicts come with it, for the permission rules (:mod:`smith_tui.tools.permission_policy`):
 
 - ``obstacle``: ``None`` when the line is *plain* — only simple commands of literal words
   joined by ``;``, newlines, ``&&``, ``||`` and ``|``, no redirection, no assignment-only

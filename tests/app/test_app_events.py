@@ -249,7 +249,7 @@ async def test_kitty_rain_places_frames_behind_the_blank_strip_and_deletes_them(
 
 
 async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
+    monkeypatch.setattr("smith_tui.llm.server_probe.LOCAL_SERVERS", ())  # ask no real port
     with isolated_runtime(tmp_path, monkeypatch) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:
@@ -272,7 +272,7 @@ async def test_first_run_explains_the_server_setting_and_quits(tmp_path, monkeyp
 async def test_first_run_gives_way_once_the_config_screen_sets_a_server(
     tmp_path, monkeypatch, llm_server
 ) -> None:
-    monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
+    monkeypatch.setattr("smith_tui.llm.server_probe.LOCAL_SERVERS", ())  # ask no real port
     with isolated_runtime(tmp_path, monkeypatch) as runtime:
         app = make_app(runtime)
         async with running(app) as pilot:

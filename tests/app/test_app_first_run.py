@@ -12,8 +12,8 @@ import json
 import pytest
 
 from smith_tui.app.first_run import FirstRunScreen
-from smith_tui.llm import probe
-from smith_tui.llm.probe import probe_local_servers
+from smith_tui.llm import server_probe
+from smith_tui.llm.server_probe import probe_local_servers
 from tests.app.app_harness import (
     app_runtime,
     isolate_environment,
@@ -49,7 +49,7 @@ async def test_probe_finds_a_loopback_server_and_skips_closed_ports(llm_server) 
 async def test_a_found_server_is_offered_and_enter_saves_it(fresh, monkeypatch, llm_server):
     runtime, config_path = fresh
     port = _port(llm_server)
-    monkeypatch.setattr(probe, "LOCAL_SERVERS", (("llama.cpp", port),))
+    monkeypatch.setattr(server_probe, "LOCAL_SERVERS", (("llama.cpp", port),))
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
@@ -69,7 +69,7 @@ async def test_a_typed_url_is_checked_then_saved_keeping_other_settings(fresh, m
     runtime, config_path = fresh
     config_path.write_text(json.dumps({"default_model": "kept-model"}), encoding="utf-8")
     runtime.reload_config()
-    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    monkeypatch.setattr(server_probe, "LOCAL_SERVERS", ())
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
@@ -90,7 +90,9 @@ async def test_down_chooses_among_found_servers(fresh, monkeypatch) -> None:
     runtime, config_path = fresh
     with ScriptedLLMServer() as first, ScriptedLLMServer() as second:
         ports = _port(first), _port(second)
-        monkeypatch.setattr(probe, "LOCAL_SERVERS", (("Ollama", ports[0]), ("vLLM", ports[1])))
+        monkeypatch.setattr(
+            server_probe, "LOCAL_SERVERS", (("Ollama", ports[0]), ("vLLM", ports[1]))
+        )
         app = make_app(runtime)
         async with running(app) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
@@ -105,7 +107,7 @@ async def test_down_chooses_among_found_servers(fresh, monkeypatch) -> None:
 def test_welcome_screen_snapshot(snap_compare, tmp_path, monkeypatch, size) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    monkeypatch.setattr(server_probe, "LOCAL_SERVERS", ())
     runtime = app_runtime(tmp_path)
     object.__setattr__(runtime.config, "user_config_path", "~/.config/smith/config.json")
     app = make_app(runtime)
@@ -126,7 +128,7 @@ async def test_f2_puts_connection_settings_first_and_filters(fresh, monkeypatch)
     from smith_tui.app.screens.config_screen import ConfigScreen
 
     runtime, _ = fresh
-    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    monkeypatch.setattr(server_probe, "LOCAL_SERVERS", ())
     app = make_app(runtime)
     async with running(app) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")

@@ -6,7 +6,7 @@ import pytest
 from textual.command import CommandPalette
 
 from smith_tui.app.bindings import key_for, keymap_for, normalize_key
-from smith_tui.config.services import KeyBindings
+from smith_tui.config.service_options import KeyBindings
 from smith_tui.widgets.prompt_input import PromptInput
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (

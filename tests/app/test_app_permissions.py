@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from smith_tui.app.screens.permission_screen import PermissionScreen
-from smith_tui.engine.permissions import GRANTS_KEY
+from smith_tui.engine.permission_gate import GRANTS_KEY
 from smith_tui.widgets.status_line import StatusLine
 from tests.app.app_harness import (
     isolated_runtime,

@@ -144,7 +144,7 @@ def test_main_screen_mid_turn(snap_compare, tmp_path, monkeypatch) -> None:
 def test_first_run_screen(snap_compare, tmp_path, monkeypatch) -> None:
     isolate_environment(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("smith_tui.llm.probe.LOCAL_SERVERS", ())  # ask no real port
+    monkeypatch.setattr("smith_tui.llm.server_probe.LOCAL_SERVERS", ())  # ask no real port
     runtime = app_runtime(tmp_path)  # no server configured
     # Keep the snapshot independent of the temporary folder's name.
     object.__setattr__(runtime.config, "user_config_path", "~/.config/smith/config.json")

@@ -20,7 +20,7 @@ from PIL import Image
 from textual import events
 
 from smith_tui.app.screens.help_screen import configured_keys
-from smith_tui.config.services import KeyBindings
+from smith_tui.config.service_options import KeyBindings
 from smith_tui.engine.attachments import mentioned_paths
 from smith_tui.engine.clipboard_image import ClipboardError, read_clipboard_image
 from smith_tui.widgets.prompt_input import PromptInput

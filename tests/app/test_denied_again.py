@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from smith_tui.app.screens.permission_screen import PermissionScreen
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
 from tests.app.app_harness import (
     isolated_runtime,
     make_app,

@@ -175,7 +175,7 @@ def test_the_temporary_file_is_private(tmp_path) -> None:
 
 def test_help_lists_the_editor_key_as_configured() -> None:
     from smith_tui.app.screens.help_screen import configured_keys
-    from smith_tui.config.services import KeyBindings
+    from smith_tui.config.service_options import KeyBindings
 
     assert ("ctrl+g", KeyBindings.model_fields["external_editor"].description) in configured_keys(
         KeyBindings()

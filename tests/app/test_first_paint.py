@@ -17,7 +17,7 @@ from smith_tui.app import app as app_module
 from smith_tui.app.app import SmithApp
 from smith_tui.app.first_run import FirstRunScreen
 from smith_tui.config import ConfigError
-from smith_tui.llm import probe
+from smith_tui.llm import server_probe
 from smith_tui.widgets.matrix_rain import MatrixRain
 from smith_tui.widgets.todo_panel import TodoPanel
 from tests.app.app_harness import SIZE, isolated_runtime, make_app, wait_until
@@ -52,7 +52,7 @@ async def test_the_rain_and_todo_list_mount_after_the_first_frame_under_a_coveri
 ) -> None:
     """Both are hidden while idle, so they are mounted with the panes; the welcome screen
     covers the main screen before that, and the rain mounted under it starts paused."""
-    monkeypatch.setattr(probe, "LOCAL_SERVERS", ())
+    monkeypatch.setattr(server_probe, "LOCAL_SERVERS", ())
     with isolated_runtime(tmp_path, monkeypatch) as runtime:  # no server: the welcome screen
         app = make_app(runtime)
         async with app.run_test(size=SIZE) as pilot:

@@ -252,7 +252,7 @@ async def test_the_app_runs_the_policy_while_it_runs(tmp_path: Path, monkeypatch
 
 
 def test_the_gc_policy_switch_is_on_by_default_and_checked(tmp_path: Path) -> None:
-    from smith_tui.config.services import UIOptions
+    from smith_tui.config.service_options import UIOptions
 
     assert UIOptions().gc_policy is True
     assert UIOptions.model_validate({"gc_policy": False}).gc_policy is False

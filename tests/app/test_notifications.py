@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.app.notifications import (
+from smith_tui.app.terminal_notify import (
     BEL,
     Notifier,
     notification_bytes,

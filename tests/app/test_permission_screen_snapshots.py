@@ -7,7 +7,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from smith_tui.app.screens.permission_screen import PermissionScreen
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
 from tests.app.app_harness import wait_for_still_screen
 from tests.support.screen_host import ScreenHost
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from smith_tui.config.permissions import PERMISSION_MODES
+from smith_tui.config.permission_settings import PERMISSION_MODES
 from smith_tui.widgets.completion.candidates import Completer, CompletionSources, rank
 from smith_tui.widgets.completion.menu import CompletionMenu
 from smith_tui.widgets.completion.project_files import ProjectFiles, list_with_walk

@@ -511,7 +511,7 @@ def test_the_help_screen_tells_about_vim_keys() -> None:
     from rich.console import Console
 
     from smith_tui.app.screens.help_screen import help_renderable
-    from smith_tui.config.services import KeyBindings
+    from smith_tui.config.service_options import KeyBindings
 
     console = Console(width=120, file=io.StringIO(), record=True)
     console.print(help_renderable(KeyBindings()))

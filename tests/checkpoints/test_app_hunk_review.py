@@ -56,8 +56,10 @@ async def test_reverting_one_hunk_from_the_diff_screen(
             await wait_for_text(pilot, "☒ revert")
             await pilot.press("a")
             await wait_until(pilot, lambda: screen.result is not None, "the revert")
-            text = await wait_for_text(pilot, "Reverted 1 hunk in 1 file")
-            assert "/undo takes it back" in text
+            # The status grows to its second line a layout after its text changes: wait for
+            # the end of the sentence, then check its start.
+            text = await wait_for_text(pilot, "/undo takes it back")
+            assert "Reverted 1 hunk in 1 file" in text
             assert rows.read_text() == NEW.replace("row fifteen\n", "row 15\n")
             await pilot.press("escape")
             await pilot.press("escape")
@@ -83,8 +85,8 @@ async def test_reverting_one_hunk_from_the_diff_screen(
 
 
 def _files() -> list[Any]:
-    from smith_tui.tools.checkpoint_review import ReviewFile
-    from smith_tui.tools.hunks import hunks, split_lines
+    from smith_tui.tools.checkpoints.hunk_review import ReviewFile
+    from smith_tui.tools.checkpoints.hunks import hunks, split_lines
 
     old, new = tuple(split_lines(OLD.encode())), tuple(split_lines(NEW.encode()))
     return [

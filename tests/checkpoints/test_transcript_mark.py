@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 
 from smith_tui.app.screens.help_screen import help_renderable
 from smith_tui.app.screens.turn_diff_screen import TurnDiffScreen
-from smith_tui.config.services import KeyBindings
+from smith_tui.config.service_options import KeyBindings
 from smith_tui.engine import events as ev
 from smith_tui.engine.checkpoints import NOTICE_COMMAND
 from smith_tui.widgets.transcript.entries import ChangesEntry

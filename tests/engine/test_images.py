@@ -1,4 +1,4 @@
-"""engine/images.py: what an image must be to go to the model, and its wire form."""
+"""engine/prompt_images.py: what an image must be to go to the model, and its wire form."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from smith_tui.engine.images import (
+from smith_tui.engine.prompt import to_wire
+from smith_tui.engine.prompt_images import (
     MAX_IMAGE_BYTES,
     MAX_IMAGES,
     ImageError,
@@ -15,7 +16,6 @@ from smith_tui.engine.images import (
     images_of,
     wire_content,
 )
-from smith_tui.engine.prompt import to_wire
 
 
 def _b64(size: int) -> str:

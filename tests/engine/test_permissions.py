@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
-from smith_tui.tools.permissions import Rule, Subject, decide
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
+from smith_tui.tools.permission_policy import Rule, Subject, decide
 from smith_tui.tools.sandbox import probe_bwrap
 from tests.dispatch.support import dispatch, report
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
@@ -192,8 +192,8 @@ async def test_edit_preview_is_a_diff_of_the_lines(
     runtime, _ = _ask_runtime(tmp_path, llm_server, None)
     repo = tmp_path / "repo"
     (repo / "a.txt").write_text("one\ntwo\nthree\n")
-    from smith_tui.engine.permissions import preview
-    from smith_tui.tools.edit import Args
+    from smith_tui.engine.permission_gate import preview
+    from smith_tui.tools.builtin.edit import Args
     from smith_tui.tools.spec import ToolContext
 
     args = Args.model_validate(

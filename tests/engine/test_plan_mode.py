@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from smith_tui.config.permissions import MODE_TEXT, PERMISSION_MODES
+from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
 from smith_tui.engine.plans import PLANNED_IN_KEY
-from smith_tui.tools.plan import PLAN_NOTE_ID, PlanError, parse_plan, render_plan
+from smith_tui.tools.builtin.plan import PLAN_NOTE_ID, PlanError, parse_plan, render_plan
 from tests.dispatch.support import dispatch
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import open_runtime
@@ -52,7 +52,7 @@ def test_the_modes_are_one_list_with_plan() -> None:
     assert "plan" in PERMISSION_MODES
     assert set(MODE_TEXT) == set(PERMISSION_MODES)
     from smith_tui.cli import build_parser
-    from smith_tui.tools.permissions import MODES
+    from smith_tui.tools.permission_policy import MODES
 
     assert MODES == PERMISSION_MODES
     action = next(a for a in build_parser()._actions if a.dest == "permission_mode")

@@ -23,8 +23,8 @@ from PIL import Image
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import attach_files, display_text
 from smith_tui.engine.image_files import MAX_SIDE, prepare_image
-from smith_tui.engine.images import IMAGES_KEY, ImageError, image_tokens
 from smith_tui.engine.prompt import RequestBudget, build_messages
+from smith_tui.engine.prompt_images import IMAGES_KEY, ImageError, image_tokens
 from smith_tui.engine.window import apply_window, estimate_tokens
 from tests.support.llm_server import ScriptedLLMServer, text_reply
 from tests.support.runtime import make_git_repo, open_runtime
@@ -306,7 +306,7 @@ async def test_a_model_named_in_image_input_gets_images_the_catalog_does_not_lis
 
 
 def test_declared_image_models_reads_only_strings() -> None:
-    from smith_tui.engine.images import declared_image_models, takes_images
+    from smith_tui.engine.prompt_images import declared_image_models, takes_images
 
     assert declared_image_models({"services": {"model": {"image_input": "qwen*-vl"}}}) == (
         "qwen*-vl",

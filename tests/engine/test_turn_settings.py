@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, SmithConfig, built_in_defaults, check_config
 from smith_tui.config.schema import ContextManagement, LLMConfig
-from smith_tui.config.services import DispatchOptions
+from smith_tui.config.service_options import DispatchOptions
 from smith_tui.engine.retry import RetryPolicy
 from smith_tui.engine.turn import CHILD_REPEAT_LIMIT, TOP_REPEAT_LIMIT, TurnSettings
 from smith_tui.engine.window import WindowSettings

@@ -20,7 +20,7 @@ from pathlib import Path
 
 SECTIONS: dict[str, str] = {
     "sandbox": "The sandbox (tools/sandbox.py)",
-    "rules": "Permission rules read commands as bash does (tools/permissions.py)",
+    "rules": "Permission rules read commands as bash does (tools/permission_policy.py)",
     "files": "File tools without races (read, edit, write, checkpoint restore)",
     "terminal": "The terminal shows text, never commands",
     "input": "Bad input ends with a tool error, never a dead turn",

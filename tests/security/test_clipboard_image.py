@@ -23,7 +23,7 @@ from smith_tui.engine.clipboard_image import (
     save_pasted,
 )
 from smith_tui.engine.image_files import MAX_SOURCE_BYTES
-from smith_tui.engine.images import ImageError
+from smith_tui.engine.prompt_images import ImageError
 from tests.security.test_prompt_images import _bomb
 
 SECTION = "files"

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest, role_subject
-from smith_tui.tools.permissions import Rule, Subject, decide
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest, role_subject
+from smith_tui.tools.permission_policy import Rule, Subject, decide
 from smith_tui.tools.shell_words import read_command
 from tests.dispatch.support import dispatch
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call

@@ -32,7 +32,7 @@ from textual.app import App
 from textual.strip import Strip
 
 from smith_tui.app.screens.transcript_text import transcript_text
-from smith_tui.engine.commands import _as_markdown
+from smith_tui.engine.slash_commands import _as_markdown
 from smith_tui.terminal_text import has_controls, visible
 from smith_tui.widgets.activity import ToolCallRecord
 from smith_tui.widgets.output_tail import OutputTail
@@ -455,7 +455,7 @@ class _Unfocused:
 
 
 def _notification_bytes_for(outside: str, env: dict[str, str]) -> str:
-    from smith_tui.app.notifications import Notifier
+    from smith_tui.app.terminal_notify import Notifier
     from smith_tui.config.notifications import NotificationsConfig
 
     written: list[str] = []

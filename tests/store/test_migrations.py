@@ -7,7 +7,7 @@ import peewee
 import pytest
 
 from smith_tui.store import Store, migrate
-from smith_tui.store.schema import LATEST_VERSION, MIGRATIONS, Migration, create_baseline
+from smith_tui.store.sql_layout import LATEST_VERSION, MIGRATIONS, Migration, create_baseline
 
 
 def make_v1_database(path: Path) -> None:

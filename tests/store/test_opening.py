@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from smith_tui.store import Store, StoreError, default_db_path
-from smith_tui.store.schema import LATEST_VERSION
+from smith_tui.store.sql_layout import LATEST_VERSION
 
 
 def fingerprint(path: Path) -> tuple[str, list[str]]:

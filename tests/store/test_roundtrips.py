@@ -7,7 +7,7 @@ import pytest
 
 from smith_tui.store import Store, StoreError, UsageTotals
 from smith_tui.store.notes import scratchpad_note_id
-from smith_tui.store.schema import LATEST_VERSION
+from smith_tui.store.sql_layout import LATEST_VERSION
 
 
 def reopen(store: Store) -> Store:

@@ -677,7 +677,9 @@ def heartbeats_only(count: int = 100_000, every_s: float = 0.05) -> Reply:
     """A 200 stream that sends nothing but ``: keep-alive`` comments, one every ``every_s``
     seconds, ``count`` times (a server whose model never starts answering)."""
     if count < 1 or every_s <= 0:
-        raise ValueError(f"heartbeats_only needs count >= 1 and every_s > 0, got {count}, {every_s}")
+        raise ValueError(
+            f"heartbeats_only needs count >= 1 and every_s > 0, got {count}, {every_s}"
+        )
     return Reply(
         events=[KEEP_ALIVE.encode()] * count,
         event_delay_s=every_s,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import Cancelled
-from smith_tui.tools.git import COMMANDS, TOOL, build_command
+from smith_tui.tools.builtin.git import COMMANDS, TOOL, build_command
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.tools import project_context
 
@@ -198,9 +198,18 @@ async def test_cancelled_call_raises(repo: Path) -> None:
     [
         ({}, "missing required argument `command` (one of status, log, diff, show, blame)"),
         ({"command": 3}, "`command` must be one of status, log, diff, show, blame, got 3"),
-        ({"command": "commit"}, "`command` must be one of status, log, diff, show, blame, got 'commit'"),
-        ({"command": "push", "args": []}, "`command` must be one of status, log, diff, show, blame, got 'push'"),
-        ({"command": "status", "args": "--short"}, "`args` must be an array of strings, got '--short'"),
+        (
+            {"command": "commit"},
+            "`command` must be one of status, log, diff, show, blame, got 'commit'",
+        ),
+        (
+            {"command": "push", "args": []},
+            "`command` must be one of status, log, diff, show, blame, got 'push'",
+        ),
+        (
+            {"command": "status", "args": "--short"},
+            "`args` must be an array of strings, got '--short'",
+        ),
         ({"command": "log", "args": [1]}, "`args[0]` must be a string, got 1"),
         ({"command": "log", "args": [None]}, "`args[0]` must be a string, got None"),
         ({"command": "log", "args": [["-1"]]}, "`args[0]` must be a string, got ['-1']"),

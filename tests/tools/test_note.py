@@ -10,7 +10,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.note import MAX_NOTE_CHARS, TOOL
+from smith_tui.tools.builtin.note import MAX_NOTE_CHARS, TOOL
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 
 handler = TOOL.run  # validates like the executor, then runs the handler
@@ -194,7 +194,10 @@ async def test_missing_notes_get_suggestions(store: Store) -> None:
     ("args", "expected"),
     [
         ({}, "missing required argument `action` (one of list, get, upsert, delete, search)."),
-        ({"action": "destroy"}, "`action` must be one of list, get, upsert, delete, search, got 'destroy'"),
+        (
+            {"action": "destroy"},
+            "`action` must be one of list, get, upsert, delete, search, got 'destroy'",
+        ),
         ({"action": "create"}, "(to create a note use 'upsert')."),
         ({"action": "remove"}, "(to remove a note use 'delete')."),
         ({"action": 3}, "`action` must be one of list, get, upsert, delete, search, got 3"),

@@ -11,8 +11,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.todo import (
+from smith_tui.tools.builtin.todo import (
     MAX_CONTENT_CHARS,
     MAX_ITEMS,
     TODO_NOTE_ID,
@@ -21,6 +20,7 @@ from smith_tui.tools.todo import (
     load_todo,
     render_todo,
 )
+from smith_tui.tools.spec import ToolContext, ToolError
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -161,7 +161,10 @@ def test_load_todo_ignores_an_unreadable_note(store: Store, conv: str) -> None:
             [{"content": "x" * 1001, "status": "pending"}],
             "`items[0].content` is 1001 characters; the limit is 1000.",
         ),
-        ([{"content": "x"}], "missing required argument `items[0].status` (one of pending, in_progress, done)."),
+        (
+            [{"content": "x"}],
+            "missing required argument `items[0].status` (one of pending, in_progress, done).",
+        ),
         (
             [{"content": "x", "status": "completed"}],
             "`items[0].status` must be one of pending, in_progress, done, got 'completed'; use 'done'.",
@@ -174,7 +177,10 @@ def test_load_todo_ignores_an_unreadable_note(store: Store, conv: str) -> None:
             [{"content": "x", "status": "blocked"}],
             "`items[0].status` must be one of pending, in_progress, done, got 'blocked'.",
         ),
-        ([{"content": "x", "status": 1}], "`items[0].status` must be one of pending, in_progress, done, got 1"),
+        (
+            [{"content": "x", "status": 1}],
+            "`items[0].status` must be one of pending, in_progress, done, got 1",
+        ),
     ],
 )
 async def test_bad_items(store: Store, conv: str, items: Any, expected: str) -> None:

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.dispatch.dispatch_tool import DispatchService
 from smith_tui.dispatch.report_tool import REPORT_TOOL
-from smith_tui.dispatch.service import DispatchService
 from smith_tui.tools.builtin import builtin_tools
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from smith_tui.app.screens.modal import SmithModal, error_text
 from smith_tui.engine import review
 from smith_tui.terminal_text import visible
-from smith_tui.tools.checkpoint_review import WHOLE_FILE, ReviewFile
+from smith_tui.tools.checkpoints.hunk_review import WHOLE_FILE, ReviewFile
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime

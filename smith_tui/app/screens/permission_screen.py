@@ -19,7 +19,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
 from smith_tui.app.screens.modal import SmithModal
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
 from smith_tui.engine.presentation import role_label
 from smith_tui.terminal_text import visible
 

@@ -5,8 +5,8 @@
 and ``trust`` keeps the user's answers about it (README, Hooks).
 """
 
+from smith_tui.engine.hooks.hook_set import Asker, HookAnswer, Hooks, tool_response
 from smith_tui.engine.hooks.project import ProjectHooks, read_project_hooks
-from smith_tui.engine.hooks.service import Asker, HookAnswer, Hooks, tool_response
 from smith_tui.engine.hooks.trust import TrustStore, default_trust_path
 
 __all__ = [

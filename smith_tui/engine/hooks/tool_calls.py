@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from smith_tui.engine.hooks.service import Asker, Hooks, tool_response
+from smith_tui.engine.hooks.hook_set import Asker, Hooks, tool_response
 from smith_tui.engine.hooks.verdict import Decision
 from smith_tui.tools.executor import decode_arguments
 from smith_tui.tools.spec import ToolError, ToolResult

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from smith_tui.engine.hooks.runner import HookProcess
+from smith_tui.engine.hooks.hook_runner import HookProcess
 
 Decision = Literal["allow", "deny", "ask"]
 Outcome = Literal[

@@ -17,7 +17,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
-from smith_tui.engine.hooks.runner import OUTPUT_CAP, run_hook_command
+from smith_tui.engine.hooks.hook_runner import OUTPUT_CAP, run_hook_command
 from tests.engine.hooks.support import hooks_runtime, logged, python_hook, tool_results
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 

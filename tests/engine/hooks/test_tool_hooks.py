@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.permissions import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
 from tests.engine.hooks.support import hooks_runtime, logged, python_hook, tool_results
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 
