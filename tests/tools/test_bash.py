@@ -13,8 +13,8 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.bash import TOOL
-from smith_tui.tools.command_runner import COMMANDS_SERVICE, CommandExit, CommandOutput
-from smith_tui.tools.spec import ToolContext, ToolError
+from smith_tui.tools.command_runner import CommandExit, CommandOutput
+from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -390,7 +390,7 @@ async def test_a_runner_runs_the_command_streaming_its_output(tmp_path: Path) ->
     runner = LocalRunner()
     chunks: list[str] = []
     ctx = make_ctx(
-        tmp_path, on_output=chunks.append, services={COMMANDS_SERVICE: runner, "call_id": "c1"}
+        tmp_path, on_output=chunks.append, services=ToolServices(commands=runner), call_id="c1"
     )
     task = asyncio.create_task(handler({"command": "echo one; sleep 0.6; echo two >&2"}, ctx))
     deadline = time.monotonic() + 5
@@ -414,7 +414,7 @@ async def test_a_runner_command_is_killed_on_timeout_and_says_what_it_dropped(
     tmp_path: Path,
 ) -> None:
     runner = LocalRunner(limit=50)
-    ctx = make_ctx(tmp_path, services={COMMANDS_SERVICE: runner})
+    ctx = make_ctx(tmp_path, services=ToolServices(commands=runner))
     command = "for i in $(seq 1 40); do echo line-$i; done; sleep 30"
     started = time.monotonic()
     out = await handler({"command": command, "timeout_s": 0.5}, ctx)
@@ -431,7 +431,7 @@ async def test_a_runner_command_is_killed_on_timeout_and_says_what_it_dropped(
 async def test_a_declining_runner_leaves_the_command_to_a_local_process(tmp_path: Path) -> None:
     runner = LocalRunner(decline=True)
     out = await handler(
-        {"command": "echo local"}, make_ctx(tmp_path, services={COMMANDS_SERVICE: runner})
+        {"command": "echo local"}, make_ctx(tmp_path, services=ToolServices(commands=runner))
     )
     assert len(runner.requests) == 1
     assert out.ok and "--- stdout" in out.content and "local" in out.content

@@ -41,12 +41,7 @@ from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_va
 from smith_tui.config.service_options import BashOptions
 from smith_tui.tools import permission_policy
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
-from smith_tui.tools.command_runner import (
-    CommandExit,
-    CommandRunner,
-    RunningCommand,
-    command_runner,
-)
+from smith_tui.tools.command_runner import CommandExit, CommandRunner, RunningCommand
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import (
     NamespaceInit,
@@ -366,7 +361,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
 
     if ctx.is_cancelled():
         raise ToolError("the call was cancelled before the command started.", code="cancelled")
-    runner = command_runner(ctx)
+    runner = ctx.services.commands
     if runner is not None:
         argv = await command_line()
         running = await _start_elsewhere(runner, argv, cwd, budget, ctx, bwrap is not None)
@@ -574,8 +569,8 @@ async def _start_elsewhere(
             cwd=cwd,
             env=_child_env(sandboxed),
             output_byte_limit=budget * BYTES_PER_CHAR,
-            call_id=ctx.services.get("call_id"),
-            job_id=ctx.services.get("job_id"),
+            call_id=ctx.call_id,
+            job_id=ctx.job_id,
         )
     except Exception:  # the runner should decline itself; a local run is the fallback
         log.exception("starting the command through the front end failed; running it locally")
