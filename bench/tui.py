@@ -435,7 +435,9 @@ def bench_stream(kind: str, answer: str, cap_s: float, workdir: Path) -> StreamF
     baseline, and time it. CPU is counted from the first chunk sent to the last probe."""
     server = PacedServer(answer).start()
     if kind == "smith":
-        argv = smith_command(workdir, server.url, "--db", str(workdir / f"{kind}.db"))
+        # A database of its own per run: a second run on the first one's showed its answer.
+        db = workdir / f"{kind}-{time.monotonic_ns()}.db"
+        argv = smith_command(workdir, server.url, "--db", str(db))
     else:
         argv = [sys.executable, str(Path(__file__).resolve()), "bare-app", "--url", server.url]
     app = AppSession.start(argv, workdir, kind)
