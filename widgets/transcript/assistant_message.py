@@ -37,10 +37,12 @@ class AssistantMessage(Vertical):
         super().__init__()
         self.entry = entry
         self._streaming = streaming
+        # A streamed answer's host parks it (the Transcript): a long write may defer parts.
         self.body = StreamingMarkdown(
             "" if streaming else entry.text,
             part_chars=part_chars,
             built_rows=built_rows,
+            defer_far_parts=streaming,
             classes="answer",
         )
         self.reasoning: ReasoningBlock | None = None

@@ -326,6 +326,8 @@ class Transcript(VerticalScroll, can_focus=True):
                 await widget.finish()
                 if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
                     await widget.remove()
+            if widget.body.unmeasured:
+                await self._next_refresh()  # the answer's end on screen before the rest is built
             self._schedule_parking()
 
         self._enqueue(finish)
@@ -656,6 +658,7 @@ class Transcript(VerticalScroll, can_focus=True):
             run.clear()
 
         settled = True
+        building = False  # a long answer's unmeasured parts are still being built
         for child, y, h in child_offsets(self.children):
             if is_pruning(child):  # being removed (pruned or swapped) already
                 continue
@@ -683,6 +686,7 @@ class Transcript(VerticalScroll, can_focus=True):
             end_run()
             if near and isinstance(child, AssistantMessage):
                 settled = await child.park_outside((window[0] - y, window[1] - y)) and settled
+                building = building or child.body.unmeasured > 0
         end_run()
         if replacements:
             settled = settled and not built_or_parked
@@ -693,7 +697,12 @@ class Transcript(VerticalScroll, can_focus=True):
                 anchor.restore()
         # New or rebuilt widgets have no height until laid out: look again soon.
         self._unsettled_parks = 0 if settled else self._unsettled_parks + 1
-        if not settled and self._unsettled_parks <= 5:
+        if building:
+            # One pass builds a few parts: the screen shows them (and answers keys) before
+            # the next pass, which a queue of passes would otherwise keep from painting.
+            await self._next_refresh()
+            self._schedule_parking(0.02, recheck=True)
+        elif not settled and self._unsettled_parks <= 5:
             self._schedule_parking(recheck=True)
 
     def _unpark(self, parked: ParkedEntry, top: int, window: tuple[int, int]) -> list[Widget]:
