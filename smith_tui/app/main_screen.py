@@ -183,7 +183,7 @@ class MainScreen(Screen):
         self._conversation_load: Awaitable[object] | None = None
         """The transcript's last load, to await (``None`` when it failed)."""
         self._resumed_said: object = None
-        """The resume (``engine.conversations.Resumed``) the screen has said already."""
+        """The resume (``engine.active_conversation.Resumed``) the screen has said already."""
 
     @property
     def smith(self) -> SmithHost:
