@@ -467,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime.store.close()
         sys.stderr.write(NO_SERVER_MESSAGE.format(config=runtime.config.user_config_path))
         return 2
-    from smith_tui.engine.runtime import RuntimeError_
+    from smith_tui.engine.runtime import UserRequestError
 
     if plan is not None and runtime.permission_mode == "plan":
         runtime.store.close()
@@ -478,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return asyncio.run(_headless(runtime, args, prompt, plan))
-    except RuntimeError_ as exc:
+    except UserRequestError as exc:
         sys.stderr.write(f"smith: {visible(exc.message)}\n")
         return 2
 

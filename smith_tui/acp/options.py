@@ -125,11 +125,11 @@ async def load_models(runtime: Any) -> list[str]:
 def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
     """Pin ``value`` to the conversation (``auto`` unpins), as ``/model`` does; a model the
     server does not list is refused (a typo would fail every later request)."""
-    from smith_tui.engine.errors import RuntimeError_
+    from smith_tui.engine.errors import UserRequestError
 
     if value != AUTO_MODEL and value not in models and value != runtime.pinned_model:
         listed = ", ".join(models[:20]) or "none (GET /models failed or is empty)"
-        raise RuntimeError_(f"the server offers no model {value!r}; its models: {listed}")
+        raise UserRequestError(f"the server offers no model {value!r}; its models: {listed}")
     conversation = runtime.ensure_conversation()
     runtime.store.conversations.set_pinned_model(
         conversation, None if value == AUTO_MODEL else value

@@ -20,6 +20,7 @@ from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
 from smith_tui.app.main_screen import MainScreen
+from smith_tui.errors import error_text
 from smith_tui.widgets.completion.candidates import Completer
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ class SmithApp(App[int]):
         try:
             runtime = self._opener()
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             self.call_from_thread(self._fail_start, message)
             return
         if self._pick is not None:
@@ -195,7 +196,7 @@ class SmithApp(App[int]):
                 self._pick(runtime)
             except Exception as exc:
                 runtime.store.close()
-                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                message = error_text(exc)
                 self.call_from_thread(self._fail_start, message)
                 return
         self.call_from_thread(self._opened, runtime)
@@ -459,7 +460,7 @@ class SmithApp(App[int]):
         try:
             await self.opened_runtime.submit(text)
         except Exception as exc:  # the runtime reports turn errors as events; this is the rest
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             self.notify(message, title="Could not run that", severity="error")
 
     def show_plan(self, presented: ev.PlanPresented) -> None:
@@ -485,7 +486,7 @@ class SmithApp(App[int]):
                     decision.plan, mode=decision.mode, fresh=decision.action == "fresh"
                 )
         except Exception as exc:  # turn errors are events; this is the rest (a busy runtime)
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             self.notify(message, title="Could not run the plan", severity="error")
 
     async def ask_permission(self, request: Any) -> Any:

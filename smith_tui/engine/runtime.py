@@ -41,7 +41,7 @@ from smith_tui.engine.compaction import (
     measured_context,
 )
 from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
-from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
+from smith_tui.engine.errors import AgentError, AgentFailure, UserRequestError, normalize
 from smith_tui.engine.hooks import TrustStore, default_trust_path
 from smith_tui.engine.hooks.session_hooks import SessionHooks
 from smith_tui.engine.messages import TranscriptMessage
@@ -77,9 +77,9 @@ __all__ = [
     "OVERRIDES_KEY",
     "ActiveTurn",
     "Runtime",
-    "RuntimeError_",
     "RuntimeOptions",
     "SessionState",
+    "UserRequestError",
 ]
 
 log = logging.getLogger(__name__)
@@ -427,7 +427,7 @@ class Runtime:
         """Switch the user-facing role for the rest of the session."""
         spec = resolve_role(name)
         if not spec.user_facing:
-            raise RuntimeError_(
+            raise UserRequestError(
                 f"{spec.name} ({spec.alias}) only runs as a dispatched sub-agent; "
                 "choose direct or orchestrator"
             )
@@ -484,7 +484,7 @@ class Runtime:
     def set_permission_mode(self, mode: str) -> str:
         """Switch the permission mode for the rest of the session (the next turn on)."""
         if mode not in PERMISSION_MODES:
-            raise RuntimeError_(
+            raise UserRequestError(
                 f"unknown permission mode {mode!r}; choose one of {', '.join(PERMISSION_MODES)}"
             )
         self._mode_override = mode
@@ -586,7 +586,7 @@ class Runtime:
 
     def _require_idle(self) -> None:
         if self.busy:
-            raise RuntimeError_("a turn is running; cancel it first (ctrl+c)")
+            raise UserRequestError("a turn is running; cancel it first (ctrl+c)")
 
     def new_conversation(self, title: str | None = None) -> str:
         """Start a fresh conversation and make it active (``/new``, ``/clear``)."""
@@ -683,7 +683,7 @@ class Runtime:
         the event loop); otherwise it is computed here.
         """
         if self.current_turn is not None:
-            raise RuntimeError_("a turn is already running; wait for it or cancel it (ctrl+c)")
+            raise UserRequestError("a turn is already running; wait for it or cancel it (ctrl+c)")
         if self.session.status != "running":
             self.start_session()
         conversation_id = self.ensure_conversation()
@@ -744,7 +744,7 @@ class Runtime:
         try:
             role_spec = resolve_role(role or self.active_role)
         except UnknownRoleError as exc:
-            raise RuntimeError_(str(exc)) from None
+            raise UserRequestError(str(exc)) from None
         # git discovery and the index file read stay off the event loop
         scope = await asyncio.to_thread(self.compute_scope)
         await self.refresh_setup(scope)
@@ -833,9 +833,9 @@ class Runtime:
         if found is not None:
             name = found.role.name
             if not found.task:
-                raise RuntimeError_(f"say what {name} should do after @{name}")
+                raise UserRequestError(f"say what {name} should do after @{name}")
             if not self.services.role.check_dispatch(role_spec.name, name):
-                raise RuntimeError_(f"the {role_spec.name} role may not dispatch to {name}")
+                raise UserRequestError(f"the {role_spec.name} role may not dispatch to {name}")
             return {
                 "target_role": name,
                 "task": found.task,
@@ -863,7 +863,7 @@ class Runtime:
         """
         self._require_idle()
         if self.conversation_id is None or not self.messages:
-            raise RuntimeError_("there is nothing to compact yet: the conversation is empty")
+            raise UserRequestError("there is nothing to compact yet: the conversation is empty")
         role_spec = resolve_role(self.active_role)
         scope = await asyncio.to_thread(self.compute_scope)
         config = self.config

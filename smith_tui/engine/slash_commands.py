@@ -43,6 +43,7 @@ from smith_tui.engine.setup_files import Origin, origins
 from smith_tui.engine.setup_listing import agents_listing, skills_listing
 from smith_tui.engine.usage_ledger import UsageTracker, format_cost, format_tokens
 from smith_tui.engine.user_setup import SetupCatalog
+from smith_tui.errors import SmithError, error_text
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
 from smith_tui.tools.checkpoint import Checkpoints
@@ -178,8 +179,10 @@ NOT_IN_EDITOR: dict[str, str] = {
 }
 
 
-class CommandError(Exception):
+class CommandError(SmithError):
     """A command used wrongly; the message says how to use it."""
+
+    code = "command"
 
 
 class CommandService:
@@ -287,7 +290,7 @@ class CommandService:
             arguments = _prompt_arguments(name, prompt, shlex.split(line)[1:])
             return await self.runtime.mcp.get_prompt(server, prompt.name, arguments)
         except (CommandError, ToolError, ValueError) as exc:
-            return self._out(name, getattr(exc, "message", None) or str(exc), ok=False)
+            return self._out(name, error_text(exc), ok=False)
 
     async def run(self, line: str) -> ev.CommandOutput:
         """Run ``line`` (starting with ``/``); always returns (and emits) a CommandOutput."""
@@ -304,9 +307,9 @@ class CommandService:
         try:
             text, data = await handler(args)
         except (CommandError, OverrideError, ConfigError) as exc:
-            return self._out(name, getattr(exc, "message", None) or str(exc), ok=False)
+            return self._out(name, exc.message, ok=False)
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             return self._out(name, message, ok=False)
         return self._out(name, text, data=data)
 

@@ -25,17 +25,16 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from smith_tui.cancel import CancelToken
+from smith_tui.errors import SmithError
 
 MutationState = Literal["none", "attempted", "unknown"]
 
 
-class ToolError(Exception):
+class ToolError(SmithError):
     """A clean failure the model should see as the tool result (no traceback)."""
 
     def __init__(self, message: str, *, code: str = "tool_error", data: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(message, code=code)
         self.data = data
 
 
