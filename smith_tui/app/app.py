@@ -67,7 +67,8 @@ def _stylesheet(name: str) -> Path:
 def screen_class(name: str) -> type[Screen[Any]]:
     """The screen class registered as ``name`` (its module is imported on first use)."""
     module_name, class_name = SCREENS[name]
-    return getattr(importlib.import_module(module_name), class_name)
+    screen: type[Screen[Any]] = getattr(importlib.import_module(module_name), class_name)
+    return screen
 
 
 #: Pickers built from a command's output: action → (module, function of runtime and data).
@@ -166,7 +167,7 @@ class SmithApp(App[int]):
         self.keymap = keymap_for(self.opened_runtime.config.model.services.ui.keys)
         self.set_keymap(self.keymap)
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[Any]:
         """The main screen."""
         return self.main_screen
 

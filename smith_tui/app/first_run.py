@@ -100,7 +100,7 @@ async def probe_server(app: Any, runtime: Runtime) -> str:
     return text
 
 
-class FirstRunScreen(Screen):
+class FirstRunScreen(Screen[None]):
     """Asks for the server URL (offering local servers that answer) and saves it.
 
     Once a server is configured (here or in the config screen) it gives way to the main

@@ -152,7 +152,7 @@ def make_panes(stream_refresh_s: float) -> dict[str, Widget]:
 SIDE_MIN_WIDTH = 100
 
 
-class MainScreen(Screen):
+class MainScreen(Screen[None]):
     """Where the conversation happens."""
 
     AUTO_FOCUS = "#prompt"

@@ -145,7 +145,7 @@ def compact_schema(model: type[BaseModel]) -> dict[str, Any]:
     ``additionalProperties`` are kept.
     """
     raw = model.model_json_schema()
-    schema = _inline(raw, raw.get("$defs", {}))
+    schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
     schema.pop("description", None)  # the model's docstring; the tool has its own description
     schema.setdefault("properties", {})
     return schema

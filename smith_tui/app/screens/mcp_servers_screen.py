@@ -129,7 +129,8 @@ class McpServersScreen(SmithModal):
         self.runtime = runtime
 
     def _stored(self) -> dict[str, Any]:
-        return thaw(self.runtime.config.effective.get(MCP_SERVERS) or {})
+        servers: dict[str, Any] = thaw(self.runtime.config.effective.get(MCP_SERVERS) or {})
+        return servers
 
     def compose(self) -> ComposeResult:
         """Help line, the JSON editor, the error line, footer."""
