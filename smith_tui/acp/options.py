@@ -83,9 +83,9 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
         ],
     )
     # The SDK's model (0.12) types the category as the spec's names only, though the spec
-    # leaves names starting with "_" free: set after validation, it is sent as it is.
-    option.category = ROLE_CATEGORY  # type: ignore[assignment]
-    return option
+    # leaves names starting with "_" free: set after validation (a copy's update is not
+    # validated), it is sent as it is.
+    return option.model_copy(update={"category": ROLE_CATEGORY})
 
 
 def mode_option(runtime: Any) -> SessionConfigOptionSelect:

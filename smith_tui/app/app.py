@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -341,11 +341,12 @@ class SmithApp(App[int]):
     def on_dispatch_tree_job_selected(self, message: Any) -> None:
         """A job chosen in the dispatch tree: open that sub-agent's own transcript."""
         from smith_tui.app.screens.child_transcript import ChildTranscriptScreen
+        from smith_tui.widgets.dispatch_tree import DispatchTree
 
         if self.runtime is None or self.screen is not self.main_screen:
             return
-        tree = self.main_screen.query_one("#dispatch")
-        self.push_screen(ChildTranscriptScreen(self.runtime, tree, message.job_id))  # type: ignore[arg-type]
+        tree = self.main_screen.query_one("#dispatch", DispatchTree)
+        self.push_screen(ChildTranscriptScreen(self.runtime, tree, message.job_id))
 
     def on_dispatch_tree_cancel_requested(self, message: Any) -> None:
         """Cancel the sub-agent selected in the dispatch tree (the parent turn goes on)."""
@@ -397,9 +398,11 @@ class SmithApp(App[int]):
 
         if self.screen is self.main_screen:
             prompt = self.main_screen.query_one(PromptInput)
-            work = external_editor.edit_text_area(self, prompt)
+            work: Coroutine[Any, Any, object] = external_editor.edit_text_area(self, prompt)
+        elif isinstance(self.screen, external_editor.EditsExternally):
+            work = self.screen.edit_externally()
         else:
-            work = self.screen.edit_externally()  # type: ignore[attr-defined]
+            return
         self.run_worker(work, group="editor", exclusive=True, exit_on_error=False)
 
     def action_start_command(self, name: str) -> None:
@@ -608,7 +611,9 @@ class SmithApp(App[int]):
         if action in ("toggle_side", "toggle_tool_results", "focus_dispatch"):
             return self.screen is self.main_screen
         if action == "external_editor":  # a screen offers it with an edit_externally()
-            return self.screen is self.main_screen or hasattr(self.screen, "edit_externally")
+            from smith_tui.app.external_editor import EditsExternally
+
+            return self.screen is self.main_screen or isinstance(self.screen, EditsExternally)
         if action == "open_history":  # in vim's normal mode ctrl+r is the prompt's redo
             return not getattr(self.focused, "vim_normal", False)
         return True
@@ -708,7 +713,11 @@ def run_app(
     import sys
 
     def open_runtime() -> Runtime:
-        return runtime if runtime is not None else opener()  # type: ignore[misc]
+        if runtime is not None:
+            return runtime
+        assert opener is not None, "run_app needs a runtime or an opener"
+        opened: Runtime = opener()
+        return opened
 
     def pick(opened: Runtime) -> None:
         _pick_conversation(opened, resume, continue_)

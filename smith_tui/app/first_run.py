@@ -198,13 +198,13 @@ class FirstRunScreen(Screen[None]):
         event.stop()
         self.save(event.value.strip())
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
         """Act on a button."""
         event.stop()
         if event.button.id == "save":
             self.save(self.query_one("#first-run-url", Input).value.strip())
         elif event.button.id == "configure":
-            self.app.action_open_config()  # type: ignore[attr-defined]
+            await self.app.run_action("open_config")
         else:
             self.app.exit(0)
 
