@@ -225,8 +225,7 @@ def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
         try:
             return Runtime.open(_options(args, headless=headless))
         except (ConfigError, StoreError) as exc:
-            message = exc.message if hasattr(exc, "message") else str(exc)
-            sys.stderr.write(f"smith: {visible(message)}\n")
+            sys.stderr.write(f"smith: {visible(exc.message)}\n")
             return None
     finally:
         gc.freeze()
