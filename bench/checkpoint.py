@@ -26,7 +26,7 @@ from pathlib import Path
 
 from figures import Figure, emit
 
-from smith_tui.tools.checkpoint import Checkpoints
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
 
 
 def build_repository(root: Path, files: int) -> None:

@@ -25,8 +25,8 @@ from pathlib import Path
 from figures import Figure, emit
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.code.grep import Args, handler
-from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg
+from smith_tui.tools.builtin.code.grep import Args, handler
+from smith_tui.tools.builtin.code.rg import COMMON_FLAGS, find_rg
 from smith_tui.tools.spec import ToolContext
 
 DEFAULT_PATTERNS = [

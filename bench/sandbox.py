@@ -35,7 +35,7 @@ from figures import Figure, emit, load_average
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools import sandbox as sandbox_module
-from smith_tui.tools.bash import TOOL
+from smith_tui.tools.builtin.bash import TOOL
 from smith_tui.tools.sandbox import (
     bwrap_argv,
     git_paths,

@@ -366,7 +366,7 @@ def _acp(args: argparse.Namespace) -> int:
 
 def _read_plan_file(args: argparse.Namespace) -> Any:
     """``--plan-file``: the plan it holds, or ``None`` after saying what is wrong."""
-    from smith_tui.tools.plan import MAX_PLAN_TEXT, PlanError, parse_plan
+    from smith_tui.tools.builtin.plan import MAX_PLAN_TEXT, PlanError, parse_plan
 
     if args.prompt is None or args.prompt.strip():
         sys.stderr.write(

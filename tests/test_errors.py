@@ -16,7 +16,7 @@ from smith_tui.engine.slash_commands import CommandError
 from smith_tui.errors import SmithError, error_text
 from smith_tui.llm.errors import LLMError
 from smith_tui.store.errors import StoreError
-from smith_tui.tools.checkpoint import CheckpointError
+from smith_tui.tools.checkpoints.shadow_repo import CheckpointError
 from smith_tui.tools.spec import ToolError
 from smith_tui.tools.worktrees import WorktreeError
 

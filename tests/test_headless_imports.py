@@ -29,9 +29,9 @@ NOT_ON_THE_HEADLESS_PATH = (
 
 LOADED_WHEN_USED = (
     # The symbol extractors' patterns (~10 ms), when a code tool first scans a file:
-    "smith_tui.tools.code.symbols_python",
-    "smith_tui.tools.code.symbols_lua",
-    "smith_tui.tools.code.symbols_braces",
+    "smith_tui.tools.builtin.code.symbols_python",
+    "smith_tui.tools.builtin.code.symbols_lua",
+    "smith_tui.tools.builtin.code.symbols_braces",
 )
 """Modules of ours a plain headless turn does not need (imported where they are used)."""
 

@@ -22,7 +22,7 @@ from acp import (
 
 from smith_tui.acp import dispatch_card, updates
 from smith_tui.engine.active_conversation import NOTICES_KEY
-from smith_tui.tools.todo import validate_items
+from smith_tui.tools.builtin.todo import validate_items
 
 SUMMARY_CHARS = 120
 """A step's summary: the first line of its result, at most this long (as live)."""

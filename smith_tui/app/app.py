@@ -470,7 +470,7 @@ class SmithApp(App[int]):
     def show_plan(self, presented: ev.PlanPresented) -> None:
         """Show a presented plan for approval; run what the user decides in a worker."""
         from smith_tui.app.screens.plan_screen import PlanScreen
-        from smith_tui.tools.plan import Plan
+        from smith_tui.tools.builtin.plan import Plan
 
         plan = Plan.model_validate(presented.plan)
         self.push_screen(PlanScreen(plan), self._plan_decided)

@@ -50,7 +50,7 @@ def main(argv: Sequence[str]) -> int:
         return _fail(f"--limit must be between 1 and 500, got {args.limit}")
     from smith_tui.store import Store, StoreError, default_db_path
     from smith_tui.store.project_identity import discover_project
-    from smith_tui.tools.history_search import render_hits, search_history
+    from smith_tui.tools.builtin.history_search import render_hits, search_history
 
     path = Path(args.db) if args.db else default_db_path()
     if not path.exists():

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from smith_tui.store.git_includes import work_tree_of
-from smith_tui.tools.checkpoint import Checkpoints
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
 from smith_tui.tools.files import project_root
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 from smith_tui.tools.worktrees import WorkerTree, WorkerTrees

@@ -15,7 +15,7 @@ from smith_tui.engine.errors import UserRequestError
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.persistence import Persistence, message_dict
 from smith_tui.store import Store, codec
-from smith_tui.tools import todo as todo_tool
+from smith_tui.tools.builtin import todo as todo_tool
 
 log = logging.getLogger(__name__)
 

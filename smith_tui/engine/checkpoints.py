@@ -20,7 +20,7 @@ from smith_tui.config import EffectiveConfig, SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
-from smith_tui.tools.checkpoint import (
+from smith_tui.tools.checkpoints.shadow_repo import (
     Change,
     Checkpoint,
     CheckpointError,

@@ -41,7 +41,7 @@ from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings, message_chars
 from smith_tui.errors import SmithError
 from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers, WireMessage
-from smith_tui.tools.todo import load_todo, render_todo
+from smith_tui.tools.builtin.todo import load_todo, render_todo
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 from smith_tui.engine.checkpoints import truncate_conversation
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Store
-from smith_tui.tools.checkpoint import Checkpoints, RestoreResult
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints, RestoreResult
 
 FORKED_FROM = "forked_from"
 """Conversation metadata: ``{"conversation": id, "turn": turn id or None}``."""

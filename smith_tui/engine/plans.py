@@ -1,7 +1,7 @@
 """Plan → approve → run (README "Plan mode").
 
 In ``plan`` permission mode a top-level turn is offered ``present_plan``
-(:mod:`smith_tui.tools.plan`) and told to research and end with it. When it does, the
+(:mod:`smith_tui.tools.builtin.plan`) and told to research and end with it. When it does, the
 :class:`Planner` stores the plan as the conversation note ``plan`` and emits
 :class:`~smith_tui.engine.events.PlanPresented`; the front end shows it (the app's plan
 screen, ``smith -p`` prints it). Then:
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import MAX_ATTACHMENTS
 from smith_tui.engine.errors import UserRequestError
-from smith_tui.tools import todo as todo_tool
-from smith_tui.tools.plan import PLAN_NOTE_ID, Plan, render_plan
-from smith_tui.tools.plan import TOOL as PRESENT_PLAN_TOOL
+from smith_tui.tools.builtin import todo as todo_tool
+from smith_tui.tools.builtin.plan import PLAN_NOTE_ID, Plan, render_plan
+from smith_tui.tools.builtin.plan import TOOL as PRESENT_PLAN_TOOL
 
 if TYPE_CHECKING:
     from smith_tui.engine.scope import TurnScope

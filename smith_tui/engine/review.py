@@ -1,6 +1,6 @@
 """A per-hunk review's reverts, told to the model at its next turn.
 
-The turn diff screen reverts hunks through :mod:`smith_tui.tools.checkpoint_review`;
+The turn diff screen reverts hunks through :mod:`smith_tui.tools.checkpoints.hunk_review`;
 :func:`apply` does that off the event loop and keeps what the model must hear as a
 conversation note, which :func:`take_note` hands (once) to the next turn's prompt, so the
 model does not silently make the reverted change again.
@@ -14,14 +14,14 @@ from typing import Any
 
 from smith_tui.engine.checkpoints import CheckpointHost, TurnLabels, runtime_checkpoints
 from smith_tui.store import Store
-from smith_tui.tools.checkpoint import CheckpointError
-from smith_tui.tools.checkpoint_review import (
+from smith_tui.tools.checkpoints.hunk_review import (
     ReviewFile,
     ReviewResult,
     apply_review,
     review_files,
     review_note,
 )
+from smith_tui.tools.checkpoints.shadow_repo import CheckpointError
 
 PENDING_NOTE = "review:pending"
 """The conversation note holding what the next turn's prompt must tell the model."""

@@ -66,7 +66,7 @@ from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.engine.window import WindowSettings
 from smith_tui.engine.worker_trees import close_worker_trees, open_worker_trees
 from smith_tui.store import Store, discover_project
-from smith_tui.tools.skill import TOOL as SKILL_TOOL
+from smith_tui.tools.builtin.skill import TOOL as SKILL_TOOL
 from smith_tui.tools.spec import ToolError
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ wins and the other is reported).
 
 Disclosure is progressive: only each skill's name and description go into the system
 prompt (:func:`skills_block`); the model loads a body, and then the files beside it,
-through the ``skill`` tool (tools/skill.py) when it decides a skill fits.
+through the ``skill`` tool (tools/builtin/skill.py) when it decides a skill fits.
 """
 
 from __future__ import annotations

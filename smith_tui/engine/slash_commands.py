@@ -46,8 +46,8 @@ from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.errors import SmithError, error_text
 from smith_tui.store import Store
 from smith_tui.terminal_text import visible
-from smith_tui.tools.checkpoint import Checkpoints
-from smith_tui.tools.code.render import plural
+from smith_tui.tools.builtin.code.render import plural
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
 from smith_tui.tools.spec import ToolError
 
 if TYPE_CHECKING:

@@ -64,8 +64,8 @@ from smith_tui.llm import (
     build_tool_result_message,
 )
 from smith_tui.llm.nesting import load_json
+from smith_tui.tools.builtin.memory import save_scratchpad
 from smith_tui.tools.executor import execute_tool_call
-from smith_tui.tools.memory import save_scratchpad
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolResult
 

@@ -12,7 +12,7 @@ import pytest
 
 from smith_tui.app.screens.plan_screen import RUN_MODES, PlanDecision, PlanScreen
 from smith_tui.engine.plans import PLANNED_IN_KEY
-from smith_tui.tools.plan import parse_plan
+from smith_tui.tools.builtin.plan import parse_plan
 from tests.app.app_harness import (
     isolated_runtime,
     make_app,

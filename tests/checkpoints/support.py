@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from smith_tui.tools.checkpoint import Checkpoints
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
 
 AUTHOR_ENV = {
     "GIT_AUTHOR_NAME": "Ada",

@@ -85,8 +85,8 @@ async def test_reverting_one_hunk_from_the_diff_screen(
 
 
 def _files() -> list[Any]:
-    from smith_tui.tools.checkpoint_review import ReviewFile
-    from smith_tui.tools.hunks import hunks, split_lines
+    from smith_tui.tools.checkpoints.hunk_review import ReviewFile
+    from smith_tui.tools.checkpoints.hunks import hunks, split_lines
 
     old, new = tuple(split_lines(OLD.encode())), tuple(split_lines(NEW.encode()))
     return [

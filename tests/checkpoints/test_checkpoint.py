@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from smith_tui.tools.checkpoint import Change, Checkpoints, CheckpointTooBig
+from smith_tui.tools.checkpoints.shadow_repo import Change, Checkpoints, CheckpointTooBig
 from tests.checkpoints.support import checkpoints_for, git, hash_git_dir, make_repo, tree_of
 
 

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from smith_tui.tools.checkpoint import Checkpoint, CheckpointError, Checkpoints
-from smith_tui.tools.checkpoint_review import WHOLE_FILE, apply_review, review_files, review_note
+from smith_tui.tools.checkpoints.hunk_review import (
+    WHOLE_FILE,
+    apply_review,
+    review_files,
+    review_note,
+)
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoint, CheckpointError, Checkpoints
 from tests.checkpoints.support import checkpoints_for, hash_git_dir, make_repo
 
 OLD = "".join(f"line {n}\r\n" for n in range(1, 31))

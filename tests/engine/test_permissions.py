@@ -193,7 +193,7 @@ async def test_edit_preview_is_a_diff_of_the_lines(
     repo = tmp_path / "repo"
     (repo / "a.txt").write_text("one\ntwo\nthree\n")
     from smith_tui.engine.permission_gate import preview
-    from smith_tui.tools.edit import Args
+    from smith_tui.tools.builtin.edit import Args
     from smith_tui.tools.spec import ToolContext
 
     args = Args.model_validate(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,35 +17,24 @@ from tests.support.runtime import open_runtime
 SERVER = Path(__file__).with_name("http_server.py")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
     """The URL of the server, listening once this returns (stopped after the test)."""
-    port = _free_port()
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen(16)
+    port = listening.getsockname()[1]
     log = (tmp_path / "http_server.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port)], stdout=log, stderr=subprocess.STDOUT
+        [sys.executable, str(SERVER), str(listening.fileno())],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        pass_fds=(listening.fileno(),),
     )
+    listening.close()  # the server holds the port now
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                pytest.fail(
-                    f"the MCP HTTP server exited: {(tmp_path / 'http_server.log').read_text()}"
-                )
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("the MCP HTTP server did not listen within 30 s")
-                time.sleep(0.05)
+        # The port listens from the bind above: requests wait in its backlog until the
+        # server starts accepting, so there is nothing to poll for.
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

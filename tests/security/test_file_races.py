@@ -26,8 +26,9 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools import beneath, edit, read, write
-from smith_tui.tools.checkpoint import CheckpointError, Checkpoints
+from smith_tui.tools import beneath
+from smith_tui.tools.builtin import edit, read, write
+from smith_tui.tools.checkpoints.shadow_repo import CheckpointError, Checkpoints
 from smith_tui.tools.spec import ToolContext, ToolError
 
 SECTION = "files"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.plan import parse_plan
+from smith_tui.tools.builtin.plan import parse_plan
 from tests.dispatch.support import dispatch, report
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import open_runtime
@@ -151,7 +151,7 @@ async def test_the_plan_screen_shows_a_hostile_plan_as_text() -> None:
 
 @pytest.mark.control(TERMINAL, "the plan as the model sent it holds the raw escapes")
 def test_the_plan_as_sent_holds_the_raw_escapes() -> None:
-    from smith_tui.tools.plan import render_plan
+    from smith_tui.tools.builtin.plan import render_plan
 
     raw = render_plan(parse_plan(json.dumps(HOSTILE)))
     assert "\x1b]0;owned\x07" in raw and "\x9b6n" in raw and "\x1b[8m" in raw

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.bash import TOOL
+from smith_tui.tools.builtin.bash import TOOL
 from smith_tui.tools.sandbox import bwrap_argv, sandbox_settings
 from smith_tui.tools.spec import ToolOutput
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call

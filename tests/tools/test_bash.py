@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.bash import TOOL
+from smith_tui.tools.builtin.bash import TOOL
 from smith_tui.tools.command_runner import COMMANDS_SERVICE, CommandExit, CommandOutput
 from smith_tui.tools.spec import ToolContext, ToolError
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools import beneath, read, write
+from smith_tui.tools import beneath
+from smith_tui.tools.builtin import read, write
 from smith_tui.tools.files import ToolPath, atomic_write
 from smith_tui.tools.spec import ToolContext, ToolError
 

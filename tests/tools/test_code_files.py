@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.file_search import TOOL, rank_files
-from smith_tui.tools.code.fuzzy import score_path
+from smith_tui.tools.builtin.code.file_search import TOOL, rank_files
+from smith_tui.tools.builtin.code.fuzzy import score_path
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import Cancelled
-from smith_tui.tools.code import grep as grep_module
-from smith_tui.tools.code.grep import FILE_MATCH_CAP, MATCH_CAP, TOOL, search
+from smith_tui.tools.builtin.code import grep as grep_module
+from smith_tui.tools.builtin.code.grep import FILE_MATCH_CAP, MATCH_CAP, TOOL, search
 from smith_tui.tools.process import RunningProcess
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.tools import project_context

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.map import TOOL
+from smith_tui.tools.builtin.code.map import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
 from tests.support.tools import write_file as write

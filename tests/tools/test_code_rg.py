@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from smith_tui.cancel import Cancelled, CancelToken
-from smith_tui.tools.code.rg import find_rg, list_files
+from smith_tui.tools.builtin.code.rg import find_rg, list_files
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolError
 

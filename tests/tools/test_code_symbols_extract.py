@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from smith_tui.tools.code.symbols import extract_symbols, language_for, symbols_of_file
+from smith_tui.tools.builtin.code.symbols import extract_symbols, language_for, symbols_of_file
 
 
 def rows(text: str, language: str) -> list[tuple[int, str, str, int]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.code.symbols_tool import TOOL, match_tier, split_query
+from smith_tui.tools.builtin.code.symbols_tool import TOOL, match_tier, split_query
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
 

@@ -7,10 +7,10 @@ import hashlib
 from pathlib import Path
 
 from smith_tui.cancel import CancelToken
+from smith_tui.tools.builtin.edit import TOOL as EDIT
+from smith_tui.tools.builtin.write import TOOL as WRITE
 from smith_tui.tools.diffs import MAX_DIFF_LINES
-from smith_tui.tools.edit import TOOL as EDIT
 from smith_tui.tools.spec import ToolContext
-from smith_tui.tools.write import TOOL as WRITE
 
 
 def make_ctx(project: Path, cwd: Path | None = None) -> ToolContext:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from smith_tui.tools.git import TOOL
+from smith_tui.tools.builtin.git import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
 from tests.support.tools import project_context
 from tests.tools.test_git import commit_all, git

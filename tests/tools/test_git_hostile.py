@@ -36,8 +36,8 @@ from typing import Any
 import pytest
 
 from smith_tui.store import discover_project
-from smith_tui.tools import git as git_tool
-from smith_tui.tools.git import TOOL, build_command
+from smith_tui.tools.builtin import git as git_tool
+from smith_tui.tools.builtin.git import TOOL, build_command
 from smith_tui.tools.spec import ToolError
 from tests.tools.test_git import commit_all, git, make_repo
 from tests.tools.test_git_attacks import ctx_for, plain_git

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from smith_tui.store import Store
 from smith_tui.store.project_identity import discover_project
-from smith_tui.tools.history_search import MAX_LIMIT
+from smith_tui.tools.builtin.history_search import MAX_LIMIT
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo, open_runtime
 from tests.support.smith_cli import run_smith, smith_env

@@ -11,8 +11,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.executor import execute_tool_call
-from smith_tui.tools.memory import (
+from smith_tui.tools.builtin.memory import (
     MAX_KEY_CHARS,
     MAX_VALUE_CHARS,
     RECALL_TOOL,
@@ -20,9 +19,10 @@ from smith_tui.tools.memory import (
     TOOLS,
     save_scratchpad,
 )
+from smith_tui.tools.builtin.todo import save_todo
+from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.todo import save_todo
 
 record_handler = RECORD_TOOL.run  # validates like the executor, then runs the handler
 recall_handler = RECALL_TOOL.run

@@ -10,7 +10,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.note import MAX_NOTE_CHARS, TOOL
+from smith_tui.tools.builtin.note import MAX_NOTE_CHARS, TOOL
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 
 handler = TOOL.run  # validates like the executor, then runs the handler

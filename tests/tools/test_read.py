@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools.read import TOOL
+from smith_tui.tools.builtin.read import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
 
 handler = TOOL.run  # validates like the executor, then runs the handler

@@ -22,7 +22,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.engine import events as ev
-from smith_tui.tools.bash import TOOL
+from smith_tui.tools.builtin.bash import TOOL
 from smith_tui.tools.sandbox import failure_note, probe_bwrap, sandbox_settings, scratch_folder
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.runtime import open_runtime
@@ -269,7 +269,7 @@ async def test_cancel_kills_the_sandboxed_process_tree(project: Path) -> None:
 async def test_the_wait_for_a_sandbox_to_end_sees_its_end(
     monkeypatch: pytest.MonkeyPatch, pidfds: bool
 ) -> None:
-    from smith_tui.tools.bash import _ended
+    from smith_tui.tools.builtin.bash import _ended
     from smith_tui.tools.sandbox import NamespaceInit
 
     if not pidfds:

@@ -11,10 +11,10 @@ import pytest
 from smith_tui.cancel import CancelToken
 from smith_tui.config import LoadOptions, load_effective_config
 from smith_tui.config.secrets import StreamRedactor, redact, secret_values
-from smith_tui.tools import bash, web_search
-from smith_tui.tools.code.rg import rg_env
+from smith_tui.tools.builtin import bash, web_search
+from smith_tui.tools.builtin.code.rg import rg_env
+from smith_tui.tools.builtin.git import git_env
 from smith_tui.tools.executor import execute_tool_call
-from smith_tui.tools.git import git_env
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolResult

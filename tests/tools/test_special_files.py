@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import Cancelled, CancelToken
-from smith_tui.tools import edit, read, write
-from smith_tui.tools.code.symbols import read_source
+from smith_tui.tools.builtin import edit, read, write
+from smith_tui.tools.builtin.code.symbols import read_source
 from smith_tui.tools.files import open_regular_file, read_capped
 from smith_tui.tools.spec import ToolContext, ToolError
 
@@ -195,7 +195,7 @@ def test_dev_stdin_on_an_open_pipe_is_refused_even_with_every_folder_allowed(
         "import asyncio, sys\n"
         "from pathlib import Path\n"
         "from smith_tui.cancel import CancelToken\n"
-        "from smith_tui.tools.read import TOOL\n"
+        "from smith_tui.tools.builtin.read import TOOL\n"
         "from smith_tui.tools.spec import ToolContext, ToolError\n"
         "root = Path(sys.argv[1])\n"
         "ctx = ToolContext(role='worker', turn_id='t', cwd=root, cancel=CancelToken.new_root(),\n"

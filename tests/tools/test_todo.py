@@ -11,8 +11,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
-from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.todo import (
+from smith_tui.tools.builtin.todo import (
     MAX_CONTENT_CHARS,
     MAX_ITEMS,
     TODO_NOTE_ID,
@@ -21,6 +20,7 @@ from smith_tui.tools.todo import (
     load_todo,
     render_todo,
 )
+from smith_tui.tools.spec import ToolContext, ToolError
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
-from smith_tui.tools import web_fetch
+from smith_tui.tools.builtin import web_fetch
+from smith_tui.tools.builtin.web_fetch import TOOL, address_problem, html_to_markdown
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.web_fetch import TOOL, address_problem, html_to_markdown
 
 Reply = tuple[int, dict[str, str], bytes]
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.tools.builtin.web_search import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.web_search import TOOL
 from tests.tools.test_web_fetch import LocalServer, Recorded, Reply
 
 KEY_ENV = "SMITH_TEST_LINKUP_KEY"

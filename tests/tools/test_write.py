@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.tools.builtin.write import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
-from smith_tui.tools.write import TOOL
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 

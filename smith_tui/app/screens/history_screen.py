@@ -30,7 +30,7 @@ from smith_tui.engine.persistence import message_dict
 from smith_tui.errors import error_text
 from smith_tui.store import Conversation
 from smith_tui.terminal_text import visible
-from smith_tui.tools.history_search import HistoryHit, search_history
+from smith_tui.tools.builtin.history_search import HistoryHit, search_history
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime

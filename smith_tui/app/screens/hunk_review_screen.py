@@ -22,7 +22,7 @@ from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import review
 from smith_tui.errors import error_text
 from smith_tui.terminal_text import visible
-from smith_tui.tools.checkpoint_review import WHOLE_FILE, ReviewFile
+from smith_tui.tools.checkpoints.hunk_review import WHOLE_FILE, ReviewFile
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime

@@ -28,7 +28,7 @@ from textual.widgets import Input, Static
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.config.permission_settings import PERMISSION_MODES
 from smith_tui.terminal_text import visible
-from smith_tui.tools.plan import Plan, PlanError, parse_plan, render_plan
+from smith_tui.tools.builtin.plan import Plan, PlanError, parse_plan, render_plan
 
 RUN_MODES: tuple[str, ...] = (
     "auto-edit",

@@ -17,8 +17,8 @@ from pydantic import Field
 
 from smith_tui.store import Store
 from smith_tui.tools.args import max_output_chars
-from smith_tui.tools.code.render import fit_blocks, plural
-from smith_tui.tools.memory import require_project, require_store, store_errors
+from smith_tui.tools.builtin.code.render import fit_blocks, plural
+from smith_tui.tools.builtin.memory import require_project, require_store, store_errors
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 NAME = "history_search"

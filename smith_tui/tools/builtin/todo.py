@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from smith_tui.llm.nesting import NestingTooDeep, load_json
 from smith_tui.store import Store
-from smith_tui.tools.memory import require_conversation, require_store, store_errors
+from smith_tui.tools.builtin.memory import require_conversation, require_store, store_errors
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 TODO_NOTE_ID = "todo"

@@ -1,6 +1,6 @@
 """Per-hunk review of one turn's changes: keep or revert each hunk, or each whole file.
 
-Everything goes through the checkpoint store (:class:`~smith_tui.tools.checkpoint.Checkpoints`):
+Everything goes through the checkpoint store (:class:`~smith_tui.tools.checkpoints.shadow_repo.Checkpoints`):
 the old text comes from the turn's checkpoint, the new text is the file as the turn left
 it, and the reverted files are written beneath the project as a restore writes them,
 recorded as a ``restore`` checkpoint so ``/undo`` takes a review back. The user's own
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from smith_tui.tools.checkpoint import Checkpoint, CheckpointError, Checkpoints
-from smith_tui.tools.hunks import Hunk, hunk_text, hunks, revert, split_lines
+from smith_tui.tools.checkpoints.hunks import Hunk, hunk_text, hunks, revert, split_lines
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoint, CheckpointError, Checkpoints
 
 MAX_REVIEW_BYTES = 2 * 1024 * 1024
 """Larger files are reviewed whole (revert the file or keep it), not hunk by hunk."""

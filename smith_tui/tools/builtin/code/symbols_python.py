@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from smith_tui.tools.code.symbol import Symbol, signature_of
+from smith_tui.tools.builtin.code.symbol import Symbol, signature_of
 
 _DEF = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)\s*[(\[]")
 _CLASS = re.compile(r"class\s+([A-Za-z_]\w*)\s*[(:\[]")

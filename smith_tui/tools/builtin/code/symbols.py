@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import PurePath
 
-from smith_tui.tools.code.symbol import KINDS, Symbol, signature_of
+from smith_tui.tools.builtin.code.symbol import KINDS, Symbol, signature_of
 from smith_tui.tools.files import open_regular_file, read_capped
 
 LANGUAGE_BY_SUFFIX: dict[str, str] = {
@@ -64,7 +64,7 @@ def language_for(path: str | PurePath) -> str | None:
 Extractor = Callable[[list[str]], list[Symbol]]
 
 
-#: language → (module of ``smith_tui.tools.code``, function): imported when a file of that
+#: language → (module of ``smith_tui.tools.builtin.code``, function): imported when a file of that
 #: language is first scanned, not with the tool's schema (every run loads that; the
 #: extractors' patterns cost ~10 ms to import).
 _EXTRACTORS: dict[str, tuple[str, str]] = {
@@ -83,7 +83,7 @@ def extract_symbols(text: str, language: str) -> list[Symbol]:
     where = _EXTRACTORS.get(language)
     if where is None:
         raise ValueError(f"no symbol extractor for {language!r}")
-    module = importlib.import_module(f"smith_tui.tools.code.{where[0]}")
+    module = importlib.import_module(f"smith_tui.tools.builtin.code.{where[0]}")
     extractor: Extractor = getattr(module, where[1])
     return extractor(text.splitlines())
 

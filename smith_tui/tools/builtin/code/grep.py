@@ -27,8 +27,8 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from smith_tui.tools.args import Flag, Name, NotBool, max_chars
-from smith_tui.tools.code.render import clip_line, fit_blocks, plural
-from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
+from smith_tui.tools.builtin.code.render import clip_line, fit_blocks, plural
+from smith_tui.tools.builtin.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.files import project_root, resolve_in_project
 from smith_tui.tools.process import spawn
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec

@@ -8,9 +8,9 @@ from typing import Annotated
 from pydantic import Field
 
 from smith_tui.tools.args import Name, NotBool, max_chars
-from smith_tui.tools.code.fuzzy import prefilter, score_path
-from smith_tui.tools.code.render import fit_blocks
-from smith_tui.tools.code.rg import list_files
+from smith_tui.tools.builtin.code.fuzzy import prefilter, score_path
+from smith_tui.tools.builtin.code.render import fit_blocks
+from smith_tui.tools.builtin.code.rg import list_files
 from smith_tui.tools.files import project_root
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec
 

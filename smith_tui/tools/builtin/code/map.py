@@ -14,9 +14,9 @@ from typing import Annotated
 from pydantic import Field
 
 from smith_tui.tools.args import Name, NotBool, max_chars
-from smith_tui.tools.code.render import fit_blocks, plural
-from smith_tui.tools.code.rg import list_files
-from smith_tui.tools.code.symbols import Symbol, language_for, symbols_of_file
+from smith_tui.tools.builtin.code.render import fit_blocks, plural
+from smith_tui.tools.builtin.code.rg import list_files
+from smith_tui.tools.builtin.code.symbols import Symbol, language_for, symbols_of_file
 from smith_tui.tools.files import project_root, resolve_in_project
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolOutput, ToolSpec
 

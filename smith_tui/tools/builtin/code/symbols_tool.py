@@ -15,10 +15,10 @@ from typing import Annotated
 from pydantic import Field
 
 from smith_tui.tools.args import Name, NotBool, max_chars
-from smith_tui.tools.code.render import fit_blocks
-from smith_tui.tools.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
-from smith_tui.tools.code.symbol import SymbolKind
-from smith_tui.tools.code.symbols import LANGUAGE_BY_SUFFIX, Symbol, symbols_of_file
+from smith_tui.tools.builtin.code.render import fit_blocks
+from smith_tui.tools.builtin.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
+from smith_tui.tools.builtin.code.symbol import SymbolKind
+from smith_tui.tools.builtin.code.symbols import LANGUAGE_BY_SUFFIX, Symbol, symbols_of_file
 from smith_tui.tools.files import project_root
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec

@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import Field
 
 from smith_tui.tools.args import Name, max_chars
-from smith_tui.tools.code.render import fit_blocks, plural
-from smith_tui.tools.code.symbols import (
+from smith_tui.tools.builtin.code.render import fit_blocks, plural
+from smith_tui.tools.builtin.code.symbols import (
     LANGUAGE_BY_SUFFIX,
     MAX_FILE_BYTES,
     Symbol,

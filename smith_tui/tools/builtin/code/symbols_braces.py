@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from smith_tui.tools.code.symbol import Symbol, signature_of
+from smith_tui.tools.builtin.code.symbol import Symbol, signature_of
 
 # ---------------------------------------------------------------- scanning
 

@@ -12,18 +12,18 @@ from typing import Any
 from smith_tui.tools.spec import ToolSpec
 
 _MODULES = (
-    "smith_tui.tools.bash",
-    "smith_tui.tools.read",
-    "smith_tui.tools.edit",
-    "smith_tui.tools.write",
-    "smith_tui.tools.web_search",
-    "smith_tui.tools.web_fetch",
-    "smith_tui.tools.git",
-    "smith_tui.tools.code",
-    "smith_tui.tools.memory",
-    "smith_tui.tools.note",
-    "smith_tui.tools.todo",
-    "smith_tui.tools.history_search",
+    "smith_tui.tools.builtin.bash",
+    "smith_tui.tools.builtin.read",
+    "smith_tui.tools.builtin.edit",
+    "smith_tui.tools.builtin.write",
+    "smith_tui.tools.builtin.web_search",
+    "smith_tui.tools.builtin.web_fetch",
+    "smith_tui.tools.builtin.git",
+    "smith_tui.tools.builtin.code",
+    "smith_tui.tools.builtin.memory",
+    "smith_tui.tools.builtin.note",
+    "smith_tui.tools.builtin.todo",
+    "smith_tui.tools.builtin.history_search",
 )
 
 

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from smith_tui.store import Store
 from smith_tui.store.search import to_match_expression
 from smith_tui.tools.args import NotBool, max_output_chars
-from smith_tui.tools.memory import (
+from smith_tui.tools.builtin.memory import (
     Key,
     KeyPrefix,
     describe_size,

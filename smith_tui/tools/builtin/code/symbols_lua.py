@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from smith_tui.tools.code.symbol import Symbol, signature_of
+from smith_tui.tools.builtin.code.symbol import Symbol, signature_of
 
 _NAME = r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*)?"
 _FUNCTION = re.compile(rf"(local\s+)?function\s+({_NAME})\s*\(")
