@@ -169,4 +169,4 @@ def test_a_renamed_name_fails() -> None:
     assert "no_such_method" not in _members(_defined()["TurnLoop"][0])
     assert "NoSuchClass" not in _defined()
     assert not _exists("engine/no_such_module.py")
-    assert _exists("engine/turn.py") and _exists("data/prompts/*.md")
+    assert _exists("engine/turn/loop.py") and _exists("data/prompts/*.md")

@@ -21,7 +21,7 @@ TIMEOUT_S = 30.0
 
 
 class EditorFiles:
-    """A :class:`smith_tui.tools.files.FileBackend` over the client's ``fs/*`` methods."""
+    """A :class:`smith_tui.tools.ports.FileBackend` over the client's ``fs/*`` methods."""
 
     def __init__(
         self,

@@ -25,6 +25,7 @@ from pydantic import (
 from smith_tui.dispatch.job import CHILD_ROLES, DispatchJob, build_job
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.engine.roles import UnknownRoleError, child_role_names, report_shape, resolve_role
+from smith_tui.engine.turn import Turn
 from smith_tui.tools.args import Flag, Text
 from smith_tui.tools.spec import (
     MutationState,
@@ -164,7 +165,7 @@ class DispatchService:
             parent_turn_id=ctx.turn_id,
             parent_cancel=ctx.cancel,
             check_dispatch=self.check_dispatch,
-            parent_control=ctx.services.get("turn_control") if ctx.services else None,
+            parent_control=ctx.turn.control if isinstance(ctx.turn, Turn) else None,
         )
         outcome = await self.run_child(job, ctx)
         result = dispatch_result(job, outcome)

@@ -22,11 +22,10 @@ from typing import Any, Protocol
 from smith_tui.dispatch.job import DispatchJob, child_prompt
 from smith_tui.dispatch.result import ChildOutcome, dispatch_result
 from smith_tui.engine import events as ev
-from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnPlan
 from smith_tui.engine.errors import normalize
 from smith_tui.engine.roles import report_shape, resolve_role
 from smith_tui.engine.scope import TurnScope
-from smith_tui.engine.turn import TurnResult
+from smith_tui.engine.turn import Turn, TurnDriver, TurnResult, TurnServices
 from smith_tui.engine.turn_control import wait_running
 from smith_tui.tools.spec import ToolContext, ToolError
 from smith_tui.tools.worktrees import WorkerTree, WorkerTrees, WorktreeError, describe
@@ -59,8 +58,10 @@ def child_session_id(job: DispatchJob) -> str:
 class ChildRunner:
     """Runs child turns for the ``dispatch`` tool, through the runtime's turn driver.
 
-    ``parent`` returns the execution context of the turn in flight (the child shares its
-    config snapshot and scope); ``jobs`` holds the jobs in flight by id, for cancelling one.
+    The child is built from the dispatching call's turn and gets its services
+    (``ToolContext.turn`` and ``.services``: it shares the config snapshot, the scope and
+    the top-level turn's gate, checkpoint and spend); ``jobs`` holds the jobs in flight by
+    id, for cancelling one.
     """
 
     def __init__(
@@ -68,7 +69,6 @@ class ChildRunner:
         driver: TurnDriver,
         *,
         conversations: ChildConversations,
-        parent: Callable[[], ExecutionContext | None],
         jobs: dict[str, DispatchJob],
         emit: Callable[[ev.Event], None],
         worktrees: WorkerTrees | None = None,
@@ -76,7 +76,6 @@ class ChildRunner:
         self.worktrees = worktrees
         self.driver = driver
         self.conversations = conversations
-        self.parent = parent
         self.jobs = jobs
         self.emit = emit
 
@@ -86,8 +85,8 @@ class ChildRunner:
         Never raises for a failing child: every way it can end becomes a
         :class:`ChildOutcome`, and ``DispatchFinished`` is always emitted.
         """
-        parent_job = parent.services.get("job_id") if parent.services else None
-        tree = await self._worktree(job)  # a refusal is the dispatch call's error
+        parent_job = parent.job_id
+        tree = await self._worktree(job, parent)  # a refusal is the dispatch call's error
         self.jobs[job.job_id] = job  # before it is announced: a front end may pause it at once
         self.emit(
             ev.DispatchStarted(
@@ -95,7 +94,7 @@ class ChildRunner:
                 target_role=job.target_role,
                 task=job.task,
                 parent_job_id=parent_job,
-                call_id=parent.services.get("call_id") if parent.services else None,
+                call_id=parent.call_id,
                 role=parent.role,
                 job_id=job.job_id,
             )
@@ -115,24 +114,22 @@ class ChildRunner:
         self._finished(job, parent, outcome)
         return outcome
 
-    async def _worktree(self, job: DispatchJob) -> WorkerTree | None:
+    async def _worktree(self, job: DispatchJob, parent: ToolContext) -> WorkerTree | None:
         """The child's own worktree when the job or ``services.dispatch.worktree`` (for
         workers) asks for one; a :class:`ToolError` saying why when it cannot be made."""
-        context = self.parent()
-        if context is None:
+        turn = parent.turn
+        if not isinstance(turn, Turn):
             return None
         wanted = job.worktree
         if wanted is None:
-            wanted = bool(context.config_model.services.dispatch.worktree) and (
+            wanted = bool(turn.config_model.services.dispatch.worktree) and (
                 report_shape(job.target_role) == "worker"
             )
         if not wanted:
             return None
         if self.worktrees is None:
             raise ToolError("worktree: this session keeps no worktrees (no data folder)")
-        return await asyncio.to_thread(
-            self.worktrees.create, context.scope.project_root, job.job_id
-        )
+        return await asyncio.to_thread(self.worktrees.create, turn.scope.project_root, job.job_id)
 
     async def _collect(self, job: DispatchJob, tree: WorkerTree) -> dict[str, Any]:
         """Commit what the child left in its worktree and describe it for the parent."""
@@ -152,8 +149,8 @@ class ChildRunner:
     async def _run_child_turn(
         self, job: DispatchJob, parent: ToolContext, tree: WorkerTree | None = None
     ) -> ChildOutcome:
-        context = self.parent()
-        if context is None:
+        context, services = parent.turn, parent.services
+        if not isinstance(context, Turn) or not isinstance(services, TurnServices):
             raise RuntimeError("dispatch outside a turn")
         role_spec = resolve_role(job.target_role)
         conversation_id = self.conversations.create(
@@ -167,25 +164,25 @@ class ChildRunner:
                 "role": role_spec.name,
             },
         )
-        plan = TurnPlan(
+        turn = Turn(
             turn_id=f"{job.job_id}-t1",
             conversation_id=conversation_id,
             role=role_spec,
             prompt=child_prompt(job),
-            history=[],
             cancel=job.cancel,
             scope=context.scope if tree is None else _scope_in(context.scope, Path(tree.path)),
-            config=context.config_snapshot,
+            config=context.config,
             config_model=context.config_model,
             # A dispatch's model, else the one a user's agent file chose.
             requested_model=job.model or role_spec.model,
             job_id=job.job_id,
             control=job.control,
-            usage_scope=(context.conversation_id, context.turn_id),
+            # usage is the top-level turn's, however deep the dispatch
+            usage_scope=context.usage_scope or (context.conversation_id, context.turn_id),
             record={"job_id": job.job_id, "session": child_session_id(job)},
         )
         timeout = float(context.config_model.services.dispatch.child_timeout_s)
-        result, timed_out = await self._drive_with_deadline(plan, job, timeout)
+        result, timed_out = await self._drive_with_deadline(turn, services, job, timeout)
         report = result.terminal.metadata.get("report") if result.terminal else None
         if timed_out and report is None:
             return ChildOutcome(
@@ -211,12 +208,12 @@ class ChildRunner:
         )
 
     async def _drive_with_deadline(
-        self, plan: TurnPlan, job: DispatchJob, deadline_s: float
+        self, turn: Turn, services: TurnServices, job: DispatchJob, deadline_s: float
     ) -> tuple[TurnResult, bool]:
         """Run the child turn; past ``deadline_s`` seconds cancel it (its token first, so it
         winds down and goes on record; its task after :data:`CHILD_GRACE_S` more). Time
         the child spends paused does not count (:func:`wait_running`)."""
-        task = asyncio.ensure_future(self.driver.drive(plan))
+        task = asyncio.ensure_future(self.driver.drive(turn, services))
         try:
             if await wait_running(task, deadline_s, job.control):
                 return task.result(), False

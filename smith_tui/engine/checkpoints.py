@@ -1,6 +1,6 @@
 """Checkpoints in the engine: one per top-level turn, taken before its first file change.
 
-:class:`TurnCheckpoint` is what a turn's tools see as the ``checkpoint`` service: the
+:class:`TurnCheckpoint` is what a turn's tools see as ``ToolServices.checkpoint``: the
 executor awaits it before every call of a tool that changes files (``write``, ``edit``,
 ``bash``). The first call records the checkpoint (off the event loop); later calls, the
 turn's dispatched workers' included, find it done. A checkpoint that cannot be taken (too

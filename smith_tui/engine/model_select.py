@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from smith_tui.config.tree import lookup
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.errors import SmithError, error_text
 from smith_tui.llm import discovery as _discovery
@@ -109,8 +110,7 @@ def discovery_settings(config: Mapping[str, Any]) -> tuple[str, str, Mapping[str
     block is a table with a ``strategy`` key plus options, or a bare strategy name.
     """
     candidates: list[tuple[str, Any]] = [("model_discovery", config.get("model_discovery"))]
-    services = config.get("services")
-    model_opts = services.get("model") if isinstance(services, Mapping) else None
+    model_opts = lookup(config, ("services", "model"), None)
     if isinstance(model_opts, Mapping):
         candidates.append(("services.model.discovery", model_opts.get("discovery")))
     for path, block in candidates:

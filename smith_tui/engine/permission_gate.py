@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.hooks.hook_set import Asker
+from smith_tui.engine.hooks.hook_set import Asker, Hooks
 from smith_tui.engine.roles import UnknownRoleError, resolve_role
 from smith_tui.tools.permission_policy import (
     Rule,
@@ -122,6 +122,8 @@ class PermissionGate:
     """How the front end names the mode switch in a refusal (headless: the flag)."""
     stop_turn: Callable[[str], None] | None = None
     """Cancels the top-level turn (a ``stop`` answer); ``None``: ``stop`` only denies."""
+    hooks: Hooks | None = None
+    """The session's hooks for this turn (PermissionRequest, the notification of a question)."""
     _user_denied: set[str] = field(default_factory=set, repr=False)
     """The calls (tool and arguments) the user denied in this turn."""
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -173,7 +175,7 @@ class PermissionGate:
         verdict = self.verdict(subject, ctx)
         # A PreToolUse hook's answer (engine/hooks/tool_calls.py): allow skips the
         # question, never a deny; ask asks even where the rules allow.
-        forced = ctx.services.get("hook_permission")
+        forced = ctx.hook_permission
         if verdict.action == "allow" and forced != "ask":
             return None
         if verdict.action == "deny":
@@ -194,13 +196,13 @@ class PermissionGate:
                 verdict = self.verdict(subject, ctx)  # a grant may have come while we waited
             if verdict.action == "allow":
                 return None
-            hooks = ctx.services.get("hooks")
+            hooks = self.hooks
             if hooks is not None:
                 hooks.notify(f"Smith asks to run {name}", "permission_prompt", _asker(ctx))
             request = PermissionRequest(
                 tool=name,
                 role=ctx.role,
-                job_id=ctx.services.get("job_id"),
+                job_id=ctx.job_id,
                 subject=subject.value or "",
                 arguments=arguments,
                 preview=await asyncio.to_thread(preview, name, args, ctx),
@@ -234,7 +236,7 @@ class PermissionGate:
     ) -> str | None:
         """``PermissionRequest`` hooks: ``""`` when one allowed the call, a refusal when one
         denied it, ``None`` when they left it to the question."""
-        hooks = ctx.services.get("hooks")
+        hooks = self.hooks
         if hooks is None:
             return None
         answer = await hooks.permission_request(name, dict(arguments), _asker(ctx))
@@ -288,9 +290,9 @@ class PermissionGate:
                 tool=subject.tool,
                 subject=subject.value or "",
                 reason=message,
-                call_id=ctx.services.get("call_id"),
+                call_id=ctx.call_id,
                 role=ctx.role,
-                job_id=ctx.services.get("job_id"),
+                job_id=ctx.job_id,
             )
         )
         return message
@@ -298,8 +300,7 @@ class PermissionGate:
 
 def _asker(ctx: ToolContext) -> Asker:
     """Who asks, for the hooks: the call's role, job, turn and id."""
-    services = ctx.services
-    return Asker(ctx.role, services.get("job_id"), ctx.turn_id, services.get("call_id"), ctx.cancel)
+    return Asker(ctx.role, ctx.job_id, ctx.turn_id, ctx.call_id, ctx.cancel)
 
 
 def _call_key(name: str, arguments: Mapping[str, Any]) -> str:

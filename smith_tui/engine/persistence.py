@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from smith_tui.engine.events import StopReason
 from smith_tui.engine.messages import TranscriptMessage
-from smith_tui.engine.turn import TurnSetup
+from smith_tui.engine.turn.frame import Turn
 from smith_tui.llm.types import Role
 from smith_tui.store import Message, Store
 
@@ -26,16 +26,16 @@ class Persistence:
         self.store = store
 
     # -- TurnRecorder -------------------------------------------------------------------
-    def user_message(self, setup: TurnSetup, message: TranscriptMessage) -> None:
+    def user_message(self, turn: Turn, message: TranscriptMessage) -> None:
         """Persist the message that opened the turn (its stored ``position`` is set on it)."""
         positions = self.store.conversations.append_messages(
-            setup.conversation_id, [message], turn_id=setup.turn_id, round=0
+            turn.conversation_id, [message], turn_id=turn.turn_id, round=0
         )
         _set_positions([message], positions)
 
     def round(
         self,
-        setup: TurnSetup,
+        turn: Turn,
         round_no: int,
         messages: list[TranscriptMessage],
         usage: Mapping[str, float] | None,
@@ -48,33 +48,33 @@ class Persistence:
         """
         with self.store.atomic():
             positions = self.store.conversations.append_messages(
-                setup.conversation_id, messages, turn_id=setup.turn_id, round=round_no
+                turn.conversation_id, messages, turn_id=turn.turn_id, round=round_no
             )
             _set_positions(messages, positions)
             if usage and (usage.get("input_tokens") or usage.get("output_tokens")):
                 # A child's usage belongs to the parent turn that dispatched it (keyed by job).
-                conversation_id, turn_id = setup.usage_scope or (
-                    setup.conversation_id,
-                    setup.turn_id,
+                conversation_id, turn_id = turn.usage_scope or (
+                    turn.conversation_id,
+                    turn.turn_id,
                 )
                 self.store.usage.record(
                     conversation_id,
                     turn_id,
-                    setup.role,
-                    setup.model,
+                    turn.role_name,
+                    turn.model,
                     int(usage.get("input_tokens", 0)),
                     int(usage.get("output_tokens", 0)),
                     total_tokens=int(usage.get("total_tokens", 0)) or None,
                     cost=usage.get("cost"),
-                    job_id=setup.job_id,
+                    job_id=turn.job_id,
                 )
 
     def request_snapshot(
-        self, setup: TurnSetup, model: str, system_prompt: str, tools: list[dict[str, Any]]
+        self, turn: Turn, model: str, system_prompt: str, tools: list[dict[str, Any]]
     ) -> None:
         """Keep the debug snapshot of one outgoing request."""
         self.store.snapshots.record(
-            setup.conversation_id, model, system_prompt, list(tools), turn_id=setup.turn_id
+            turn.conversation_id, model, system_prompt, list(tools), turn_id=turn.turn_id
         )
 
     def take_review_note(self, conversation_id: str) -> str | None:

@@ -35,7 +35,7 @@ from smith_tui.tools.builtin.plan import TOOL as PRESENT_PLAN_TOOL
 if TYPE_CHECKING:
     from smith_tui.engine.scope import TurnScope
     from smith_tui.engine.services import Services
-    from smith_tui.engine.turn import TurnResult
+    from smith_tui.engine.turn.stop import TurnResult
     from smith_tui.store import Store
 
 PLAN_MODE = "plan"

@@ -15,6 +15,8 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from smith_tui.config.tree import lookup
+
 IMAGES_KEY = "images"
 """The user message's metadata key holding its images (``mime_type``, base64 ``data``)."""
 MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -112,9 +114,7 @@ server (llama.cpp with a vision projector, vLLM) lists no modalities in ``GET /m
 
 def declared_image_models(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The patterns of :data:`IMAGE_MODELS_SETTING` in ``config`` (the strings of its list)."""
-    services = config.get("services") if isinstance(config, Mapping) else None
-    model = services.get("model") if isinstance(services, Mapping) else None
-    value = model.get("image_input") if isinstance(model, Mapping) else None
+    value = lookup(config, ("services", "model", "image_input"), None)
     if isinstance(value, str):
         value = [value]
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list | tuple) else ()

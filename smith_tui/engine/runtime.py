@@ -13,7 +13,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,9 +40,9 @@ from smith_tui.engine.compaction import (
     Compactor,
     measured_context,
 )
-from smith_tui.engine.driver import ExecutionContext, TurnDriver, TurnHooks, TurnPlan
 from smith_tui.engine.errors import AgentError, AgentFailure, UserRequestError, normalize
 from smith_tui.engine.hooks import TrustStore, default_trust_path
+from smith_tui.engine.hooks.hook_set import Hooks
 from smith_tui.engine.hooks.session_hooks import SessionHooks
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.model_select import ModelSelection
@@ -58,7 +58,7 @@ from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import Services, compose_services, default_factories
 from smith_tui.engine.setup_commands import SETUP_NOTICE
 from smith_tui.engine.slash_commands import CommandService
-from smith_tui.engine.turn import TurnDeps, TurnResult
+from smith_tui.engine.turn import Turn, TurnDriver, TurnResult, TurnServices
 from smith_tui.engine.turn_control import State as TurnState
 from smith_tui.engine.turn_control import TurnControl
 from smith_tui.engine.usage_ledger import UsageTracker
@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OVERRIDES_KEY",
-    "ActiveTurn",
     "Runtime",
     "RuntimeOptions",
     "SessionState",
@@ -115,18 +114,6 @@ class SessionState:
     error: AgentError | None = None
 
 
-@dataclass
-class ActiveTurn:
-    """The turn in flight."""
-
-    turn_id: str
-    cancel: CancelToken
-    context: ExecutionContext
-    started_at: float = field(default_factory=time.time)
-    control: TurnControl = field(default_factory=TurnControl)
-    """Pause / step / resume of the turn; its sub-agents' controls are below it."""
-
-
 class Runtime:
     """One agent session: config, store, services, the active conversation and turns.
 
@@ -158,7 +145,8 @@ class Runtime:
         self.session_id = "session-" + secrets.token_hex(4)
         self.session = SessionState()
         self.usage = UsageTracker()
-        self.current_turn: ActiveTurn | None = None
+        self.current_turn: Turn | None = None
+        """The top-level turn in flight (its sub-agents' pause controls are below its own)."""
         self.next_turn_id = 1
         self.last_selection: ModelSelection | None = None
         self.jobs: dict[str, DispatchJob] = {}
@@ -191,17 +179,14 @@ class Runtime:
         self.driver = TurnDriver(
             book=self.persistence,
             models=self.services.model,
-            deps=self.deps,
+            session=self.turn_session,
             emit=self.emit,
-            session_id=self.session_id,
-            store=store,
         )
         self.worktrees = open_worker_trees(store, self.env, self.config.model)
         """The worker worktrees (README, Workers in their own worktrees)."""
         runner = ChildRunner(
             self.driver,
             conversations=store.conversations,
-            parent=lambda: self.current_turn.context if self.current_turn else None,
             jobs=self.jobs,
             emit=self.emit,
             worktrees=self.worktrees,
@@ -507,9 +492,12 @@ class Runtime:
         conversation_id: str,
         config: Mapping[str, Any],
         stop_turn: Callable[[str], None] | None = None,
+        *,
+        hooks: Hooks | None = None,
     ) -> PermissionGate:
         """The permission gate of a top-level turn (its children share it); ``stop_turn``
-        cancels that turn (the user's "deny and stop the turn")."""
+        cancels that turn (the user's "deny and stop the turn"); ``hooks``: the turn's
+        (PermissionRequest)."""
         gate = PermissionGate.from_config(
             self.permission_mode,
             config,
@@ -519,6 +507,7 @@ class Runtime:
             ask=self.ask_permission,
         )
         gate.stop_turn = stop_turn
+        gate.hooks = hooks
         return gate
 
     # -- conversations --------------------------------------------------------------------
@@ -663,7 +652,8 @@ class Runtime:
         """Whether the running turn or any of its sub-agents is paused."""
         if self.current_turn is None:
             return False
-        return self.current_turn.control.paused or any(
+        control = self.current_turn.control
+        return (control is not None and control.paused) or any(
             job.control.paused for job in self.jobs.values()
         )
 
@@ -676,8 +666,9 @@ class Runtime:
             user_dir=self.user_config_dir(),
         )
 
-    def begin_turn(self, role: str | None = None, *, scope: TurnScope | None = None) -> ActiveTurn:
-        """Mint a turn id and cancel token and freeze the execution context.
+    def begin_turn(self, role: str | None = None, *, scope: TurnScope | None = None) -> Turn:
+        """Mint a turn id, a cancel token and a pause control, and freeze what the turn sees
+        (its role, scope and config snapshot); the prompt comes with :meth:`run_turn`.
 
         ``scope`` is the turn's scope when the caller computed it already (off
         the event loop); otherwise it is computed here.
@@ -690,16 +681,16 @@ class Runtime:
         self.scope = scope if scope is not None else self.compute_scope()
         turn_id = f"{self.session_id[8:]}-t{self.next_turn_id}-{secrets.token_hex(2)}"
         self.next_turn_id += 1
-        context = ExecutionContext(
-            session_id=self.session_id,
+        self.current_turn = Turn(
             turn_id=turn_id,
-            active_role=role or self.active_role,
             conversation_id=conversation_id,
-            config_snapshot=self.config.effective,
-            config_model=self.config.model,
+            role=resolve_role(role or self.active_role),
+            cancel=CancelToken.new_root(),
             scope=self.scope,
+            config=self.config.effective,
+            config_model=self.config.model,
+            control=TurnControl(),
         )
-        self.current_turn = ActiveTurn(turn_id, CancelToken.new_root(), context)
         return self.current_turn
 
     def finish_turn(self) -> None:
@@ -753,30 +744,24 @@ class Runtime:
         if self._mcp is not None:
             await self._mcp.wait_started()  # a server still starting offers its tools to this turn
         self.plans.offer_tool()
-        active = self.begin_turn(role_spec.name, scope=scope)
-        ctx = active.context
-        plan = TurnPlan(
-            turn_id=active.turn_id,
-            conversation_id=ctx.conversation_id,
+        turn = replace(
+            self.begin_turn(role_spec.name, scope=scope),
             role=role_spec,
             prompt=prompt,
             images=images,
             history=list(self.messages),
-            cancel=active.cancel,
-            scope=ctx.scope,
-            config=ctx.config_snapshot,
-            config_model=ctx.config_model,
             requested_model=model or self.options.model,
             pinned_model=self.pinned_model,
-            started_at=active.started_at,
-            permissions=self.permission_gate(
-                ctx.conversation_id, ctx.config_snapshot, active.cancel.cancel
-            ),
             record=dict(record or {}),
             handoff=handoff,
             tools=tools,
-            control=active.control,
         )
+        self.current_turn = turn
+        hooks = self.hook_setup.hooks(turn.scope.project_root, turn.scope.cwd)
+        gate = self.permission_gate(
+            turn.conversation_id, turn.config, turn.cancel.cancel, hooks=hooks
+        )
+        services = self.driver.services_for(turn, permissions=gate, hooks=hooks)
 
         def selected(selection: ModelSelection) -> None:
             self.last_selection = selection
@@ -791,10 +776,10 @@ class Runtime:
             else:
                 self.plans.start_todo(todo, role_spec.name)
 
-        hooks = TurnHooks(prepare=prepare, selected=selected, closed=closed)
-        self.driver.hooks = self.hook_setup.hooks(ctx.scope.project_root, ctx.scope.cwd)
-        result = await self.driver.drive(plan, hooks)
-        self.plans.finished(result, ctx.conversation_id, active.turn_id, role_spec.name)
+        result = await self.driver.drive(
+            turn, services, prepare=prepare, selected=selected, closed=closed
+        )
+        self.plans.finished(result, turn.conversation_id, turn.turn_id, role_spec.name)
         return result
 
     def user_config_dir(self) -> Path:
@@ -903,15 +888,17 @@ class Runtime:
             measured_before=measured_context(self.store, self.conversation_id),
         )
 
-    def deps(self) -> TurnDeps:
-        """The collaborators of the tool loop for this runtime."""
-        return TurnDeps(
+    def turn_session(self) -> TurnServices:
+        """The session's part of a turn's services: the model client, the tools, the
+        recorder, the usage totals and the store (the driver adds the turn's own)."""
+        return TurnServices(
             llm=self.llm,
             registry=self.services.tool,
             emit=self.emit,
             recorder=self.persistence,
             usage=self.usage,
             now=lambda: datetime.now().astimezone(),
+            store=self.store,
         )
 
     # -- configuration --------------------------------------------------------------------

@@ -12,11 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from smith_tui.tools.spec import ToolContext
-
-COMMANDS_SERVICE = "commands"
-"""The ``ToolContext.services`` key of the front end's :class:`CommandRunner` (if any)."""
-
 
 @dataclass(frozen=True)
 class CommandOutput:
@@ -80,9 +75,3 @@ class CommandRunner(Protocol):
         command inside it.
         """
         ...
-
-
-def command_runner(ctx: ToolContext) -> CommandRunner | None:
-    """The front end's command runner of this call, if it has one."""
-    runner: CommandRunner | None = ctx.services.get(COMMANDS_SERVICE)
-    return runner

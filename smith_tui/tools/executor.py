@@ -192,7 +192,7 @@ async def _execute_timed(
     if ctx.is_cancelled():
         return _cancelled_result(call_id, name, clock.started, "none")
 
-    permissions = ctx.services.get("permissions")
+    permissions = ctx.services.permissions
     if permissions is not None:
         asked = time.monotonic()
         refusal = await permissions.check(name, args, ctx)
@@ -206,7 +206,7 @@ async def _execute_timed(
         if refusal is not None:
             return error(refusal, "permission_denied")
 
-    checkpoint = ctx.services.get("checkpoint") if spec.changes_files else None
+    checkpoint = ctx.services.checkpoint if spec.changes_files else None
     if checkpoint is not None:
         await checkpoint()  # records the project's files once per turn; never raises
 

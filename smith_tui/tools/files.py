@@ -23,7 +23,6 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from smith_tui.tools import beneath
 from smith_tui.tools.args import bad_arguments, setting_number, tool_settings
@@ -50,37 +49,10 @@ _OPEN_FLAGS = (
 )
 
 
-FILES_SERVICE = "files"
-"""The ``ToolContext.services`` key of the front end's :class:`FileBackend` (if any)."""
-
-
-class FileBackend(Protocol):
-    """Where ``read``, ``edit`` and ``write`` get and put file text instead of the disk.
-
-    An editor front end (ACP) offers its buffers, so unsaved changes are seen and
-    writes land in the editor. Both methods are called from worker threads and may
-    decline: ``None`` / ``False`` means "use the disk".
-    """
-
-    def read_text(self, path: Path) -> str | None:
-        """The text of ``path`` (an absolute, policy-checked path), or ``None``."""
-        ...
-
-    def write_text(self, path: Path, text: str) -> bool:
-        """Write ``text`` to ``path``; ``False`` when the disk should be written instead."""
-        ...
-
-
-def file_backend(ctx: ToolContext) -> FileBackend | None:
-    """The front end's file backend of this call, if it has one."""
-    backend: FileBackend | None = ctx.services.get(FILES_SERVICE)
-    return backend
-
-
 def write_file(target: ToolPath, data: bytes, ctx: ToolContext, *, tool: str) -> None:
     """Write ``data`` through the front end's file backend when it takes it, else
     :func:`atomic_write` (same errors)."""
-    backend = file_backend(ctx)
+    backend = ctx.services.files
     if backend is not None:
         try:
             text = data.decode("utf-8")
@@ -501,7 +473,7 @@ def read_text_file(
     that are not valid UTF-8 are replaced with U+FFFD in ``text``.
     """
     where = target.where
-    backend = file_backend(ctx)
+    backend = ctx.services.files
     text = backend.read_text(target.real) if backend is not None else None
     if text is not None:  # the editor's buffer, unsaved changes included
         data = text.encode("utf-8")

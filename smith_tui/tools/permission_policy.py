@@ -35,7 +35,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -537,5 +537,5 @@ def _plan_verdict(subject: Subject, sandboxed: bool) -> Verdict:
 
 def project_writable(ctx: ToolContext) -> bool:
     """Whether a sandboxed command may write the project (not in ``read-only`` or ``plan``)."""
-    gate = ctx.services.get("permissions") if isinstance(ctx.services, Mapping) else None
-    return getattr(gate, "mode", None) not in READ_ONLY_MODES
+    gate = ctx.services.permissions
+    return gate is None or gate.mode not in READ_ONLY_MODES

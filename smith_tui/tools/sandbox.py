@@ -577,8 +577,6 @@ def bwrap_argv(
     namespace's pid 1 there (see :class:`NamespaceInit`).
     """
     line = [bwrap, *_CORE_FLAGS]
-    if info_fd is not None:
-        line += ["--info-fd", str(info_fd)]
     if not settings.network:
         line.append("--unshare-net")
     hidden = hidden_folders()
@@ -602,7 +600,16 @@ def bwrap_argv(
         ):
             line += ["--ro-bind", "/dev/null", socket]
     line += ["--chdir", _real(cwd), *argv]
-    return line
+    return line if info_fd is None else with_info_fd(line, info_fd)
+
+
+def with_info_fd(line: Sequence[str], info_fd: int) -> list[str]:
+    """``line`` (from :func:`bwrap_argv`) with bwrap asked to write the host pid of the
+    namespace's pid 1 to ``info_fd`` (see :class:`NamespaceInit`)."""
+    at = 1 + len(_CORE_FLAGS)
+    if tuple(line[1:at]) != tuple(_CORE_FLAGS):
+        raise ValueError("not a command line of bwrap_argv")
+    return [*line[:at], "--info-fd", str(info_fd), *line[at:]]
 
 
 @dataclass(frozen=True)

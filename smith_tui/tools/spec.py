@@ -20,12 +20,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from smith_tui.cancel import CancelToken
 from smith_tui.errors import SmithError
+from smith_tui.store import Store
+from smith_tui.tools.command_runner import CommandRunner
+from smith_tui.tools.ports import FileBackend, SkillSource
 
 MutationState = Literal["none", "attempted", "unknown"]
 
@@ -38,13 +41,55 @@ class ToolError(SmithError):
         self.data = data
 
 
+class PermissionCheck(Protocol):
+    """The permission gate a call passes before its tool runs (the engine's
+    ``PermissionGate``)."""
+
+    @property
+    def mode(self) -> str:
+        """The permission mode (``plan`` and ``read-only`` keep the project read-only)."""
+        ...
+
+    async def check(self, name: str, args: Any, ctx: ToolContext) -> str | None:
+        """``None`` when the call may run, else the refusal the model reads."""
+        ...
+
+
+class Checkpoint(Protocol):
+    """Records the project's files once per turn before a tool changes them (never raises)."""
+
+    async def __call__(self) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolServices:
+    """The handles a tool may use, typed; each is ``None`` where there is none.
+
+    Built once per top-level turn (the engine's ``TurnServices`` adds its own parts)
+    and shared by the turns it dispatches; a tool run outside a turn gets none.
+    """
+
+    store: Store | None = None
+    """The conversation store (notes, scratchpad, todo)."""
+    permissions: PermissionCheck | None = None
+    """The top-level turn's permission gate (``None``: no permission checks)."""
+    checkpoint: Checkpoint | None = None
+    """Awaited before a tool that ``changes_files`` runs."""
+    files: FileBackend | None = None
+    """The front end's file backend for read/edit/write (an editor's buffers), or the disk."""
+    commands: CommandRunner | None = None
+    """The front end's runner of bash commands (an editor's terminals), or a local one."""
+    skills: SkillSource | None = None
+    """The user's skills the ``skill`` tool loads."""
+
+
+NO_SERVICES = ToolServices()
+"""The services of a tool run outside a turn: none."""
+
+
 @dataclass
 class ToolContext:
-    """What a tool handler may use while it runs.
-
-    ``services`` holds store-backed handles (notes, scratchpad, …) keyed by name;
-    tools look them up lazily so the tools layer needs no engine import.
-    """
+    """What a tool handler may use while it runs: the call, its turn and typed services."""
 
     role: str
     turn_id: str
@@ -54,8 +99,17 @@ class ToolContext:
     conversation_id: str | None = None
     project_id: str | None = None
     project_root: Path | None = None
-    services: Mapping[str, Any] = field(default_factory=dict)
+    services: ToolServices = NO_SERVICES
     on_output: Callable[[str], None] | None = None
+    call_id: str | None = None
+    """The id of the model's tool call this context runs."""
+    job_id: str | None = None
+    """The dispatch job of the turn (``None``: the top-level turn)."""
+    hook_permission: str | None = None
+    """A PreToolUse hook's answer for this call (``allow`` / ``ask``), read by the gate."""
+    turn: object | None = None
+    """The engine's ``Turn`` this call belongs to: opaque here, read by the dispatch tool
+    (which starts a child turn from it)."""
 
     def is_cancelled(self) -> bool:
         """Return ``True`` once the turn (or this call) was cancelled."""
@@ -327,7 +381,7 @@ class ToolSpec(Generic[A]):
     is_terminal: bool = False
     mutating: bool = False
     changes_files: bool = False
-    """It may change the project's files: the executor awaits the ``checkpoint`` service first."""
+    """It may change the project's files: the executor awaits ``ToolServices.checkpoint`` first."""
     parallel: bool = False
     """Calls of a parallel tool in one round may run concurrently (e.g. ``dispatch``)."""
     raw_schema: Mapping[str, Any] | None = field(default=None, hash=False)

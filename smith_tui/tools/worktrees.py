@@ -15,9 +15,9 @@ with a private index file (``GIT_INDEX_FILE`` in a temporary folder). What is wr
 the repository: objects, the branch, and git's record of the worktree (``.git/worktrees``).
 
 Every git call uses the ``git`` tool's hardened command line and scrubbed environment
-(:func:`~smith_tui.tools.builtin.git.git_env`, :func:`~smith_tui.tools.builtin.git.base_argv`: no hooks,
+(:func:`~smith_tui.tools.safe_git.git_env`, :func:`~smith_tui.tools.safe_git.base_argv`: no hooks,
 no fsmonitor, no pager, no transport) plus an override of every filter driver the
-repository's config names (:func:`~smith_tui.tools.builtin.git.overrides_for`); a repository whose
+repository's config names (:func:`~smith_tui.tools.safe_git.overrides_for`); a repository whose
 config includes other files is refused, as the ``git`` tool refuses it.
 
 Each worktree has a record (``record.json`` next to it, under ``<data>/worktrees/``) naming
@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from smith_tui.store.git_includes import config_includes, git_dir_of, work_tree_of
-from smith_tui.tools.builtin.git import (
+from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
+from smith_tui.tools.safe_git import (
     OVERRIDE_PATTERN,
     base_argv,
     find_git,
@@ -46,7 +47,6 @@ from smith_tui.tools.builtin.git import (
     run_git_blocking,
     tree_entries,
 )
-from smith_tui.tools.checkpoints.shadow_repo import Checkpoints
 from smith_tui.tools.spec import ToolError
 
 FOLDER = "worktrees"

@@ -13,8 +13,9 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.bash import TOOL
-from smith_tui.tools.command_runner import COMMANDS_SERVICE, CommandExit, CommandOutput
-from smith_tui.tools.spec import ToolContext, ToolError
+from smith_tui.tools.command_runner import CommandExit, CommandOutput
+from smith_tui.tools.local_runner import LocalCommandRunner
+from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -390,7 +391,7 @@ async def test_a_runner_runs_the_command_streaming_its_output(tmp_path: Path) ->
     runner = LocalRunner()
     chunks: list[str] = []
     ctx = make_ctx(
-        tmp_path, on_output=chunks.append, services={COMMANDS_SERVICE: runner, "call_id": "c1"}
+        tmp_path, on_output=chunks.append, services=ToolServices(commands=runner), call_id="c1"
     )
     task = asyncio.create_task(handler({"command": "echo one; sleep 0.6; echo two >&2"}, ctx))
     deadline = time.monotonic() + 5
@@ -414,7 +415,7 @@ async def test_a_runner_command_is_killed_on_timeout_and_says_what_it_dropped(
     tmp_path: Path,
 ) -> None:
     runner = LocalRunner(limit=50)
-    ctx = make_ctx(tmp_path, services={COMMANDS_SERVICE: runner})
+    ctx = make_ctx(tmp_path, services=ToolServices(commands=runner))
     command = "for i in $(seq 1 40); do echo line-$i; done; sleep 30"
     started = time.monotonic()
     out = await handler({"command": command, "timeout_s": 0.5}, ctx)
@@ -431,8 +432,30 @@ async def test_a_runner_command_is_killed_on_timeout_and_says_what_it_dropped(
 async def test_a_declining_runner_leaves_the_command_to_a_local_process(tmp_path: Path) -> None:
     runner = LocalRunner(decline=True)
     out = await handler(
-        {"command": "echo local"}, make_ctx(tmp_path, services={COMMANDS_SERVICE: runner})
+        {"command": "echo local"}, make_ctx(tmp_path, services=ToolServices(commands=runner))
     )
     assert len(runner.requests) == 1
     assert out.ok and "--- stdout" in out.content and "local" in out.content
     assert "pgid" in out.metadata
+
+
+async def test_the_local_runner_is_a_command_runner_bash_can_drive_as_a_terminal(
+    tmp_path: Path,
+) -> None:
+    # The local runner behind the same interface as an editor's terminals: handed to bash
+    # as the front end's runner, bash polls it, kills its whole group on timeout, and
+    # reports it as a terminal's run (one mixed output section, the terminal id).
+    runner = LocalCommandRunner(keep=10_000)
+    ctx = make_ctx(tmp_path, UNSANDBOXED, services=ToolServices(commands=runner))
+    out = await handler({"command": "echo out; echo err >&2"}, ctx)
+    assert out.ok and out.content.startswith("exit code: 0")
+    assert "--- output" in out.content and "out\n" in out.content and "err" in out.content
+    assert "pgid" not in out.metadata and out.metadata["terminal_id"].isdigit()
+    pid_file = tmp_path / "grandchild.pid"
+    out = await handler(
+        {"command": f"sleep 100 & echo $! > {pid_file}; sleep 100", "timeout_s": 0.5}, ctx
+    )
+    assert not out.ok and out.error == "timeout"
+    assert "killed in the editor's terminal" in out.content
+    assert not is_running(int(pid_file.read_text()))
+    assert live_members(int(out.metadata["terminal_id"])) == []

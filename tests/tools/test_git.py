@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import Cancelled
-from smith_tui.tools.builtin.git import COMMANDS, TOOL, build_command
+from smith_tui.tools.builtin.git import TOOL
+from smith_tui.tools.builtin.git_argv import build_command
+from smith_tui.tools.builtin.git_options import COMMANDS
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.tools import project_context
 

@@ -37,7 +37,10 @@ import pytest
 
 from smith_tui.store import discover_project
 from smith_tui.tools.builtin import git as git_tool
-from smith_tui.tools.builtin.git import TOOL, build_command
+from smith_tui.tools.builtin import git_repository
+from smith_tui.tools.builtin.git import TOOL
+from smith_tui.tools.builtin.git_argv import build_command
+from smith_tui.tools.safe_git import SAFE_CONFIG, ConfigOverrides
 from smith_tui.tools.spec import ToolError
 from tests.tools.test_git import commit_all, git, make_repo
 from tests.tools.test_git_attacks import ctx_for, plain_git
@@ -210,7 +213,7 @@ async def test_each_lazy_fetch_defence_holds_on_its_own(
 ) -> None:
     """With the other two defences taken away, each one alone still stops the fetch."""
     repo = partial_clone(planted, "ext")
-    original_env, original_overrides = git_tool.git_env, git_tool._repository_overrides
+    original_env, original_overrides = git_repository.git_env, git_tool.repository_overrides
     dropped = {"GIT_NO_LAZY_FETCH", "GIT_ALLOW_PROTOCOL"}
     if layer == "no-lazy-fetch":
         dropped = {"GIT_ALLOW_PROTOCOL"}
@@ -221,14 +224,14 @@ async def test_each_lazy_fetch_defence_holds_on_its_own(
         env = original_env(*args)
         return {key: value for key, value in env.items() if key not in dropped}
 
-    async def fewer_overrides(*args: Any) -> git_tool._Overrides:
+    async def fewer_overrides(*args: Any) -> ConfigOverrides:
         found = await original_overrides(*args)
         pairs = [pair for pair in found.pairs if not pair[0].startswith("protocol.")]
-        return git_tool._Overrides(pairs, found.partial_clone)
+        return ConfigOverrides(pairs, found.partial_clone)
 
-    monkeypatch.setattr(git_tool, "git_env", fewer_variables)
+    monkeypatch.setattr(git_repository, "git_env", fewer_variables)
     if layer != "protocol-config":
-        monkeypatch.setattr(git_tool, "_repository_overrides", fewer_overrides)
+        monkeypatch.setattr(git_tool, "repository_overrides", fewer_overrides)
     with pytest.raises(ToolError) as caught:
         await handler({"command": "show", "args": ["HEAD:f.txt"]}, ctx_for(repo))
     assert LAYERS[layer] in caught.value.message
@@ -253,7 +256,7 @@ async def test_fsmonitor_program_never_runs(planted: Planted, tmp_path: Path) ->
 
 def test_fsmonitor_is_off_by_the_empty_value() -> None:
     """git before 2.36 reads core.fsmonitor=false as a hook program named 'false'."""
-    assert dict(git_tool.SAFE_CONFIG)["core.fsmonitor"] == ""
+    assert dict(SAFE_CONFIG)["core.fsmonitor"] == ""
 
 
 # ----------------------------------------------------------------------------- work tree and repository

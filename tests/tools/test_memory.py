@@ -22,7 +22,7 @@ from smith_tui.tools.builtin.memory import (
 from smith_tui.tools.builtin.todo import save_todo
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
-from smith_tui.tools.spec import ToolContext, ToolError
+from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
 
 record_handler = RECORD_TOOL.run  # validates like the executor, then runs the handler
 recall_handler = RECALL_TOOL.run
@@ -45,7 +45,7 @@ def make_ctx(
         config=config or {},
         conversation_id=conversation_id,
         project_id="proj",
-        services={} if store is None else {"store": store},
+        services=ToolServices() if store is None else ToolServices(store=store),
     )
 
 
@@ -278,7 +278,7 @@ async def test_missing_store_or_conversation(handler: Any, store: Store, conv: s
     with pytest.raises(ToolError) as err:
         await handler(args, make_ctx(None, conv))
     assert err.value.code == "no_store"
-    assert "services['store'] is unset" in err.value.message
+    assert "services.store is unset" in err.value.message
     with pytest.raises(ToolError) as err:
         await handler(args, make_ctx({"not": "a store"}, conv))
     assert err.value.code == "no_store"

@@ -11,7 +11,7 @@ import pytest
 from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
 from smith_tui.tools.builtin.note import MAX_NOTE_CHARS, TOOL
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
+from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolServices
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -36,7 +36,7 @@ def make_ctx(
         config=config or {},
         conversation_id=conversation_id,
         project_id=project_id,
-        services={} if store is None else {"store": store},
+        services=ToolServices() if store is None else ToolServices(store=store),
     )
 
 

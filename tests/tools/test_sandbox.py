@@ -269,7 +269,7 @@ async def test_cancel_kills_the_sandboxed_process_tree(project: Path) -> None:
 async def test_the_wait_for_a_sandbox_to_end_sees_its_end(
     monkeypatch: pytest.MonkeyPatch, pidfds: bool
 ) -> None:
-    from smith_tui.tools.builtin.bash import _ended
+    from smith_tui.tools.local_runner import _ended
     from smith_tui.tools.sandbox import NamespaceInit
 
     if not pidfds:

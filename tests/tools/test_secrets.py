@@ -13,10 +13,10 @@ from smith_tui.config import LoadOptions, load_effective_config
 from smith_tui.config.secrets import StreamRedactor, redact, secret_values
 from smith_tui.tools.builtin import bash, web_search
 from smith_tui.tools.builtin.code.rg import rg_env
-from smith_tui.tools.builtin.git import git_env
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.registry import ToolRegistry
+from smith_tui.tools.safe_git import git_env
 from smith_tui.tools.spec import ToolContext, ToolResult
 from tests.tools.test_web_fetch import LocalServer
 

@@ -20,7 +20,7 @@ from smith_tui.tools.builtin.todo import (
     load_todo,
     render_todo,
 )
-from smith_tui.tools.spec import ToolContext, ToolError
+from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -44,7 +44,7 @@ def make_ctx(store: Any, conversation_id: str | None) -> ToolContext:
         cancel=CancelToken.new_root(),
         conversation_id=conversation_id,
         project_id="proj",
-        services={} if store is None else {"store": store},
+        services=ToolServices() if store is None else ToolServices(store=store),
     )
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from smith_tui.engine.hooks.hook_set import MAX_STOP_BLOCKS, Asker, Hooks
 from smith_tui.engine.messages import TranscriptMessage
-from smith_tui.engine.turn import TurnLoop, TurnResult
+from smith_tui.engine.turn.loop import TurnLoop
+from smith_tui.engine.turn.stop import TurnResult
 
 
 class PromptBlocked(Exception):

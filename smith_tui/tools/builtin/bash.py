@@ -16,40 +16,41 @@ The shell's environment has no API-key variables (``smith_tui.config.secrets``).
 On Linux it runs in the bubblewrap sandbox of ``smith_tui.tools.sandbox`` as
 ``sandbox.mode`` says; a command the sandbox stopped says so in its result.
 
-A front end that offers terminals (an editor over ACP, ``smith_tui.tools.command_runner``) runs
-the same command line in one of its terminals instead, so the editor shows it; ``bash``
-still polls the output, applies the timeout and cancel and builds the result.
+The handler reads its settings, asks the sandbox for the command line, runs it with a
+runner and builds one result. A front end that offers terminals (an editor over ACP,
+``smith_tui.tools.command_runner``) runs the command line in one of its terminals, so the
+editor shows it; otherwise :class:`~smith_tui.tools.local_runner.LocalCommandRunner` runs
+it as a local subprocess. Both are command runners: ``bash`` drives them the same way (the
+timeout, cancel and kill are its own) and reports both through :func:`_result`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import logging
-import os
-import signal
+import math
 import time
-from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from smith_tui.config.schema import SandboxConfig
-from smith_tui.config.secrets import StreamRedactor, scrubbed_environ, secret_values
+from smith_tui.config.secrets import scrubbed_environ, secret_values
 from smith_tui.config.service_options import BashOptions
 from smith_tui.tools import permission_policy
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.command_runner import (
     CommandExit,
+    CommandOutput,
     CommandRunner,
     RunningCommand,
-    command_runner,
 )
-from smith_tui.tools.process import signal_group
+from smith_tui.tools.local_runner import LocalCommandRunner
 from smith_tui.tools.sandbox import (
-    NamespaceInit,
     bwrap_argv,
     cached_sandbox_state,
     failure_note,
@@ -59,20 +60,13 @@ from smith_tui.tools.sandbox import (
     sandbox_state,
 )
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
+from smith_tui.tools.stream_capture import StreamCapture
 
 _DEFAULTS = BashOptions()
 DEFAULT_TIMEOUT_S = _DEFAULTS.default_timeout_s
 DEFAULT_MAX_TIMEOUT_S = _DEFAULTS.max_timeout_s
-TERM_GRACE_S = 0.3
-# After SIGKILL, how long to wait for the members to finish exiting.
-KILL_WAIT_S = 0.2
-# After the shell exits, background children may still hold the pipes open.
-PIPE_DRAIN_S = 0.5
-# After bwrap exits, how long the kernel gets to end the sandbox's namespace on its own.
-NAMESPACE_EXIT_S = 0.5
-READ_CHUNK = 65536
-# A front end's terminal (commands.CommandRunner): how often its output is polled, how
-# many bytes it keeps per character of budget, how long a killed command gets to exit.
+# A front end's terminal (command_runner.CommandRunner): how often its output is polled,
+# how many bytes it keeps per character of budget, how long a killed command gets to exit.
 POLL_S = 0.2
 BYTES_PER_CHAR = 4
 KILLED_EXIT_S = 2.0
@@ -93,137 +87,83 @@ class Args(ToolArgs):
     )
 
 
-class StreamCapture:
-    """Collects one output stream, keeping at most ``keep`` characters of head and tail.
+@dataclass(frozen=True)
+class _Settings:
+    """What this call runs and how: the command, its timeout, budget and folder."""
 
-    The values in ``secrets`` are redacted as the text arrives, before it is kept or
-    returned, so neither the live output nor a head/tail cut can show one.
-    """
+    command: str
+    timeout: float
+    timeout_note: str | None
+    budget: int
+    cwd: Path
+    secrets: tuple[str, ...]
 
-    def __init__(self, keep: int, secrets: tuple[str, ...] = ()) -> None:
-        self.keep = max(keep, 1)
-        self.head = ""
-        self.tail: deque[str] = deque()
-        self.tail_len = 0
-        self.total_chars = 0
-        self.total_bytes = 0
-        self.total_newlines = 0
-        self.dropped_chars = 0
-        self.dropped_newlines = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._fresh: list[str] = []
-        self._redactor = StreamRedactor(secrets, self._fresh.append)
 
-    def feed(self, data: bytes, *, final: bool = False) -> str:
-        """Add raw bytes; return the newly decoded (and redacted) text."""
-        self.total_bytes += len(data)
-        self._redactor.feed(self._decoder.decode(data, final))
-        if final:
-            self._redactor.flush()
-        text = "".join(self._fresh)
-        self._fresh.clear()
-        if not text:
-            return text
-        self.total_chars += len(text)
-        self.total_newlines += text.count("\n")
-        room = self.keep - len(self.head)
-        if room > 0:
-            self.head += text[:room]
-            text_rest = text[room:]
-        else:
-            text_rest = text
-        if text_rest:
-            self.tail.append(text_rest)
-            self.tail_len += len(text_rest)
-            while self.tail_len > self.keep:
-                first = self.tail[0]
-                excess = self.tail_len - self.keep
-                if len(first) <= excess:
-                    self.tail.popleft()
-                    dropped = first
-                else:
-                    self.tail[0] = first[excess:]
-                    dropped = first[:excess]
-                self.tail_len -= len(dropped)
-                self.dropped_chars += len(dropped)
-                self.dropped_newlines += dropped.count("\n")
-        return text
+@dataclass(frozen=True)
+class _Sandbox:
+    """The sandbox of this call: its settings, and bwrap's path when it is in use."""
 
-    def finish(self) -> str:
-        """Flush the decoder (a trailing partial UTF-8 sequence becomes U+FFFD)."""
-        return self.feed(b"", final=True)
+    settings: SandboxConfig
+    bwrap: str | None
+    project_writable: bool
 
-    def section(self, name: str, budget: int) -> list[str]:
-        """The result's lines for this stream: ``name: (empty)``, or a header with its size
-        and the text cut to ``budget`` characters."""
-        if self.total_chars == 0:
-            return [f"{name}: (empty)"]
-        return [f"--- {name} ({self.total_bytes:,} bytes) ---", self.render(budget).rstrip("\n")]
 
-    def render(self, budget: int) -> str:
-        """The kept text cut to ``budget`` characters, with a note saying what was left out."""
-        tail = "".join(self.tail)
-        if self.dropped_chars == 0 and len(self.head) + len(tail) <= budget:
-            return self.head + tail
-        half = max(budget // 2, 1)
-        head_part = self.head[:half]
-        tail_part = tail[-(budget - half) :] if budget - half > 0 else ""
-        # Characters between head_part and tail_part that we are not showing.
-        cut_chars = self.total_chars - len(head_part) - len(tail_part)
-        cut_newlines = self.total_newlines - head_part.count("\n") - tail_part.count("\n")
-        note = (
-            f"\n[… {cut_chars:,} of {self.total_chars:,} characters ({cut_newlines:,} lines) cut "
-            f"from the middle; total {self.total_bytes:,} bytes. Redirect to a file and read or "
-            f"grep it to see more …]\n"
+@dataclass(frozen=True)
+class _Ran:
+    """How a command went, as a runner saw it: what :func:`_result` reports."""
+
+    outcome: str
+    """``completed``, ``timeout`` or ``cancelled``."""
+    exit_code: int | None
+    exit_shown: str
+    elapsed: float
+    killed: str
+    """What a timeout or cancel killed, in words."""
+    streams: dict[str, StreamCapture]
+    """The output sections, in order, by name."""
+    seen: str
+    """The output a sandbox failure note is looked for in."""
+    notes: list[str] = field(default_factory=list)
+    truncated: bool = False
+    """The runner itself dropped output."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """The runner's own metadata (the process group, the terminal id)."""
+
+
+async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
+    """Run ``args.command`` and report its exit code and (budgeted) output."""
+    settings = _settings(args, ctx)
+    sandbox = await _sandbox(ctx)
+    if ctx.is_cancelled():
+        raise ToolError("the call was cancelled before the command started.", code="cancelled")
+    argv = await _command_line(settings, sandbox, ctx)
+    runner = ctx.services.commands
+    if runner is not None:
+        running = await _start_elsewhere(
+            runner, argv, settings.cwd, settings.budget, ctx, sandbox.bwrap is not None
         )
-        return head_part + note + tail_part
+        if running is not None:
+            return _result(await _run_elsewhere(running, settings, ctx), settings, sandbox)
+    return _result(await _run_locally(argv, settings, sandbox, ctx), settings, sandbox)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process is left in process group ``pgid``."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp ...
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
+def _settings(args: Args, ctx: ToolContext) -> _Settings:
+    timeout, timeout_note = _timeouts(args, ctx)
+    budget = max_output_chars(ctx, "bash")
+    cwd = _working_dir(ctx)
+    secrets = secret_values(ctx.config)  # also makes _child_env hide the configured names
+    return _Settings(args.command, timeout, timeout_note, budget, cwd, secrets)
 
 
-async def kill_group(pgid: int, grace: float = TERM_GRACE_S) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is still alive after ``grace``.
-
-    Returns once no live member is left (or a short wait after SIGKILL ran out),
-    so the whole call stays well under a second.
-    """
-    signal_group(pgid, signal.SIGTERM)
-    if await _wait_group_gone(pgid, grace):
-        return
-    signal_group(pgid, signal.SIGKILL)
-    await _wait_group_gone(pgid, KILL_WAIT_S)
-
-
-async def _wait_group_gone(pgid: int, limit_s: float) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-        if not _group_alive(pgid):
-            return True
-    return False
+async def _sandbox(ctx: ToolContext) -> _Sandbox:
+    settings = sandbox_settings(ctx.config)
+    # Off the event loop only the first time, when bwrap is probed (it is run once).
+    state = cached_sandbox_state(settings)
+    if state is None:
+        state = await asyncio.to_thread(sandbox_state, settings)
+    require_sandbox(state)
+    project_writable = permission_policy.project_writable(ctx)  # False in read-only mode
+    return _Sandbox(settings, state.bwrap if state.active else None, project_writable)
 
 
 def _timeouts(args: Args, ctx: ToolContext) -> tuple[float, str | None]:
@@ -250,22 +190,6 @@ def _working_dir(ctx: ToolContext) -> Path:
     return cwd
 
 
-async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
-    """Wrap the read end of a pipe in a stream reader; the transport owns the fd."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    protocol = asyncio.StreamReaderProtocol(reader)
-    transport, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd, "rb", buffering=0))
-    return reader, transport
-
-
-def _close_fds(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    fds.clear()
-
-
 def _child_env(sandboxed: bool) -> dict[str, str]:
     env = scrubbed_environ()
     # A non-interactive run: never block on a pager or a credential prompt.
@@ -275,287 +199,59 @@ def _child_env(sandboxed: bool) -> dict[str, str]:
     return sandbox_environ(env) if sandboxed else env
 
 
-async def _read_info(fd: int) -> NamespaceInit | None:
-    """Read bwrap's ``--info-fd`` report to its end; the sandbox's pid 1, if it says."""
-    reader, transport = await _open_reader(fd)
-    try:
-        return NamespaceInit.from_info(await reader.read())
-    finally:
-        transport.close()
-
-
-async def _end_namespace(info: asyncio.Future[NamespaceInit | None] | None) -> None:
-    """Make sure the sandbox's namespace is gone: bwrap's death SIGKILLs its pid 1
-    (``--die-with-parent``) and the kernel the rest; kill pid 1 ourselves if it lingers."""
-    if info is None:
-        return
-    try:
-        init = await asyncio.wait_for(asyncio.shield(info), timeout=KILL_WAIT_S)
-    except (TimeoutError, OSError):
-        return
-    if init is None or await _ended(init, NAMESPACE_EXIT_S):
-        return
-    init.kill()
-    if not await _ended(init, NAMESPACE_EXIT_S):
-        log.warning("the sandbox of a command (pid 1: %d) did not end", init.pid)
-
-
-async def _ended(init: NamespaceInit, limit_s: float) -> bool:
-    """Wait up to ``limit_s`` for the sandbox's pid 1 to end (woken by its pidfd when the
-    system has them, else polling); whether it did."""
-    fd = init.open_pidfd()
-    if fd is not None:
-        loop = asyncio.get_running_loop()
-        ended: asyncio.Future[None] = loop.create_future()
-
-        def readable() -> None:
-            if not ended.done():
-                ended.set_result(None)
-
-        try:
-            loop.add_reader(fd, readable)
-        except (NotImplementedError, ValueError, OSError):
-            os.close(fd)
-        else:
-            try:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(ended, limit_s)
-            finally:
-                loop.remove_reader(fd)
-                os.close(fd)
-            return not init.alive()
-    deadline = time.monotonic() + limit_s
-    while init.alive():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.002)
-    return True
-
-
-async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
-    """Run ``args.command`` and report its exit code and (budgeted) output."""
-    command = args.command
-    timeout, timeout_note = _timeouts(args, ctx)
-    budget = max_output_chars(ctx, "bash")
-    cwd = _working_dir(ctx)
-    secrets = secret_values(ctx.config)  # also makes _child_env hide the configured names
-    sandbox = sandbox_settings(ctx.config)
-    # Off the event loop only the first time, when bwrap is probed (it is run once).
-    state = cached_sandbox_state(sandbox)
-    if state is None:
-        state = await asyncio.to_thread(sandbox_state, sandbox)
-    require_sandbox(state)
-    project_writable = permission_policy.project_writable(ctx)  # False in read-only mode
-    bwrap = state.bwrap if state.active else None
-
-    async def command_line(info_fd: int | None = None) -> list[str]:
-        shell = ["bash", "-c", command]
-        if bwrap is None:
-            return shell
-        # A walk of the project (its .git folders): off the event loop.
-        return await asyncio.to_thread(
-            bwrap_argv,
-            bwrap,
-            shell,
-            cwd=cwd,
-            project=ctx.project_root or cwd,
-            settings=sandbox,
-            project_writable=project_writable,
-            info_fd=info_fd,
-        )
-
-    if ctx.is_cancelled():
-        raise ToolError("the call was cancelled before the command started.", code="cancelled")
-    runner = command_runner(ctx)
-    if runner is not None:
-        argv = await command_line()
-        running = await _start_elsewhere(runner, argv, cwd, budget, ctx, bwrap is not None)
-        if running is not None:
-            return await _run_elsewhere(
-                running,
-                ctx,
-                limit_s=timeout,
-                timeout_note=timeout_note,
-                budget=budget,
-                secrets=secrets,
-                sandbox=sandbox if state.active else None,
-                project_writable=project_writable,
-            )
-    # Our own pipes (not asyncio's PIPE) so we can close the read ends ourselves even
-    # when a background grandchild still holds the write ends.
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    unowned = [out_r, err_r]  # read ends not yet handed to a transport
-    child_ends = [out_w, err_w]
-    info: asyncio.Future[NamespaceInit | None] | None = None
-    if bwrap is not None:
-        # bwrap reports the host pid of the sandbox's pid 1 here, to check it is gone.
-        info_r, info_w = os.pipe()
-        unowned.append(info_r)
-        child_ends.append(info_w)
-    try:
-        argv = await command_line(child_ends[2] if bwrap is not None else None)
-    except BaseException:
-        _close_fds(unowned)
-        _close_fds(child_ends)
-        raise
-    spawn = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(
-            *argv,
-            cwd=str(cwd),
-            env=_child_env(bwrap is not None),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
-            start_new_session=True,
-            pass_fds=tuple(child_ends[2:]),
-        )
+async def _command_line(settings: _Settings, sandbox: _Sandbox, ctx: ToolContext) -> list[str]:
+    """``bash -c <command>``, inside bwrap's command line when the sandbox is in use."""
+    shell = ["bash", "-c", settings.command]
+    if sandbox.bwrap is None:
+        return shell
+    # A walk of the project (its .git folders): off the event loop.
+    return await asyncio.to_thread(
+        bwrap_argv,
+        sandbox.bwrap,
+        shell,
+        cwd=settings.cwd,
+        project=ctx.project_root or settings.cwd,
+        settings=sandbox.settings,
+        project_writable=sandbox.project_writable,
     )
-    try:
-        proc = await asyncio.shield(spawn)
-        if bwrap is not None:
-            unowned.remove(info_r)  # from here the reader owns it
-            info = asyncio.ensure_future(_read_info(info_r))
-    except asyncio.CancelledError:
-        # The shell may already be running: let the spawn finish, then kill its group.
-        with contextlib.suppress(Exception):
-            await kill_group((await spawn).pid)
-        _close_fds(unowned)
-        raise
-    except OSError as exc:
-        _close_fds(unowned)
-        raise ToolError(
-            f"could not start {Path(argv[0]).name}: {exc.strerror or exc}.", code="spawn_failed"
-        ) from None
-    finally:
-        _close_fds(child_ends)
-    # start_new_session makes the shell (or bwrap) its group (and session) leader
-    pgid = proc.pid
 
-    async def end_everything() -> None:
-        """Nothing the command started outlives it: the sandbox's namespace ends, or
-        (unsandboxed) what is left of the process group is killed."""
-        if info is not None:
-            await _end_namespace(info)
-        elif _group_alive(pgid):
-            await kill_group(pgid)
 
-    # One capture (and redactor) per stream: a key split across two reads of stdout is
-    # still caught when a piece of stderr arrives in between.
-    captures = {name: StreamCapture(budget, secrets) for name in ("stdout", "stderr")}
-    transports: list[asyncio.BaseTransport] = []
-
-    def emit(text: str) -> None:
-        if text and ctx.on_output is not None:
-            with contextlib.suppress(Exception):  # a UI bug must not break the tool
-                ctx.on_output(text)
-
-    async def pump(name: str, reader: asyncio.StreamReader) -> None:
-        capture = captures[name]
-        try:
-            while chunk := await reader.read(READ_CHUNK):
-                emit(capture.feed(chunk))
-        finally:
-            emit(capture.finish())
-
-    started = time.monotonic()
-    readers: list[asyncio.Future[None]] = []
-    waiter = asyncio.ensure_future(proc.wait())
-    cancel_waiter = asyncio.ensure_future(ctx.cancel.wait())
-    outcome = "completed"
-    pipes_left_open = False
-    try:
-        for name, fd in (("stdout", out_r), ("stderr", err_r)):
-            unowned.remove(fd)  # from here the pipe file object owns the fd
-            reader, transport = await _open_reader(fd)
-            transports.append(transport)
-            readers.append(asyncio.ensure_future(pump(name, reader)))
-        done, _ = await asyncio.wait(
-            {waiter, cancel_waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-        if waiter not in done:
-            outcome = "cancelled" if cancel_waiter in done else "timeout"
-            await kill_group(pgid)
-        await end_everything()
-        # Let the readers drain; background children may keep the pipes open.
-        drain = PIPE_DRAIN_S if outcome == "completed" else 0.2
-        _, pending = await asyncio.wait(readers, timeout=drain)
-        pipes_left_open = bool(pending)
-        with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(waiter), timeout=1.0)
-    except asyncio.CancelledError:
-        # The executor cancelled this task: never leave the group behind.
-        await asyncio.shield(kill_group(pgid))
-        await asyncio.shield(end_everything())
-        raise
-    finally:
-        cancel_waiter.cancel()
-        if not waiter.done():
-            waiter.cancel()
-        for task in readers:
-            task.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
-        for transport in transports:
-            transport.close()
-        _close_fds(unowned)
-        if proc.returncode is None:
-            signal_group(pgid, signal.SIGKILL)
-        if info is not None:
-            if info.done() and not info.cancelled() and info.exception() is None:
-                if (init := info.result()) is not None:
-                    init.kill()
-            else:
-                info.cancel()
-    elapsed = time.monotonic() - started
-    exit_code = proc.returncode
-
-    lines = [
-        outcome_line(
-            outcome,
-            str(exit_code),
-            timeout_s=timeout,
-            elapsed=elapsed,
-            killed="the command's whole process group was killed",
-        )
-    ]
-    if timeout_note:
-        lines.append(f"note: {timeout_note}")
-    if outcome == "completed" and pipes_left_open:
-        lines.append(
+async def _run_locally(
+    argv: list[str], settings: _Settings, sandbox: _Sandbox, ctx: ToolContext
+) -> _Ran:
+    """Run ``argv`` as a local subprocess; stdout and stderr stream and are kept apart."""
+    runner = LocalCommandRunner(
+        keep=settings.budget,
+        secrets=settings.secrets,
+        on_output=ctx.on_output,
+        sandboxed=sandbox.bwrap is not None,
+    )
+    running = await runner.start(
+        argv,
+        cwd=settings.cwd,
+        env=_child_env(sandbox.bwrap is not None),
+        output_byte_limit=settings.budget * BYTES_PER_CHAR,
+        call_id=None,
+        job_id=None,
+    )
+    outcome, ended, final, elapsed = await _drive(running, ctx, settings.timeout)
+    exit_code = ended.exit_code if ended is not None else final.exit_code
+    notes = []
+    if outcome == "completed" and running.pipes_left_open:
+        notes.append(
             "note: background processes still hold the output pipes open; their later output "
             "is not captured (redirect background output to a file, e.g. `cmd > log 2>&1 &`)."
         )
-    out, err = captures["stdout"], captures["stderr"]
-    if state.active and outcome == "completed" and exit_code != 0:
-        seen = "".join((out.head, *out.tail, err.head, *err.tail))
-        if note := failure_note(seen, sandbox, project_writable=project_writable):
-            lines.append(note)
-    # Split the budget between the streams, favouring the one that needs more.
-    if out.total_chars + err.total_chars <= budget:
-        out_budget, err_budget = budget, budget
-    else:
-        err_budget = min(err.total_chars, max(budget // 3, budget - out.total_chars))
-        out_budget = max(budget - err_budget, 1)
-    lines += out.section("stdout", out_budget) + err.section("stderr", err_budget)
-    return ToolOutput(
-        content="\n".join(lines),
-        metadata={
-            "exit_code": exit_code,
-            "outcome": outcome,
-            "timeout_s": timeout,
-            "duration_s": round(elapsed, 3),
-            "stdout_bytes": out.total_bytes,
-            "stderr_bytes": err.total_bytes,
-            "truncated": out.dropped_chars > 0
-            or err.dropped_chars > 0
-            or out.total_chars > out_budget
-            or err.total_chars > err_budget,
-            "pgid": pgid,
-            "sandboxed": state.active,
-        },
-        mutation_state="attempted" if outcome == "completed" else "unknown",
-        ok=outcome == "completed",
-        error=None if outcome == "completed" else outcome,
+    return _Ran(
+        outcome,
+        exit_code,
+        str(exit_code),
+        elapsed,
+        killed="the command's whole process group was killed",
+        streams=running.streams,
+        seen=final.text,
+        notes=notes,
+        details={"pgid": running.pgid},
     )
 
 
@@ -574,38 +270,18 @@ async def _start_elsewhere(
             cwd=cwd,
             env=_child_env(sandboxed),
             output_byte_limit=budget * BYTES_PER_CHAR,
-            call_id=ctx.services.get("call_id"),
-            job_id=ctx.services.get("job_id"),
+            call_id=ctx.call_id,
+            job_id=ctx.job_id,
         )
     except Exception:  # the runner should decline itself; a local run is the fallback
         log.exception("starting the command through the front end failed; running it locally")
         return None
 
 
-async def _finish_elsewhere(running: RunningCommand, *, kill: bool) -> CommandExit | None:
-    """Kill (when asked) and let the command exit; its exit, or ``None`` if unknown."""
-    with contextlib.suppress(Exception):
-        if kill:
-            await running.kill()
-        return await asyncio.wait_for(running.wait(), KILLED_EXIT_S)
-    return None
-
-
-async def _run_elsewhere(
-    running: RunningCommand,
-    ctx: ToolContext,
-    *,
-    limit_s: float,
-    timeout_note: str | None,
-    budget: int,
-    secrets: tuple[str, ...],
-    sandbox: SandboxConfig | None,
-    project_writable: bool,
-) -> ToolOutput:
-    """Poll a command a front end runs (an editor's terminal) into the live output, wait
-    for it with the timeout, kill it on timeout or cancel, release it, and report it as a
-    local run is reported (the terminal mixes stdout and stderr into one output)."""
-    live = StreamCapture(budget, secrets)  # redacts the live text as a local run does
+async def _run_elsewhere(running: RunningCommand, settings: _Settings, ctx: ToolContext) -> _Ran:
+    """Poll a command a front end runs (an editor's terminal) into the live output, and
+    describe it as a local run is described (the terminal mixes stdout and stderr)."""
+    live = StreamCapture(settings.budget, settings.secrets)  # redacts as a local run does
     shown = ""
 
     def pump(now: str, *, last: bool = False) -> None:
@@ -622,46 +298,13 @@ async def _run_elsewhere(
             with contextlib.suppress(Exception):  # a UI bug must not break the tool
                 ctx.on_output(text)
 
-    started = time.monotonic()
-    waiter = asyncio.ensure_future(running.wait())
-    cancel_waiter = asyncio.ensure_future(ctx.cancel.wait())
-    outcome = "completed"
-    ended: CommandExit | None = None
-    final = None
-    try:
-        while True:
-            left = started + limit_s - time.monotonic()
-            done, _ = await asyncio.wait(
-                {waiter, cancel_waiter},
-                timeout=max(min(POLL_S, left), 0),
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-            if waiter in done:
-                ended = waiter.result()
-                break
-            if cancel_waiter in done or left <= POLL_S:
-                outcome = "cancelled" if cancel_waiter in done else "timeout"
-                ended = await _finish_elsewhere(running, kill=True)
-                break
-            with contextlib.suppress(Exception):  # a missed poll only delays the live text
-                pump((await running.output()).text)
-        final = await running.output()
-    except asyncio.CancelledError:
-        # The executor cancelled this task: never leave the command running.
-        await asyncio.shield(_finish_elsewhere(running, kill=True))
-        raise
-    except Exception as exc:
-        await _finish_elsewhere(running, kill=True)
-        raise ToolError(
-            f"the editor's terminal failed while running the command: {exc}", code="terminal"
-        ) from None
-    finally:
-        cancel_waiter.cancel()
-        if not waiter.done():
-            waiter.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(running.release())
-    elapsed = time.monotonic() - started
+    outcome, ended, final, elapsed = await _drive(
+        running,
+        ctx,
+        settings.timeout,
+        poll=pump,
+        failed="the editor's terminal failed while running the command",
+    )
     pump(final.text, last=True)
     if ended is None and final.exited:
         ended = CommandExit(final.exit_code, final.signal)
@@ -669,45 +312,146 @@ async def _run_elsewhere(
     shown_exit = f"{exit_code}" if exit_code is not None else "none"
     if ended is not None and ended.signal:
         shown_exit += f", ended by {ended.signal}"
-    output = StreamCapture(budget, secrets)
+    output = StreamCapture(settings.budget, settings.secrets)
     output.feed(final.text.encode("utf-8"), final=True)
+    notes = []
+    if final.truncated:
+        notes.append(
+            f"note: the editor's terminal kept only the last "
+            f"{settings.budget * BYTES_PER_CHAR:,} bytes of output; the start is missing "
+            f"(redirect big outputs to a file and read it)."
+        )
+    return _Ran(
+        outcome,
+        exit_code,
+        shown_exit,
+        elapsed,
+        killed="the command was killed in the editor's terminal",
+        streams={"output": output},
+        seen=final.text,
+        notes=notes,
+        truncated=final.truncated,
+        details={"signal": ended.signal if ended else None, "terminal_id": running.id},
+    )
+
+
+async def _drive(
+    running: RunningCommand,
+    ctx: ToolContext,
+    limit_s: float,
+    *,
+    poll: Callable[[str], None] | None = None,
+    failed: str | None = None,
+) -> tuple[str, CommandExit | None, CommandOutput, float]:
+    """Wait for ``running`` with the timeout and the call's cancel (killing it when either
+    comes first), then read its output and release it: the outcome, its exit if known,
+    the output and the seconds it took. ``poll`` gets the output so far every ``POLL_S``;
+    ``failed`` turns a runner's error into a tool error saying so."""
+    step = POLL_S if poll is not None else math.inf
+    started = time.monotonic()
+    waiter = asyncio.ensure_future(running.wait())
+    cancel_waiter = asyncio.ensure_future(ctx.cancel.wait())
+    outcome = "completed"
+    ended: CommandExit | None = None
+    try:
+        while True:
+            left = started + limit_s - time.monotonic()
+            done, _ = await asyncio.wait(
+                {waiter, cancel_waiter},
+                timeout=max(min(step, left), 0),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if waiter in done:
+                ended = waiter.result()
+                break
+            if cancel_waiter in done or left <= step:
+                outcome = "cancelled" if cancel_waiter in done else "timeout"
+                ended = await _finish(running, kill=True)
+                break
+            if poll is not None:
+                with contextlib.suppress(Exception):  # a missed poll only delays the live text
+                    poll((await running.output()).text)
+        final = await running.output()
+    except asyncio.CancelledError:
+        # The executor cancelled this task: never leave the command running.
+        await asyncio.shield(_finish(running, kill=True))
+        raise
+    except Exception as exc:
+        if failed is None:
+            raise
+        await _finish(running, kill=True)
+        raise ToolError(f"{failed}: {exc}", code="terminal") from None
+    finally:
+        cancel_waiter.cancel()
+        if not waiter.done():
+            waiter.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(running.release())
+    return outcome, ended, final, time.monotonic() - started
+
+
+async def _finish(running: RunningCommand, *, kill: bool) -> CommandExit | None:
+    """Kill (when asked) and let the command exit; its exit, or ``None`` if unknown."""
+    with contextlib.suppress(Exception):
+        if kill:
+            await running.kill()
+        return await asyncio.wait_for(running.wait(), KILLED_EXIT_S)
+    return None
+
+
+def _result(ran: _Ran, settings: _Settings, sandbox: _Sandbox) -> ToolOutput:
+    """The tool's result: how the command ended, the notes, then each output section."""
     lines = [
         outcome_line(
-            outcome,
-            shown_exit,
-            timeout_s=limit_s,
-            elapsed=elapsed,
-            killed="the command was killed in the editor's terminal",
+            ran.outcome,
+            ran.exit_shown,
+            timeout_s=settings.timeout,
+            elapsed=ran.elapsed,
+            killed=ran.killed,
         )
     ]
-    if timeout_note:
-        lines.append(f"note: {timeout_note}")
-    if final.truncated:
-        lines.append(
-            f"note: the editor's terminal kept only the last {budget * BYTES_PER_CHAR:,} bytes "
-            f"of output; the start is missing (redirect big outputs to a file and read it)."
-        )
-    if sandbox is not None and outcome == "completed" and exit_code != 0:
-        if note := failure_note(final.text, sandbox, project_writable=project_writable):
+    if settings.timeout_note:
+        lines.append(f"note: {settings.timeout_note}")
+    lines += ran.notes
+    if sandbox.bwrap is not None and ran.outcome == "completed" and ran.exit_code != 0:
+        if note := failure_note(
+            ran.seen, sandbox.settings, project_writable=sandbox.project_writable
+        ):
             lines.append(note)
-    lines += output.section("output", budget)
+    budgets = _section_budgets(ran.streams, settings.budget)
+    for name, capture in ran.streams.items():
+        lines += capture.section(name, budgets[name])
+    completed = ran.outcome == "completed"
     return ToolOutput(
         content="\n".join(lines),
         metadata={
-            "exit_code": exit_code,
-            "signal": ended.signal if ended else None,
-            "outcome": outcome,
-            "timeout_s": limit_s,
-            "duration_s": round(elapsed, 3),
-            "output_bytes": output.total_bytes,
-            "truncated": final.truncated or output.total_chars > budget,
-            "terminal_id": running.id,
-            "sandboxed": sandbox is not None,
+            "exit_code": ran.exit_code,
+            "outcome": ran.outcome,
+            "timeout_s": settings.timeout,
+            "duration_s": round(ran.elapsed, 3),
+            **{f"{name}_bytes": capture.total_bytes for name, capture in ran.streams.items()},
+            "truncated": ran.truncated
+            or any(
+                capture.dropped_chars > 0 or capture.total_chars > budgets[name]
+                for name, capture in ran.streams.items()
+            ),
+            **ran.details,
+            "sandboxed": sandbox.bwrap is not None,
         },
-        mutation_state="attempted" if outcome == "completed" else "unknown",
-        ok=outcome == "completed",
-        error=None if outcome == "completed" else outcome,
+        mutation_state="attempted" if completed else "unknown",
+        ok=completed,
+        error=None if completed else ran.outcome,
     )
+
+
+def _section_budgets(streams: dict[str, StreamCapture], budget: int) -> dict[str, int]:
+    """Each section's share of ``budget``: all of it while everything fits; else the
+    second (stderr) gets what it needs up to a third, or more if the first needs less."""
+    if len(streams) == 1 or sum(c.total_chars for c in streams.values()) <= budget:
+        return dict.fromkeys(streams, budget)
+    (first, out), (second, err) = streams.items()
+    err_budget = min(err.total_chars, max(budget // 3, budget - out.total_chars))
+    return {first: max(budget - err_budget, 1), second: err_budget}
 
 
 def outcome_line(

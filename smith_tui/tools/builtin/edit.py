@@ -167,25 +167,7 @@ def _check_range(req: EditRequest, total: int, where: str) -> int:
 def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     req = _parse(args, ctx)
     where = req.target.where
-    limit = max_file_bytes(ctx, "edit")
-    data = read_text_file(req.target, ctx, tool="edit", limit=limit).data
-    current = sha256_hex(data)
-    if current != req.expected_hash:
-        raise ToolError(
-            f"{where} changed since you read it: expected_hash {req.expected_hash} but the file "
-            f"now hashes to {current}. Nothing was written. Read the file again and redo the "
-            f"edit against its current lines and hash.",
-            code="stale_hash",
-            data={"current_hash": current},
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ToolError(
-            f"{where} is not valid UTF-8 (byte {exc.start}); editing it line by line could "
-            f"corrupt it. Use bash (e.g. sed) or rewrite it with `write`.",
-            code="not_utf8",
-        ) from None
+    current, text = _read_current(req, ctx)
     doc = TextLines.parse(text)
     total = len(doc.lines)
     end = _check_range(req, total, where)
@@ -200,14 +182,7 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     delta = len(new) - removed
     out_bytes = doc.render().encode("utf-8")
     ctx.cancel.check()  # a cancel that came while reading leaves the file untouched
-    try:
-        write_file(req.target, out_bytes, ctx, tool="edit")
-    except NotRegularFileError as exc:
-        raise not_regular_error(where, exc.kind, "edit", writing=True) from None
-    except OSError as exc:
-        raise ToolError(
-            f"could not write {where}: {exc.strerror or exc}.", code="os_error"
-        ) from None
+    _write(req, out_bytes, ctx)
     new_hash = sha256_hex(out_bytes)
 
     new_total = len(doc.lines)
@@ -218,16 +193,7 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
     lo = max(1, req.start - CONTEXT_LINES)
     hi = min(new_total, max(affected[1], req.start) + CONTEXT_LINES)
     snippet = number_lines(doc.lines[lo - 1 : hi], lo) if new_total else "(file is now empty)"
-    if req.operation == "replace":
-        what = f"replaced lines {req.start}-{end} ({removed}) with {len(new)} line(s)"
-    elif req.operation == "insert":
-        what = f"inserted {len(new)} line(s) before line {req.start}"
-    else:
-        what = f"deleted lines {req.start}-{end} ({removed})"
-    if new:
-        now = f"new text is at lines {affected[0]}-{affected[1]}"
-    else:
-        now = f"the lines after the deletion now start at line {req.start}"
+    what, now = _summary(req, end, removed, len(new), affected)
     header = (
         f"Edited {req.target.shown}: {what}; {now}; line delta {delta:+d}; {new_total} lines now.\n"
         f"new hash: {new_hash}\n"
@@ -253,6 +219,61 @@ def _edit(args: Args, ctx: ToolContext) -> ToolOutput:
         },
         mutation_state="attempted",
     )
+
+
+def _read_current(req: EditRequest, ctx: ToolContext) -> tuple[str, str]:
+    """The file's current hash and text, refused when it changed since the model read it
+    or is not UTF-8."""
+    where = req.target.where
+    limit = max_file_bytes(ctx, "edit")
+    data = read_text_file(req.target, ctx, tool="edit", limit=limit).data
+    current = sha256_hex(data)
+    if current != req.expected_hash:
+        raise ToolError(
+            f"{where} changed since you read it: expected_hash {req.expected_hash} but the file "
+            f"now hashes to {current}. Nothing was written. Read the file again and redo the "
+            f"edit against its current lines and hash.",
+            code="stale_hash",
+            data={"current_hash": current},
+        )
+    try:
+        return current, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{where} is not valid UTF-8 (byte {exc.start}); editing it line by line could "
+            f"corrupt it. Use bash (e.g. sed) or rewrite it with `write`.",
+            code="not_utf8",
+        ) from None
+
+
+def _write(req: EditRequest, data: bytes, ctx: ToolContext) -> None:
+    """Write the edited file; a special file or an OS error is a clear tool error."""
+    where = req.target.where
+    try:
+        write_file(req.target, data, ctx, tool="edit")
+    except NotRegularFileError as exc:
+        raise not_regular_error(where, exc.kind, "edit", writing=True) from None
+    except OSError as exc:
+        raise ToolError(
+            f"could not write {where}: {exc.strerror or exc}.", code="os_error"
+        ) from None
+
+
+def _summary(
+    req: EditRequest, end: int, removed: int, inserted: int, affected: tuple[int, int]
+) -> tuple[str, str]:
+    """What the edit did and where the new text is now, in words."""
+    if req.operation == "replace":
+        what = f"replaced lines {req.start}-{end} ({removed}) with {inserted} line(s)"
+    elif req.operation == "insert":
+        what = f"inserted {inserted} line(s) before line {req.start}"
+    else:
+        what = f"deleted lines {req.start}-{end} ({removed})"
+    if inserted:
+        now = f"new text is at lines {affected[0]}-{affected[1]}"
+    else:
+        now = f"the lines after the deletion now start at line {req.start}"
+    return what, now
 
 
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:

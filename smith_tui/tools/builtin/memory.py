@@ -33,18 +33,17 @@ SUGGESTION_LIMIT = 10
 
 
 def require_store(ctx: ToolContext, tool: str) -> Store:
-    """The :class:`Store` in ``ctx.services["store"]``, or a :class:`ToolError` saying it is missing."""
-    store = ctx.services.get("store")
+    """The :class:`Store` in ``ctx.services.store``, or a :class:`ToolError` saying it is missing."""
+    store = ctx.services.store
     if store is None:
         raise ToolError(
             f"{tool} needs the conversation store, but none is attached to this session "
-            "(services['store'] is unset); memory tools are unavailable here.",
+            "(services.store is unset); memory tools are unavailable here.",
             code="no_store",
         )
-    if not isinstance(store, Store):
+    if not isinstance(store, Store):  # typed, but a caller outside the engine may pass anything
         raise ToolError(
-            f"{tool} needs a smith_tui.store.Store in services['store'], "
-            f"got {type(store).__name__}.",
+            f"{tool} needs a smith_tui.store.Store in services.store, got {type(store).__name__}.",
             code="no_store",
         )
     return store

@@ -182,8 +182,8 @@ def _validated(data: Any) -> Plan:
 
 async def handler(args: Plan, ctx: ToolContext) -> ToolOutput:
     """Hand the plan to the user: the turn ends here (a terminal tool)."""
-    gate = ctx.services.get("permissions") if ctx.services else None
-    if getattr(gate, "mode", "plan") != "plan":
+    gate = ctx.services.permissions
+    if gate is not None and gate.mode != "plan":
         raise ToolError("present_plan is only for plan mode; carry the work out instead")
     return ToolOutput(
         content=(

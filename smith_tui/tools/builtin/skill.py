@@ -2,7 +2,7 @@
 decides the skill fits (progressive disclosure: the system prompt holds only each
 skill's name and description).
 
-The skills come from the turn's ``skills`` service (the engine's discovery); this tool
+The skills come from the turn's ``ToolServices.skills`` (the engine's discovery); this tool
 only reads, with the file rules of ``read``: regular files only (no FIFO, device or
 socket), opened beneath the skill's folder following no symlink out of it, at most
 ``services.tool.read.max_file_bytes`` loaded and ``services.tool.skill.max_output_chars``
@@ -13,37 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 from pydantic import Field
 
 from smith_tui.tools.args import Int, Text, max_output_chars
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.files import ToolPath, max_file_bytes, read_text_file
+from smith_tui.tools.ports import SkillEntry
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
-SKILLS_SERVICE = "skills"
 SKILL_FILE = "SKILL.md"
 #: Most files the listing beside a skill's body names.
 MAX_LISTED_FILES = 50
-
-
-class SkillEntry(Protocol):
-    """One skill as the tool needs it."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def folder(self) -> Path: ...
-
-
-class SkillSource(Protocol):
-    """The ``skills`` service: the skills the turn may load."""
-
-    @property
-    def skills(self) -> Sequence[SkillEntry]: ...
 
 
 class Args(ToolArgs):
@@ -59,7 +41,7 @@ class Args(ToolArgs):
 
 
 def _skill(ctx: ToolContext, name: str) -> SkillEntry:
-    source: SkillSource | None = ctx.services.get(SKILLS_SERVICE) if ctx.services else None
+    source = ctx.services.skills
     skills = list(source.skills) if source is not None else []
     found = next((s for s in skills if s.name == name.strip()), None)
     if found is None:

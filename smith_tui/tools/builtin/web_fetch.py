@@ -516,49 +516,15 @@ async def _fetch_as_text(
     budget: int,
 ) -> ToolOutput:
     """The tool's work: fetch ``url`` and render the result (CancelledError on a cancel)."""
-    try:
-        # The per-operation httpx timeout does not bound a slow trickle; this does.
-        fetched = await until_cancelled(
-            ctx,
-            asyncio.wait_for(
-                _get(
-                    url, io_timeout_s=io_timeout_s, max_bytes=max_bytes, allow_private=allow_private
-                ),
-                io_timeout_s * 2,
-            ),
-        )
-    except (httpx.TimeoutException, TimeoutError):
-        raise ToolError(
-            f"{url} did not answer within {io_timeout_s:g} s; try again later or another source.",
-            code="timeout",
-        ) from None
-    except httpx.HTTPError as exc:
-        raise ToolError(
-            f"could not fetch {url}: {exc or type(exc).__name__}. Check the URL (host name, "
-            f"port) or try another source.",
-            code="network_error",
-        ) from None
-
+    fetched = await _download(
+        ctx, url, io_timeout_s=io_timeout_s, max_bytes=max_bytes, allow_private=allow_private
+    )
     kind = _kind(fetched.content_type, fetched.body)
     size_note = (
         f"{fetched.declared_length:,} bytes" if fetched.declared_length is not None else None
     )
     if fetched.status >= 400:
-        excerpt = ""
-        if kind in ("html", "text", "json") and fetched.body:
-            text = _decode(fetched.body[:4000], fetched.charset)
-            if kind == "html":
-                page = fetched.body[:ERROR_HTML_BYTES]
-                text = (
-                    await until_cancelled(ctx, convert_html(page, fetched.url, fetched.charset))
-                ).markdown
-            excerpt = " Page says: " + re.sub(r"\s+", " ", text).strip()[:300]
-        raise ToolError(
-            f"HTTP {fetched.status} {fetched.reason} from {fetched.url}.{excerpt} "
-            f"Check the URL, or search for the right page with web_search.",
-            code="http_error",
-            data={"status": fetched.status, "url": fetched.url},
-        )
+        raise await _http_error(ctx, fetched, kind)
 
     header = [f"URL: {fetched.url}"]
     if fetched.redirects:
@@ -586,11 +552,77 @@ async def _fetch_as_text(
         )
         return ToolOutput(content="\n".join(header) + "\n\n" + body, metadata=metadata)
 
+    body = await _text_body(ctx, fetched, kind, header, metadata)
+    if fetched.truncated:
+        total = size_note or "unknown total size"
+        header.append(
+            f"[download stopped at the {max_bytes:,}-byte limit ({total}); the end of the "
+            f"document is missing]"
+        )
+    text = "\n".join(header) + "\n\n" + (body if body.strip() else "(no text content)")
+    return ToolOutput(content=budget_text(text, budget), metadata=metadata)
+
+
+async def _download(
+    ctx: ToolContext,
+    url: httpx.URL,
+    *,
+    io_timeout_s: float,
+    max_bytes: int,
+    allow_private: bool,
+) -> Fetched:
+    """GET ``url`` within twice the I/O timeout; a timeout or network error says so."""
+    try:
+        # The per-operation httpx timeout does not bound a slow trickle; this does.
+        return await until_cancelled(
+            ctx,
+            asyncio.wait_for(
+                _get(
+                    url, io_timeout_s=io_timeout_s, max_bytes=max_bytes, allow_private=allow_private
+                ),
+                io_timeout_s * 2,
+            ),
+        )
+    except (httpx.TimeoutException, TimeoutError):
+        raise ToolError(
+            f"{url} did not answer within {io_timeout_s:g} s; try again later or another source.",
+            code="timeout",
+        ) from None
+    except httpx.HTTPError as exc:
+        raise ToolError(
+            f"could not fetch {url}: {exc or type(exc).__name__}. Check the URL (host name, "
+            f"port) or try another source.",
+            code="network_error",
+        ) from None
+
+
+async def _http_error(ctx: ToolContext, fetched: Fetched, kind: str) -> ToolError:
+    """The error of an HTTP error status, with the start of what the page says."""
+    excerpt = ""
+    if kind in ("html", "text", "json") and fetched.body:
+        text = _decode(fetched.body[:4000], fetched.charset)
+        if kind == "html":
+            page = fetched.body[:ERROR_HTML_BYTES]
+            text = (
+                await until_cancelled(ctx, convert_html(page, fetched.url, fetched.charset))
+            ).markdown
+        excerpt = " Page says: " + re.sub(r"\s+", " ", text).strip()[:300]
+    return ToolError(
+        f"HTTP {fetched.status} {fetched.reason} from {fetched.url}.{excerpt} "
+        f"Check the URL, or search for the right page with web_search.",
+        code="http_error",
+        data={"status": fetched.status, "url": fetched.url},
+    )
+
+
+async def _text_body(
+    ctx: ToolContext, fetched: Fetched, kind: str, header: list[str], metadata: dict[str, Any]
+) -> str:
+    """The text of an html, json or text page; its notes go to ``header`` and ``metadata``."""
     if kind == "html":
         converted = await until_cancelled(
             ctx, convert_html(fetched.body, fetched.url, fetched.charset)
         )
-        body = converted.markdown
         if converted.title:
             header.append(f"Title: {converted.title}")
         if converted.cut_at is not None:
@@ -604,7 +636,8 @@ async def _fetch_as_text(
             )
         metadata["html_cut_at"] = converted.cut_at
         metadata["html_flattened"] = converted.flattened
-    elif kind == "json":
+        return converted.markdown
+    if kind == "json":
         body, parsed = _pretty_json(_decode(fetched.body, fetched.charset))
         if not parsed:
             header.append(
@@ -612,16 +645,8 @@ async def _fetch_as_text(
                 + (", because the download was cut" if fetched.truncated else "")
                 + "; shown as received)"
             )
-    else:
-        body = _decode(fetched.body, fetched.charset)
-    if fetched.truncated:
-        total = size_note or "unknown total size"
-        header.append(
-            f"[download stopped at the {max_bytes:,}-byte limit ({total}); the end of the "
-            f"document is missing]"
-        )
-    text = "\n".join(header) + "\n\n" + (body if body.strip() else "(no text content)")
-    return ToolOutput(content=budget_text(text, budget), metadata=metadata)
+        return body
+    return _decode(fetched.body, fetched.charset)
 
 
 TOOL = ToolSpec(

@@ -12,7 +12,7 @@ How it stays cheap and safe:
   ``git add -A`` only re-reads files whose stat data changed: a checkpoint of an unchanged
   tree costs a directory walk;
 * every git call uses the hardened command line and scrubbed environment of the ``git``
-  tool (:func:`~smith_tui.tools.builtin.git.git_env`, :func:`~smith_tui.tools.builtin.git.base_argv`);
+  tool (:func:`~smith_tui.tools.safe_git.git_env`, :func:`~smith_tui.tools.safe_git.base_argv`);
   the shadow's config is ours, and its ``info/attributes`` switches off every attribute
   that would transform content (filters, end-of-line conversion, ident, encodings), so
   a work tree's ``.gitattributes`` can neither run a program nor alter the bytes kept;
@@ -49,8 +49,8 @@ from typing import Any, Literal
 from smith_tui.config.schema import CheckpointsConfig
 from smith_tui.store.git_includes import common_dir_of, git_dir_of
 from smith_tui.tools import beneath
-from smith_tui.tools.builtin.git import base_argv, find_git, git_env, run_git_blocking, tree_entries
 from smith_tui.tools.files import current_umask, file_kind
+from smith_tui.tools.safe_git import base_argv, find_git, git_env, run_git_blocking, tree_entries
 from smith_tui.tools.spec import ToolError
 
 DEFAULT_MAX_BYTES = CheckpointsConfig().max_bytes

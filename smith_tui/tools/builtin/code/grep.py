@@ -22,6 +22,7 @@ import heapq
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
@@ -315,22 +316,82 @@ async def search(
     pattern = args.pattern
     root = project_root(ctx)
     _, rel = resolve_in_project(NAME, root, args.path)
-    globs = args.glob
-    ignore_case, fixed = args.case_insensitive, args.fixed_strings
     context, limit = args.context, args.max_results
-
-    argv = [find_rg(), *COMMON_FLAGS, "--json", f"--max-count={file_match_cap}"]
-    argv.append("--ignore-case" if ignore_case else "--case-sensitive")
-    if fixed:
-        argv.append("--fixed-strings")
-    if context:
-        argv.append(f"--context={context}")
-    argv += [f"--glob={g}" for g in globs]
-    argv += ["--regexp", pattern, "--", rel]
-
     reader = _BlockReader(
         keep_records=limit * (2 * context + 1) + 2 * context, keep_files=limit, match_cap=match_cap
     )
+    await _run_rg(_rg_argv(args, rel, file_match_cap), root, ctx, reader)
+
+    where = "the project" if rel == "." else rel
+    if not reader.files:
+        return ToolOutput(
+            f"No matches for {pattern!r} in {where}.",
+            metadata={"matches": 0, "files": 0, "complete": True},
+        )
+    ranked = sorted(reader.files, key=_rank_key)
+    total = reader.matches
+    capped_files = sum(1 for f in ranked if f.matches >= file_match_cap)
+    blocks, shown_matches = _render_files(ranked, limit, context, reader, file_match_cap)
+    partial = reader.stopped or capped_files > 0
+    header = (
+        f"{_counted(total, partial)} for {pattern!r} in "
+        f"{_counted(len(ranked), reader.stopped, 'file')} under {where}"
+    )
+    if len(blocks) < len(ranked) or shown_matches < total:
+        header += (
+            f" (showing {shown_matches} in the top {len(blocks)} files; "
+            "files with definitions and more matches first)"
+        )
+    header += _cap_notes(reader, len(ranked), capped_files, match_cap, file_match_cap)
+    text, shown_files = fit_blocks(
+        header, blocks, max_chars(ctx), unit="files", hint="narrow 'path' or 'glob'"
+    )
+    return ToolOutput(
+        text,
+        metadata={
+            "matches": total,
+            "files": len(ranked),
+            "files_shown": shown_files,
+            "complete": not partial,
+        },
+    )
+
+
+def _render_files(
+    ranked: list[_FileHits], limit: int, context: int, reader: _BlockReader, file_match_cap: int
+) -> tuple[list[str], int]:
+    """The blocks of the best files, up to ``limit`` matching lines shared among the top
+    few; the blocks and how many matches they show."""
+    per_file = max(10, limit // max(1, min(len(ranked), 5)))
+    blocks: list[str] = []
+    shown_matches = 0
+    for hits in ranked:
+        if shown_matches >= limit:
+            break
+        block, count = _render_file(
+            hits, min(per_file, limit - shown_matches), context, reader.keep_records, file_match_cap
+        )
+        blocks.append(block)
+        shown_matches += count
+    return blocks, shown_matches
+
+
+def _rg_argv(args: Args, rel: str, file_match_cap: int) -> list[str]:
+    """rg's command line for the search ``args`` ask for, beneath ``rel``."""
+    argv = [find_rg(), *COMMON_FLAGS, "--json", f"--max-count={file_match_cap}"]
+    argv.append("--ignore-case" if args.case_insensitive else "--case-sensitive")
+    if args.fixed_strings:
+        argv.append("--fixed-strings")
+    if args.context:
+        argv.append(f"--context={args.context}")
+    argv += [f"--glob={g}" for g in args.glob]
+    argv += ["--regexp", args.pattern, "--", rel]
+    return argv
+
+
+async def _run_rg(argv: list[str], root: Path, ctx: ToolContext, reader: _BlockReader) -> None:
+    """Feed rg's output to ``reader`` until it has enough (then rg is killed); rg's own
+    error, when it found nothing, is a tool error."""
     async with spawn(argv, cwd=root, cancel=ctx.cancel, env=rg_env(), time_limit=120) as rg:
         async with contextlib.aclosing(rg.chunks()) as chunks:
             async for chunk in chunks:
@@ -346,62 +407,27 @@ async def search(
         message = stderr.decode("utf-8", "replace").strip() or "rg failed"
         raise ToolError(f"{NAME}: {message}", code="rg_failed")
 
-    where = "the project" if rel == "." else rel
-    if not reader.files:
-        return ToolOutput(
-            f"No matches for {pattern!r} in {where}.",
-            metadata={"matches": 0, "files": 0, "complete": True},
-        )
-    ranked = sorted(reader.files, key=_rank_key)
-    total = reader.matches
-    capped_files = sum(1 for f in ranked if f.matches >= file_match_cap)
-    per_file = max(10, limit // max(1, min(len(ranked), 5)))
-    blocks: list[str] = []
-    shown_matches = 0
-    for hits in ranked:
-        if shown_matches >= limit:
-            break
-        block, count = _render_file(
-            hits, min(per_file, limit - shown_matches), context, reader.keep_records, file_match_cap
-        )
-        blocks.append(block)
-        shown_matches += count
-    partial = reader.stopped or capped_files > 0
-    header = (
-        f"{_counted(total, partial)} for {pattern!r} in "
-        f"{_counted(len(ranked), reader.stopped, 'file')} under {where}"
-    )
-    if len(blocks) < len(ranked) or shown_matches < total:
-        header += (
-            f" (showing {shown_matches} in the top {len(blocks)} files; "
-            "files with definitions and more matches first)"
-        )
+
+def _cap_notes(
+    reader: _BlockReader, files: int, capped_files: int, match_cap: int, file_match_cap: int
+) -> str:
+    """The header's notes on a search the caps cut short (empty when none did)."""
+    notes = ""
     if reader.stopped:
-        header += (
-            f"\n[Search stopped after {plural(total, 'matching line')} in "
-            f"{plural(len(ranked), 'file')} (limit {match_cap}): more files match, and which "
+        notes += (
+            f"\n[Search stopped after {plural(reader.matches, 'matching line')} in "
+            f"{plural(files, 'file')} (limit {match_cap}): more files match, and which "
             "files were searched first depends on rg's parallel walk, so these counts and "
             "this ranking cover only part of the search. Narrow the pattern, or pass 'path' "
             "or 'glob', for complete results.]"
         )
     if capped_files:
-        header += (
+        notes += (
             f"\n[{plural(capped_files, 'file')} reached {file_match_cap} matching lines, where "
             f"counting stops per file (shown as '{file_match_cap}+'), so the total is a lower "
             "bound.]"
         )
-    text, shown_files = fit_blocks(
-        header, blocks, max_chars(ctx), unit="files", hint="narrow 'path' or 'glob'"
-    )
-    return ToolOutput(
-        text,
-        metadata={
-            "matches": total,
-            "files": len(ranked),
-            "files_shown": shown_files,
-            "complete": not partial,
-        },
-    )
+    return notes
 
 
 TOOL = ToolSpec(
