@@ -25,7 +25,8 @@ class Figure:
 
     figure: str
     """What was measured, e.g. "smith -p hi, whole process: wall"."""
-    value: float
+    value: float | None
+    """``None``: not measured (the figure's text says why)."""
     unit: str
     target: str = "—"
     """The target as text, e.g. "≤ 0.5 s" ("—" when there is none)."""
@@ -38,7 +39,7 @@ class Figure:
     """Whether the target is met (``None`` when there is no target)."""
 
     def __post_init__(self) -> None:
-        if self.ratio is None and self.baseline:
+        if self.ratio is None and self.baseline and self.value is not None:
             self.ratio = self.value / self.baseline
 
 

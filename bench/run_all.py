@@ -13,8 +13,11 @@ were. ``--dry-run`` prints the table instead of writing it.
 ``--quick`` runs smaller sizes (fewer runs, a 100,000-message store, a 2,000-file
 checkpoint repository); its rows say so in the figure's text.
 
-Optional benchmarks (``bench/soak.py``: hours at its full size) run only when named with
-``--only`` or ``--with``.
+Optional benchmarks (``bench/soak.py``: hours at its full size; ``bench/peers.py``: installs
+OpenCode and Qwen Code from npm and measures them beside smith) run only when named with
+``--only`` or ``--with``; ``--peers`` is ``--with peers``. ``--saved NAME=FILE`` takes a
+benchmark's rows from the saved output of a run made on its own (e.g. a soak run with nohup)
+instead of running it.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ BENCHES = (
     Bench("skills_agents", ("--runs", "7"), ("--runs", "3")),
     Bench("acp_handshake", ("--runs", "7", "--no-bytecode-cache"), ("--runs", "3")),
     Bench("soak", ("--turns", "1000"), ("--turns", "100", "--idle-seconds", "10"), optional=True),
+    Bench("peers", ("--runs", "3"), ("--runs", "1"), optional=True),
 )
 
 
@@ -197,12 +201,27 @@ def main() -> int:
     parser.add_argument(
         "--with", dest="also", nargs="+", choices=names, default=[], help="add optional ones"
     )
+    parser.add_argument("--peers", action="store_true", help="add bench/peers.py (npm, tmux)")
+    parser.add_argument(
+        "--saved",
+        nargs="+",
+        default=[],
+        metavar="NAME=FILE",
+        help="take NAME's rows from FILE (its saved output) instead of running it",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the table, leave the doc")
     args = parser.parse_args()
+    if args.peers:
+        args.also.append("peers")
+    saved = dict(item.partition("=")[::2] for item in args.saved)
+    unknown = sorted(set(saved) - set(names))
+    if unknown or not all(saved.values()):
+        parser.error(f"--saved takes NAME=FILE with NAME one of {', '.join(names)}")
     chosen = [
         b
         for b in BENCHES
         if (b.name in args.only if args.only else not b.optional or b.name in args.also)
+        and b.name not in saved
     ]
     chosen = [b for b in chosen if b.name not in args.skip]
     rows = existing_rows(DOC.read_text(encoding="utf-8"))
@@ -212,6 +231,12 @@ def main() -> int:
         when = dt.date.today().isoformat()
         for found in run_bench(bench, args.quick):
             fresh.setdefault(found["bench"], []).extend(rows_of(found, when, where, args.quick))
+    for name, file in saved.items():
+        when = dt.date.fromtimestamp(Path(file).stat().st_mtime).isoformat()
+        for found in parse(Path(file).read_text(encoding="utf-8")):
+            fresh.setdefault(found["bench"], []).extend(rows_of(found, when, where, False))
+        if name not in fresh:
+            print(f"{file}: no figures line of {name}", file=sys.stderr)
     rows.update(fresh)
     block = render(rows)
     if args.dry_run:
@@ -219,7 +244,7 @@ def main() -> int:
     else:
         write_doc(block)
         print(f"wrote {sum(len(r) for r in fresh.values())} rows to {DOC.relative_to(ROOT)}")
-    return 0 if all(b.name in fresh for b in chosen) else 1
+    return 0 if all(b.name in fresh for b in chosen) and all(n in fresh for n in saved) else 1
 
 
 if __name__ == "__main__":

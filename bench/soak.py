@@ -7,7 +7,10 @@ driver) against the scripted Chat-Completions server (tests/support/llm_server.p
 turn the model calls ``bash`` (``echo``, sandboxed) and then answers with a few KB of
 Markdown holding a heading, a list, a table and a fenced Python block; every 10th turn it
 dispatches a worker child that reports back first; half-way the user runs ``/compact``.
-Between turns PageUp and PageDown are pressed.
+Between turns PageUp and PageDown are pressed. Compaction requests (``/compact`` and the
+automatic ones when the context window fills: requests without tools) are answered with a
+summary outside the script (bench/peers.py's routed server), so they never take a turn's
+scripted reply; how many there were is printed.
 
 At turns 10, 100, 500 and 1,000 (those within N, and N itself) it measures, with the
 program idle: RSS (``/proc``), CPU over ``--idle-seconds`` of idle (whole process), the
@@ -34,6 +37,7 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from figures import Figure, emit, load_average  # noqa: E402
+from peers import RoutedServer  # noqa: E402
 from tui import AppSession, _cpu_seconds, _p95, _rss_mb, smith_command  # noqa: E402
 
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call  # noqa: E402
@@ -139,13 +143,64 @@ def key_latencies(app: AppSession, presses: int) -> list[float | None]:
     return out
 
 
+def process_tree(pid: int) -> list[str]:
+    """``pid`` and its descendants: pid, parent, state, kernel wait channel, command line."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    lines: list[str] = []
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        base = Path(f"/proc/{current}")
+        try:
+            fields = (base / "stat").read_text().rsplit(")", 1)[1].split()
+            wchan = (base / "wchan").read_text().strip() or "-"
+            argv = (base / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        lines.append(f"{current} ppid={fields[1]} state={fields[0]} wchan={wchan} {argv[:200]}")
+        todo.extend(children.get(current, []))
+    return lines
+
+
+def record_stuck(app: AppSession, server: ScriptedLLMServer, turn: int, waited: str) -> None:
+    """Write what the app looks like while a turn is stuck (screen, process tree, server)."""
+    report = [
+        f"turn {turn}: {waited}; server pending={server.pending} at {time.strftime('%H:%M:%S')}",
+        f"load {load_average()}",
+        "-- process tree --",
+        *process_tree(app.pid),
+        "-- screen --",
+        app.screen(),
+    ]
+    Path(f"soak-stuck-{turn}.txt").write_text("\n".join(report), encoding="utf-8")
+    print(f"turn {turn}: {waited} (details in soak-stuck-{turn}.txt)", flush=True)
+
+
+STUCK_AFTER_S = 10.0
+"""A wait longer than this is recorded (screen, process tree) once, and timed to its end."""
+
+
 def wait_turn(app: AppSession, server: ScriptedLLMServer, turn: int, timeout_s: float) -> str:
     """Until the server has sent turn ``turn``'s replies and its marker is on screen, then
     until the status line says idle. Returns "" or what went wrong (the run goes on).
+    A wait past ``STUCK_AFTER_S`` is recorded with the process tree and timed to its end.
     (PageDown until the marker shows: the transcript stays where the user scrolled it while
     an answer arrives below.)"""
-    deadline = time.time() + timeout_s
+    start = time.time()
+    deadline = start + timeout_s
+    recorded = False
     while server.pending and time.time() < deadline:
+        if not recorded and time.time() - start > STUCK_AFTER_S:
+            record_stuck(app, server, turn, f"{server.pending} replies not yet asked for")
+            recorded = True
         time.sleep(0.02)
     if server.pending:
         return f"turn {turn}: {server.pending} replies not asked for within {timeout_s:.0f} s"
@@ -157,22 +212,41 @@ def wait_turn(app: AppSession, server: ScriptedLLMServer, turn: int, timeout_s: 
             if time.time() > deadline:
                 return f"turn {turn}: its answer not on screen within {timeout_s:.0f} s"
             app.keys("PageDown")
+    shown = time.time()
     try:
-        app.wait_for("● idle", timeout_s=10.0, every_s=0.05)
+        app.wait_for("● idle", timeout_s=STUCK_AFTER_S, every_s=0.05)
     except TimeoutError:
-        return f"turn {turn}: answer on screen, status line not idle 10 s later"
+        record_stuck(
+            app, server, turn, f"answer on screen, status not idle {STUCK_AFTER_S:.0f} s on"
+        )
+        try:
+            idle_at = app.wait_for(
+                "● idle", timeout_s=max(1.0, deadline - time.time()), every_s=0.1
+            )
+        except TimeoutError:
+            return f"turn {turn}: answer on screen, status line not idle within {timeout_s:.0f} s"
+        return f"turn {turn}: status line idle only {idle_at - shown:.1f} s after the answer showed"
+    if recorded:
+        return f"turn {turn}: replies asked for only after more than {STUCK_AFTER_S:.0f} s"
     return ""
 
 
 def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], float | None]:
-    """Run the soak; returns the checkpoints and the ``--continue`` time (None: not seen)."""
+    """Run the soak; returns the checkpoints and the ``--continue`` time (None: not seen).
+    Each turn's wall, CPU and RSS go to ``soak-turns.tsv`` in the current folder."""
+    turn_log = Path("soak-turns.tsv")
+    turn_log.write_text("turn\twall_s\tcpu_s\trss_mb\tload1\n", encoding="utf-8")
     wanted = sorted({c for c in CHECKPOINTS if c <= turns} | {turns})
     compact_at = max(2, turns // 2)
     done: list[Checkpoint] = []
     problems: list[str] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
-        ScriptedLLMServer(default_reply=text_reply("Summary: the user checks loaders.")) as server,
+        RoutedServer(
+            lambda body: not body.get("tools"),
+            side_reply="Summary: the user checks loaders.",
+            default_reply="unexpected request",
+        ) as server,
     ):
         work = Path(tmp)
         (work / "project").mkdir()
@@ -189,6 +263,7 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
                     app.keys("-l", "/compact")
                     app.keys("Enter")
                     app.wait_for("compacted", timeout_s=timeout_s, every_s=0.05)
+                turn_from, turn_cpu_from = time.time(), _cpu_seconds(app.pid)
                 enqueue_turn(server, turn)
                 app.keys("-l", f"question {turn}: check the loader")
                 app.keys("Enter")
@@ -199,6 +274,12 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
                     print(f"{problem} (screen in soak-screen-{turn}.txt)", flush=True)
                 app.keys("PageUp")
                 app.keys("PageDown")
+                now, cpu_now = time.time(), _cpu_seconds(app.pid)
+                with turn_log.open("a", encoding="utf-8") as log:
+                    log.write(
+                        f"{turn}\t{now - turn_from:.2f}\t{cpu_now - turn_cpu_from:.2f}"
+                        f"\t{_rss_mb(app.pid):.1f}\t{load_average()[:1]}\n"
+                    )
                 if turn not in wanted:
                     continue
                 wall = (time.time() - since_wall) / (turn - since_turn)
@@ -221,7 +302,11 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
                     turn_wall_s=wall,
                     turn_cpu_s=cpu,
                 )
-                print(point.line(), f"(load {load_average()})", flush=True)
+                print(
+                    point.line(),
+                    f"(load {load_average()}; {server.side_requests} compactions so far)",
+                    flush=True,
+                )
                 done.append(point)
                 since_wall, since_cpu, since_turn = time.time(), _cpu_seconds(app.pid), turn
             app.keys("C-q")

@@ -105,6 +105,10 @@ class PacedServer:
     finished_at: float = 0.0
     port: int = 0
     requests: int = 0
+    side: Callable[[dict[str, Any]], bool] | None = None
+    """Requests it matches (a program's own side requests: titles, memory) get a short
+    answer and leave the paced stream and its times alone."""
+    side_requests: int = 0
     _ready: threading.Event = field(default_factory=threading.Event)
     _loop: asyncio.AbstractEventLoop | None = None
     _server: asyncio.AbstractServer | None = None
@@ -141,6 +145,37 @@ class PacedServer:
 
         loop.run_until_complete(serve())
 
+    def _side_request(self, body: bytes) -> dict[str, Any] | None:
+        """The request, when ``side`` says it is a side request (else None)."""
+        if self.side is None:
+            return None
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return None
+        return request if isinstance(request, dict) and self.side(request) else None
+
+    async def _answer_side(self, request: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        """ "ok", streamed or as one JSON completion as the request asks."""
+        if request.get("stream") is True:
+            chunk = {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}
+            head = b"Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            payload = b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"
+        else:
+            message = {"role": "assistant", "content": "ok"}
+            completion = {
+                "id": "side",
+                "object": "chat.completion",
+                "model": request.get("model", "bench"),
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+            payload = json.dumps(completion).encode()
+            head = f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n".encode()
+        writer.write(b"HTTP/1.1 200 OK\r\n" + head + b"Connection: close\r\n\r\n" + payload)
+        await writer.drain()
+        writer.close()
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         length = 0
@@ -149,8 +184,7 @@ class PacedServer:
             name, _, value = line.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
-        if length:
-            await reader.readexactly(length)
+        received = await reader.readexactly(length) if length else b""
         method, path = [*lines[0].split(), "", ""][:2]
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
             # GET /models (smith asks for the catalog): the one model, and nothing else.
@@ -162,11 +196,16 @@ class PacedServer:
             await writer.drain()
             writer.close()
             return
-        self.requests += 1
+        request = self._side_request(received)
+        if request is not None:
+            self.side_requests += 1
+            await self._answer_side(request, writer)
+            return
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
             b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
         )
+        self.requests += 1
         text, size = self.text, self.chunk_chars
         pieces = [text[i : i + size] for i in range(0, len(text), size)]
         loop = asyncio.get_running_loop()
@@ -179,7 +218,8 @@ class PacedServer:
                 await asyncio.sleep(delay)
             chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
             writer.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        writer.write(b"data: [DONE]\n\n")
+        end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        writer.write(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
         await writer.drain()
         self.finished_at = time.time()
         writer.close()

@@ -12,7 +12,7 @@ from smith_tui.config.front_matter import FrontMatterError
 from smith_tui.engine.compaction import CompactionError
 from smith_tui.engine.errors import UserRequestError
 from smith_tui.engine.model_select import ModelSelectionError
-from smith_tui.engine.slash_commands import CommandError
+from smith_tui.engine.slash.command_table import CommandError
 from smith_tui.errors import SmithError, error_text
 from smith_tui.llm.errors import LLMError
 from smith_tui.store.errors import StoreError

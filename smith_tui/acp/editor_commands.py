@@ -3,7 +3,7 @@
 One ACP session is one Smith conversation (the session id is the conversation id), so a
 command that moves to another conversation (``/new``, ``/clear``, ``/load``) is refused
 with the editor's own way to do it, as are the commands that need the TUI's screen
-(:data:`smith_tui.engine.slash_commands.NOT_IN_EDITOR` says which). ``/config set active_role``
+(:data:`smith_tui.engine.slash.NOT_IN_EDITOR` says which). ``/config set active_role``
 would write the user's config file for every later session: over ACP it switches this
 session's role instead, as ``/role`` and the editor's role selector do.
 """
@@ -18,7 +18,7 @@ from acp.helpers import update_available_commands
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.slash_commands import NOT_IN_EDITOR
+from smith_tui.engine.slash import NOT_IN_EDITOR, TABLE
 
 ROLE_PATH = "active_role"
 """The config path of the role turns run as."""
@@ -83,6 +83,15 @@ def _split_about(name: str, about: str) -> tuple[str, str]:
     return "", about.strip()
 
 
+def _hint_and_text(service: Any, name: str) -> tuple[str, str]:
+    """The input hint and the description of command ``name``: a built-in one's as
+    declared, the others' from the service's line about it."""
+    command = TABLE.commands.get(name)
+    if command is not None:
+        return command.args, command.help
+    return _split_about(name, service.about(name))
+
+
 def available(service: Any) -> list[AvailableCommand]:
     """The commands an editor's ``/`` menu offers (blocking: reads the command files):
     the built-in ones that work here, the command files' and the ready MCP servers'
@@ -91,7 +100,7 @@ def available(service: Any) -> list[AvailableCommand]:
     for name in service.names():
         if name in NOT_IN_EDITOR:
             continue
-        hint, text = _split_about(name, service.about(name))
+        hint, text = _hint_and_text(service, name)
         if name == "/help":
             text = HELP_ABOUT
         found.append(

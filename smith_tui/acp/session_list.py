@@ -14,8 +14,8 @@ from typing import Any
 
 from acp.schema import ListSessionsResponse, SessionInfo, SessionInfoUpdate
 
-from smith_tui.app.screens.transcript_text import message_preview
 from smith_tui.engine import events as ev
+from smith_tui.engine.transcript_text import message_preview
 
 PAGE_SIZE = 50
 """Sessions per ``session/list`` page."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smith_tui.widgets.completion.candidates import DEFAULT_COMMANDS, CompletionSources
+from smith_tui.widgets.completion.candidates import CompletionSources
 from smith_tui.widgets.completion.project_files import ProjectFiles
 
 if TYPE_CHECKING:
@@ -17,7 +17,12 @@ if TYPE_CHECKING:
 
 def _commands(runtime: Runtime) -> Iterable[str]:
     service = getattr(getattr(runtime, "services", None), "command", None)
-    names = service.names() if service is not None else DEFAULT_COMMANDS
+    if service is not None:
+        names = service.names()
+    else:  # the runtime's command service is not built yet: the built-in ones
+        from smith_tui.engine.slash import TABLE
+
+        names = TABLE.names()
     return [name.lstrip("/") for name in names]
 
 
@@ -54,9 +59,9 @@ def _describe(runtime: Runtime, kind: str, name: str) -> str:
 
 def _from_file(name: str) -> bool:
     """Whether command ``name`` is not a built-in one (a command file's)."""
-    from smith_tui.engine.slash_commands import COMMANDS
+    from smith_tui.engine.slash import TABLE
 
-    return "/" + name not in COMMANDS
+    return "/" + name not in TABLE.commands
 
 
 def _config_paths(runtime: Runtime) -> list[str]:
@@ -70,11 +75,11 @@ def _config_paths(runtime: Runtime) -> list[str]:
 def describe(kind: str, name: str) -> str:
     """What a completion candidate does: a command's help, a setting's or a role's summary."""
     if kind == "command":
-        from smith_tui.engine.slash_commands import COMMANDS
+        from smith_tui.engine.slash import TABLE
 
-        text = COMMANDS.get("/" + name, "")
-        # "/model [ID|--unpin] — show or pin…": the usage is already what is being typed.
-        return text.split(" — ", 1)[1] if " — " in text else text
+        # Its help only: the arguments are what is being typed.
+        command = TABLE.commands.get("/" + name)
+        return command.help if command is not None else ""
     if kind == "setting":
         from smith_tui.config import settings_reference
 

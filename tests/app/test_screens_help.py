@@ -8,7 +8,7 @@ from textual.command import CommandPalette
 
 from smith_tui.app.screens.help_screen import HelpScreen
 from smith_tui.app.screens.palette import palette_entries
-from smith_tui.engine.slash_commands import COMMANDS
+from smith_tui.engine.slash import COMMANDS
 from tests.app.app_harness import screen_text
 from tests.support.screen_host import ScreenHost, offline_runtime
 

@@ -10,8 +10,8 @@ from smith_tui.app.screens.config_rows import (
     value_text,
 )
 from smith_tui.app.screens.message_removal import plan_removal
-from smith_tui.app.screens.transcript_text import message_preview, transcript_text
 from smith_tui.config import coerce_value
+from smith_tui.engine.transcript_text import message_preview, transcript_text
 from smith_tui.store import Message
 from smith_tui.widgets.text_pager import TextMatch, clean_line, find_in_lines, wrap_offsets
 

@@ -31,8 +31,7 @@ from rich.style import Style as RichStyle
 from textual.app import App
 from textual.strip import Strip
 
-from smith_tui.app.screens.transcript_text import transcript_text
-from smith_tui.engine.slash_commands import _as_markdown
+from smith_tui.engine.transcript_text import transcript_text
 from smith_tui.terminal_text import has_controls, visible
 from smith_tui.widgets.activity import ToolCallRecord
 from smith_tui.widgets.output_tail import OutputTail
@@ -395,7 +394,9 @@ async def test_the_markdown_export_shows_escapes(
     assert b"\x1b" not in as_json.read_bytes()
     assert joined("EXPORT") in json.loads(as_json.read_text())[-1]["content"]
     # Without the defence the Markdown carries the raw sequences (what `cat` would obey).
-    assert leaked("EXPORT", _as_markdown(messages).encode()) == [p.name for p in payloads("EXPORT")]
+    assert leaked("EXPORT", transcript_text(messages, markdown=True).encode()) == [
+        p.name for p in payloads("EXPORT")
+    ]
 
 
 @pytest.mark.attack(SECTION, "escape sequences in the transcript pager's text")

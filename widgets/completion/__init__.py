@@ -1,7 +1,6 @@
 """Prompt completion: candidate rules, project file listing and the dropdown menu."""
 
 from smith_tui.widgets.completion.candidates import (
-    DEFAULT_COMMANDS,
     Candidate,
     Completer,
     Completion,
@@ -10,7 +9,6 @@ from smith_tui.widgets.completion.candidates import (
 )
 
 __all__ = [
-    "DEFAULT_COMMANDS",
     "Candidate",
     "Completer",
     "Completion",

@@ -10,27 +10,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-#: The slash commands of docs/DESIGN.md §3.6 (used when the runtime names none).
-DEFAULT_COMMANDS: tuple[str, ...] = (
-    "help",
-    "new",
-    "load",
-    "history",
-    "clear",
-    "config",
-    "model",
-    "models",
-    "role",
-    "usage",
-    "inspect",
-    "pager",
-    "compact",
-    "search",
-    "notes",
-    "export",
-    "quit",
-)
-
 #: Sub-commands of ``/config``; the first three take a settings path.
 CONFIG_ACTIONS: tuple[str, ...] = ("get", "set", "unset", "show")
 CONFIG_PATH_ACTIONS = frozenset({"get", "set", "unset"})
@@ -69,7 +48,9 @@ class Completion:
 class CompletionSources:
     """Where candidate names come from. Every source may be slow or fail; none is required."""
 
-    commands: Callable[[], Iterable[str]] = lambda: DEFAULT_COMMANDS
+    commands: Callable[[], Iterable[str]] = lambda: ()
+    """The slash commands' names, without the ``/`` (the app's: the engine's command table,
+    the command files' and the MCP servers' prompts)."""
     config_paths: Callable[[], Iterable[str]] = lambda: ()
     roles: Callable[[], Iterable[str]] = lambda: ()
     permission_modes: Callable[[], Iterable[str]] = lambda: ()

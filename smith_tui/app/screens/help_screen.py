@@ -20,7 +20,7 @@ from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.config.service_options import KeyBindings
-from smith_tui.engine.slash_commands import COMMANDS
+from smith_tui.engine.slash import COMMANDS
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime

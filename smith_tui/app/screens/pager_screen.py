@@ -18,8 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Static
 
 from smith_tui.app.screens.modal import SmithModal
-from smith_tui.app.screens.transcript_text import HEADING_PREFIX, transcript_text
 from smith_tui.engine.persistence import message_dict
+from smith_tui.engine.transcript_text import HEADING_PREFIX, transcript_text
 from smith_tui.widgets.text_pager import TextPager
 
 if TYPE_CHECKING:

@@ -1,4 +1,9 @@
-"""Plain-text renderings of stored messages: the pager's whole transcript and one-line previews."""
+"""Plain-text renderings of stored messages: the whole transcript and one-line previews.
+
+:func:`transcript_text` is the one renderer of a conversation as text: the pager shows its
+plain form, ``/pager`` answers and ``/export`` writes its Markdown form. Neither form makes
+the text safe for a terminal (the pager's widget and ``/export`` do that with ``visible``).
+"""
 
 from __future__ import annotations
 
@@ -63,8 +68,25 @@ def message_text(message: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def transcript_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The whole conversation as one read-only text (what the pager shows)."""
+def message_markdown(message: Mapping[str, Any]) -> str:
+    """One message as Markdown: a bold header, the content, a tool's output fenced."""
+    role = message.get("role")
+    if role == "tool":
+        return f"**tool {message.get('name') or ''}**\n\n```\n{message.get('content') or ''}\n```"
+    if role == "assistant" and message.get("tool_calls"):
+        parts = [tool_call_parts(call) for call in message["tool_calls"]]
+        calls = ", ".join(f"{name}({arguments})" for _id, name, arguments in parts)
+        text = message.get("content") or ""
+        return f"**assistant**\n\n{text}\n\n→ {calls}".strip()
+    return f"**{role}**\n\n{message.get('content') or ''}"
+
+
+def transcript_text(messages: Sequence[Mapping[str, Any]], *, markdown: bool = False) -> str:
+    """The whole conversation as one text: what the pager shows (every message with its
+    number, reasoning and call ids, nothing elided), or with ``markdown`` the Markdown of
+    ``/pager`` and ``/export`` (messages between rules, tool output in code fences)."""
+    if markdown:
+        return "\n\n---\n\n".join(message_markdown(message) for message in messages)
     if not messages:
         return "(this conversation has no messages yet)"
     return "\n\n".join(message_text(message) for message in messages) + "\n"
