@@ -66,6 +66,7 @@ BENCHES = (
     Bench("checkpoint", (), ("--files", "2000", "--runs", "5")),
     Bench("store", (), ("--messages", "100000", "--queries", "90")),
     Bench("tui", ("all",), ("stream", "--chars", "20000")),
+    Bench("reopen", ("--runs", "3"), ("--runs", "1", "--messages", "4000")),
     Bench("sandbox", ("--runs", "5", "--commands", "20"), ("--runs", "3", "--commands", "10")),
     Bench("setup_files", ("--runs", "7"), ("--runs", "3")),
     Bench("skills_agents", ("--runs", "7"), ("--runs", "3")),

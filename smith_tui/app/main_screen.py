@@ -10,9 +10,12 @@ imports them only where events are handled.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events
@@ -92,6 +95,10 @@ PANE_TITLES: dict[str, str] = {
 
 #: Seconds between the first frame and mounting the content panes (at least).
 PANES_DELAY_S = 0.1
+
+#: Seconds the background start (catalog, MCP servers, setup files) waits at most for the
+#: reopened conversation to be on screen.
+BACKGROUND_AFTER_S = 5.0
 
 #: The widgets that follow engine events, in delivery order.
 SINK_IDS = ("transcript", "tools", "dispatch", "usage", "status", "todo", "rain")
@@ -176,8 +183,10 @@ class MainScreen(Screen[None]):
         self._started = False
         self._first_frame_at: float | None = None
         self._side_choice: bool | None = None
+        self._conversation_load: Awaitable[object] | None = None
+        """The transcript's last load, to await (``None`` when it failed)."""
         self._resumed_said: object = None
-        """The resume (``engine.conversations.Resumed``) the screen has said already."""
+        """The resume (``engine.active_conversation.Resumed``) the screen has said already."""
 
     @property
     def smith(self) -> SmithHost:
@@ -336,13 +345,24 @@ class MainScreen(Screen[None]):
         self.show_conversation()
         held, self._held = self._held, []
         self.apply_events(held)
+        # The rest starts once the conversation is on screen: the catalog's HTTP client,
+        # the MCP servers and the setup files would otherwise hold up its first paint.
+        shown = self._conversation_load
+        self.run_worker(self._start_background(shown), group="setup", exit_on_error=False)
+
+    async def _start_background(self, shown: Awaitable[object] | None) -> None:
+        if shown is not None:
+            with contextlib.suppress(Exception):  # (a failed load is the transcript's to say)
+                await asyncio.wait_for(asyncio.shield(shown), BACKGROUND_AFTER_S)
+        if not self._alive:
+            return
         self.smith.load_prices()
         # MCP servers start with the session, in the background, once the transcript is
         # there to show a failure notice (a server that fails at once must not be missed).
         self.runtime.start_mcp()
         # The skills and sub-agents from files: found off the first frame, for completion
         # and /agents; a turn looks again anyway (only changed files are read).
-        self.run_worker(self.runtime.refresh_setup(), group="setup", exit_on_error=False)
+        await self.runtime.refresh_setup()
 
     def load_catalog(self, models: list[Any]) -> None:
         """Hand the model catalog (prices) to the usage pane."""
@@ -379,7 +399,7 @@ class MainScreen(Screen[None]):
         view.loader = runtime.messages_before
         view.turn_marks = runtime.turn_marks
         view.turn_records = runtime.turn_records
-        self._guarded(view, view.load_messages, messages)
+        shown = self._guarded(view, view.load_messages, messages)
         usage = self._usage()
         self._guarded(usage, usage.show_conversation, self._stored_usage())
         tools = self.query_one("#tools")
@@ -394,6 +414,7 @@ class MainScreen(Screen[None]):
         prompt.load_history(runtime.recent_prompts(prompt.prompt_history.limit))
         self.refresh_title()
         self._say_resumed()
+        self._conversation_load = shown if inspect.isawaitable(shown) else None
 
     def _say_resumed(self) -> None:
         """A conversation reopened without being picked just now (plain ``smith``,
@@ -450,10 +471,11 @@ class MainScreen(Screen[None]):
                 self.query_one(PromptInput).show_role(self.runtime.active_role)
                 status.model = self.runtime.model or self._configured_model()
 
-    def _guarded(self, pane: object, method: Any, argument: Any) -> None:
-        """Call a pane; one failing pane must not take the session down."""
+    def _guarded(self, pane: object, method: Any, argument: Any) -> Any:
+        """Call a pane (returns what it returns); one failing pane must not take the
+        session down (``None`` then)."""
         try:
-            method(argument)
+            return method(argument)
         except Exception as exc:
             name = type(pane).__name__
             self.log.error(f"{name} failed on {argument!r:.200}: {exc!r}")

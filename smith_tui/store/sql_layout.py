@@ -198,6 +198,18 @@ _TO_V3_SWAP = (
 )
 
 
+# Version 4 indexes the tool calls and the tool results of each conversation: every open
+# checks for calls without a result (store/conversations.py, _ORPHAN_IDS_SQL), and without
+# these indexes that check read every row of the conversation, its answers included
+# (0.06-0.4 s and 14 MB of page cache for 20,000 messages); with them it reads the indexes.
+_TO_V4 = (
+    "CREATE INDEX messages_tool_calls ON messages (conversation_id, role, tool_calls) "
+    "WHERE tool_calls IS NOT NULL",
+    "CREATE INDEX messages_tool_results ON messages (conversation_id, role, tool_call_id) "
+    "WHERE tool_call_id IS NOT NULL",
+)
+
+
 def payload_digest(system_prompt: str, tool_schemas_json: str) -> str:
     """The key under which one (system prompt, tool schemas JSON) pair is stored once."""
     hasher = hashlib.sha256(system_prompt.encode("utf-8", "surrogatepass"))
@@ -261,6 +273,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         3,
         "request snapshots keep each distinct system prompt and tool schemas once",
         _to_v3,
+    ),
+    Migration(
+        4,
+        "indexes of each conversation's tool calls and tool results",
+        lambda db: _run_all(db, _TO_V4),
     ),
 )
 

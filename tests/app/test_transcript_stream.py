@@ -9,8 +9,10 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Collapsible, Markdown
 
+from smith_tui.widgets.textual_compat import is_pruning
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.streaming_markdown import (
+    EAGER_CHARS,
     MarkdownPart,
     ParkedPart,
     StreamingMarkdown,
@@ -163,4 +165,48 @@ async def test_far_parts_are_parked_and_rebuilt_when_scrolled_back() -> None:
             pilot, lambda: isinstance(body.children[0], MarkdownPart), "first part rebuilt"
         )
         assert "## Step 1" in message.body.children[0].text
+        await wait_until(pilot, lambda: "Step 1 changes" in screen_text(app), "top of the answer")
+
+
+def settled_parts(message: AssistantMessage) -> list[str]:
+    """What :func:`shown_parts` gives, without the parts a swap is removing."""
+    return [
+        part.text
+        for part in message.body.children
+        if isinstance(part, MarkdownPart | ParkedPart) and not is_pruning(part)
+    ]
+
+
+async def test_a_long_write_builds_its_end_first_and_the_rest_by_parking() -> None:
+    """An answer arriving faster than the screen updates (one write of 13 KB): only its
+    newest parts are built at once and its end is on screen before the rest is built;
+    parking then builds the rest a few parts per pass, newest first, and parks far ones."""
+    text = sample_markdown(50)
+    assert len(text) > 4 * EAGER_CHARS
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        transcript.add_user("Explain the steps")
+        transcript.append_text(text)
+        transcript.end_assistant()
+        await wait_until(pilot, lambda: "LAST-LINE-MARKER" in screen_text(app), "the end shown")
+        message = transcript.query_one(AssistantMessage)
+        body = message.body
+        assert message.entry.text == text
+        assert "".join(settled_parts(message)) == text
+        assert body.unmeasured > 0  # (a pass builds 2,400 characters; 10,000 wait here)
+        assert isinstance(body.children[0], ParkedPart)  # the oldest parts are built last
+        built = [p for p in body.children if isinstance(p, MarkdownPart) and not is_pruning(p)]
+        assert sum(len(p.text) for p in built) < 2 * EAGER_CHARS
+        await wait_until(pilot, lambda: body.unmeasured == 0, "every part built", within=60)
+        await transcript.settle()
+        assert "".join(shown_parts(message)) == text
+        await wait_until(
+            pilot,
+            lambda: len([p for p in body.children if isinstance(p, MarkdownPart)]) < 12,
+            "far parts parked",
+        )
+        assert transcript.following
+        assert "LAST-LINE-MARKER" in screen_text(app)
+        transcript.scroll_home(animate=False)
         await wait_until(pilot, lambda: "Step 1 changes" in screen_text(app), "top of the answer")

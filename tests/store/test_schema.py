@@ -30,3 +30,16 @@ def test_expected_indexes_exist(store: Store) -> None:
         "EXPLAIN QUERY PLAN SELECT MAX(position) FROM messages WHERE conversation_id = 'x'"
     ).fetchall()
     assert "USING COVERING INDEX" in " ".join(str(row[-1]) for row in plan)
+
+
+def test_the_open_check_for_unanswered_tool_calls_reads_only_indexes(store: Store) -> None:
+    # Every open runs it: reading the conversation's rows (answers included) made it cost
+    # what the conversation weighs.
+    from smith_tui.store.conversations import _ORPHAN_IDS_SQL
+
+    plan = store.database.execute_sql(
+        "EXPLAIN QUERY PLAN " + _ORPHAN_IDS_SQL, ("x", "x")
+    ).fetchall()
+    searches = [str(row[-1]) for row in plan if str(row[-1]).startswith("SEARCH")]
+    assert len(searches) == 2, plan
+    assert all("USING COVERING INDEX" in search for search in searches), plan

@@ -32,12 +32,18 @@ class AssistantMessage(Vertical):
         *,
         streaming: bool = False,
         part_chars: int = DEFAULT_PART_CHARS,
+        built_rows: int | None = None,
     ) -> None:
         super().__init__()
         self.entry = entry
         self._streaming = streaming
+        # A streamed answer's host parks it (the Transcript): a long write may defer parts.
         self.body = StreamingMarkdown(
-            "" if streaming else entry.text, part_chars=part_chars, classes="answer"
+            "" if streaming else entry.text,
+            part_chars=part_chars,
+            built_rows=built_rows,
+            defer_far_parts=streaming,
+            classes="answer",
         )
         self.reasoning: ReasoningBlock | None = None
         if entry.reasoning and not streaming:

@@ -22,12 +22,18 @@ from smith_tui.widgets.transcript.turn_changes import TurnChanges
 from smith_tui.widgets.transcript.user_message import UserMessage
 
 
-def build_widget(entry: Entry, *, part_chars: int = DEFAULT_PART_CHARS) -> Widget:
-    """A new widget showing ``entry`` (finished content; nothing streams into it)."""
+def build_widget(
+    entry: Entry, *, part_chars: int = DEFAULT_PART_CHARS, built_rows: int | None = None
+) -> Widget:
+    """A new widget showing ``entry`` (finished content; nothing streams into it).
+
+    ``built_rows``: a long answer builds only its last parts that fill about that many
+    rows; those above start parked (for entries read from the bottom up).
+    """
     if isinstance(entry, UserEntry):
         return UserMessage(entry)
     if isinstance(entry, AssistantEntry):
-        return AssistantMessage(entry, part_chars=part_chars)
+        return AssistantMessage(entry, part_chars=part_chars, built_rows=built_rows)
     if isinstance(entry, ToolEntry):
         return ToolCallEntry(entry)
     if isinstance(entry, DispatchEntry):

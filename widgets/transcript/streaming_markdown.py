@@ -6,7 +6,9 @@ again, so its layout stays cached; only the last part (the tail) is a live
 Markdown fed through a :class:`TailStream` (the ``MarkdownStream`` that
 ``Markdown.get_stream`` returns, extended to restart the tail). Parts far from the viewport are
 parked behind placeholders (see :mod:`parking`), so the number of widgets stays
-bounded however long the answer grows.
+bounded however long the answer grows. When text arrives faster than the screen updates
+(a fast provider: 80 KB in one write), only the newest parts are built at once; the older
+ones wait unmeasured and parking builds them a few at a time, newest first.
 """
 
 from __future__ import annotations
@@ -28,10 +30,20 @@ from smith_tui.widgets.transcript.parking import (
     parked_height,
     swap_widgets,
 )
+from smith_tui.widgets.transcript.row_estimate import estimated_rows
 from smith_tui.widgets.transcript.tail_stream import TailStream
 
 #: A part is frozen at the first safe boundary past this many characters.
 DEFAULT_PART_CHARS = 800
+
+#: With ``defer_far_parts``: a write that freezes more text than this builds only its
+#: newest parts (those that fill the bottom of the view) at once; the older ones wait,
+#: unmeasured, until parking builds them (see :meth:`StreamingMarkdown.park_outside`).
+EAGER_CHARS = 3_000
+
+#: How much unmeasured text one parking pass builds (newest first): a few parts, so the
+#: screen repaints and keys are answered between passes.
+BUILD_CHARS_PER_PASS = 2_400
 
 
 def last_block_line(markdown: str) -> int:
@@ -39,6 +51,16 @@ def last_block_line(markdown: str) -> int:
     for token in reversed(MarkdownIt("gfm-like").parse(markdown)):
         if token.map is not None and token.level == 0:
             return token.map[0]
+    return 0
+
+
+def _first_built(parts: list[str], rows: int) -> int:
+    """The index of the first of the last parts that fill about ``rows`` rows."""
+    filled = 0
+    for index in range(len(parts) - 1, -1, -1):
+        filled += estimated_rows(parts[index])
+        if filled >= rows:
+            return index
     return 0
 
 
@@ -96,12 +118,17 @@ class MarkdownPart(CodeMarkdown):
 
 
 class ParkedPart(Placeholder):
-    """A parked part: its height and its Markdown, to rebuild it."""
+    """A parked part: its height and its Markdown, to rebuild it.
 
-    def __init__(self, text: str, height: int, *, follows: bool) -> None:
+    An unmeasured part (``measured`` False) was never built: a long write froze it far
+    above the view's bottom; it has no height until parking builds it.
+    """
+
+    def __init__(self, text: str, height: int, *, follows: bool, measured: bool = True) -> None:
         super().__init__(height)
         self.text = text
         self.follows = follows
+        self.measured = measured
 
 
 class StreamingMarkdown(Vertical):
@@ -109,7 +136,8 @@ class StreamingMarkdown(Vertical):
 
     Call :meth:`write` with new text while streaming and :meth:`finish` at the
     end; neither waits for rendering. A document given at construction is split
-    into parts the same way.
+    into parts the same way; with ``built_rows`` only its last parts that fill about
+    that many rows are built, the ones above start parked (built when scrolled near).
     """
 
     # Margins do not collapse across parts as they do between the blocks of one
@@ -136,15 +164,23 @@ class StreamingMarkdown(Vertical):
         markdown: str = "",
         *,
         part_chars: int = DEFAULT_PART_CHARS,
+        built_rows: int | None = None,
+        defer_far_parts: bool = False,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
+        self.defer_far_parts = defer_far_parts
+        """Build only the newest parts of a long write (its host parks, see :meth:`write`)."""
         # Shown before parsing: a code block or an entity cannot bring a control back.
         markdown = visible(markdown)
         self._part_chars = part_chars
         self._splitter = BlockSplitter()
         self._frozen: list[str] = split_parts(markdown, part_chars) if markdown else []
+        self._built_from = 0
+        """Parts before this index start parked (``built_rows``), the rest built."""
+        if built_rows is not None:
+            self._built_from = _first_built(self._frozen, built_rows)
         self._tail: MarkdownPart | None = None
         self._tail_text = ""
         self._ending_streams: list[TailStream] = []
@@ -153,7 +189,10 @@ class StreamingMarkdown(Vertical):
     def compose(self) -> ComposeResult:
         """The parts of a document given at construction."""
         for index, text in enumerate(self._frozen):
-            yield MarkdownPart(text, follows=index > 0)
+            if index < self._built_from:
+                yield ParkedPart(text, estimated_rows(text), follows=index > 0)
+            else:
+                yield MarkdownPart(text, follows=index > 0)
 
     @property
     def source(self) -> str:
@@ -170,11 +209,25 @@ class StreamingMarkdown(Vertical):
         """True while a live tail accepts text."""
         return self._tail is not None
 
+    @property
+    def unmeasured(self) -> int:
+        """How many parts wait to be built (see ``defer_far_parts``)."""
+        return sum(
+            1 for child in self.children if isinstance(child, ParkedPart) and not child.measured
+        )
+
     def write(self, text: str) -> None:
-        """Append streamed text; freeze leading parts as safe boundaries pass by."""
+        """Append streamed text; freeze leading parts as safe boundaries pass by.
+
+        With ``defer_far_parts``, when one write freezes more than :data:`EAGER_CHARS` of
+        text (an answer arriving faster than the screen updates), only the newest parts
+        are built; the older ones are mounted unmeasured and built by later parking passes,
+        newest first (a long answer at wire speed shows its end at once).
+        """
         if not text:
             return
         self._splitter.feed(visible(text))
+        appended: list[str] = []  # parts frozen in this write, to mount at the end
         while (head := self._splitter.cut(self._part_chars)) is not None:
             shown = self._tail_text
             tail = self._tail
@@ -188,8 +241,7 @@ class StreamingMarkdown(Vertical):
                     self._close(tail.stream)
                     self._tail = None
                 else:
-                    part = MarkdownPart(head, follows=bool(self._frozen))
-                    self._mounting(self.mount(part))
+                    appended.append(head)
                 self._tail_text = ""
             else:
                 # The boundary was confirmed late, inside what the tail shows:
@@ -203,7 +255,29 @@ class StreamingMarkdown(Vertical):
                 tail.text = self._tail_text
                 tail.stream.replace(self._tail_text)
             self._frozen.append(head)
+        if appended:
+            self._mount_frozen(appended)
         self._show(hold_back=True)
+
+    def _mount_frozen(self, heads: list[str]) -> None:
+        """Mount the parts ``heads`` (the newest of ``_frozen``) after the others."""
+        first = len(self._frozen) - len(heads)
+        eager = len(heads)
+        if self.defer_far_parts:
+            newest = len(self._splitter.text)
+            eager = 0
+            while eager < len(heads) and newest < EAGER_CHARS:
+                eager += 1
+                newest += len(heads[-eager])
+        deferred = len(heads) - eager
+        parts: list[Widget] = []
+        for index, head in enumerate(heads):
+            follows = first + index > 0
+            if index < deferred:
+                parts.append(ParkedPart(head, 0, follows=follows, measured=False))
+            else:
+                parts.append(MarkdownPart(head, follows=follows))
+        self._mounting(self.mount_all(parts))
 
     def _show(self, hold_back: bool) -> None:
         """Hand the tail what it does not show yet.
@@ -265,11 +339,15 @@ class StreamingMarkdown(Vertical):
         caller should look again once they are laid out).
         """
         swaps: list[tuple[Widget, Widget]] = []
+        unmeasured: list[ParkedPart] = []
         settled = True
         for child, top, height in child_offsets(self.children):
             if is_pruning(child):
                 continue
             settled = settled and height > 0
+            if isinstance(child, ParkedPart) and not child.measured:
+                unmeasured.append(child)
+                continue
             near = is_near(top, height, window)
             if isinstance(child, MarkdownPart):
                 if not near and child is not self._tail and child.live:
@@ -280,6 +358,14 @@ class StreamingMarkdown(Vertical):
                     )
             elif isinstance(child, ParkedPart) and near:
                 swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
+        # Unmeasured parts are built a few at a time, newest first (nearest the view's
+        # bottom); once laid out, a later pass parks those far from the view as usual.
+        budget = BUILD_CHARS_PER_PASS
+        for child in reversed(unmeasured):
+            if budget <= 0:
+                break
+            budget -= len(child.text)
+            swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
         if not swaps:
             return settled
         await swap_widgets(self, swaps)

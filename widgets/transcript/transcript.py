@@ -61,6 +61,7 @@ from smith_tui.widgets.transcript.parking import (
     parked_height,
     replace_widgets,
 )
+from smith_tui.widgets.transcript.row_estimate import newest_filling
 from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import TAIL_LINES, ToolCallEntry
 from smith_tui.widgets.transcript.turn_changes import TurnChanges, changes_entry
@@ -72,6 +73,14 @@ _W = TypeVar("_W", bound=Widget)
 
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4
+
+#: Seconds an open waits after painting its newest entries before mounting the rest.
+FRAME_OUT_S = 0.05
+
+#: Rows of a long stored answer built when it is mounted from its end (a tall screen and
+#: the parking window's margin); the parts above start parked. Opening a conversation, the
+#: newest entries that fill this many rows are painted before the rest of the page.
+BUILT_ROWS = 80
 
 
 @dataclass
@@ -175,6 +184,11 @@ class Transcript(VerticalScroll, can_focus=True):
         """While a :meth:`load_messages` waits in the queue: the entries appended since, which
         its replace keeps (``None`` when no load is pending)."""
         self._loading_older = False
+        self._to_start = 0
+        """Counts :meth:`scroll_to_start` and :meth:`follow` calls: a scroll to the start
+        goes on while no later one came."""
+        self._opening = False
+        """While :meth:`load_messages` mounts its page (parking waits until it is in)."""
         self._park_timer: Timer | None = None
         self._unsettled_parks = 0
         self._unreached: weakref.WeakSet[Widget] = weakref.WeakSet()
@@ -314,6 +328,8 @@ class Transcript(VerticalScroll, can_focus=True):
                 await widget.finish()
                 if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
                     await widget.remove()
+            if widget.body.unmeasured:
+                await self._next_refresh()  # the answer's end on screen before the rest is built
             self._schedule_parking()
 
         self._enqueue(finish)
@@ -426,14 +442,31 @@ class Transcript(VerticalScroll, can_focus=True):
             if isinstance(entry, ToolEntry) and not entry.finished:
                 entry.output = OutputTail(TAIL_LINES)
                 self._tools[entry.call_id] = entry
-        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in shown]
+        widgets = [self._build_from_bottom(entry) for entry in shown]
         # What the live session shows from now on (the user's prompt sent while this load
         # waits in the queue, the answer streaming to it, its tool calls) is newer than the
         # loaded history: the replace keeps it.
         live: list[Widget] = []
         self._live_since_load = live
 
+        # The newest entries that fill the view go first, and are painted before the rest
+        # of the page is mounted above them: the last message shows as soon as it can.
+        newest = newest_filling(shown, BUILT_ROWS)
+        rest, widgets = widgets[:-newest], widgets[-newest:]
+
         async def replace() -> None:
+            self._opening = True
+            if self._park_timer is not None:  # (it would run on the page half mounted)
+                self._park_timer.stop()
+                self._park_timer = None
+            try:
+                await fill()
+            finally:
+                self._opening = False
+            self.call_after_refresh(self._fill_view)
+            self._schedule_parking(0.02)  # a long answer's parked top may be in view
+
+        async def fill() -> None:
             with one_update(self):
                 # In screen order: a row appended while an answer streams sits above it.
                 kept = [child for child in self.children if child in live]
@@ -443,10 +476,20 @@ class Transcript(VerticalScroll, can_focus=True):
                         await self.mount_all(widgets, before=kept[0])
                     else:
                         await self.mount_all(widgets)
+            self.anchor()
+            if rest:
+                await self._next_refresh()
+                # The frame reaches the terminal through Textual's writer thread, which the
+                # mounts below would hold up (the GIL): give it a moment first.
+                await asyncio.sleep(FRAME_OUT_S)
+                with one_update(self):
+                    await self.mount_all(rest, before=widgets[0])
+                # Laid out before anything else looks at where entries are (parking would
+                # see the new ones without a height and the newest far down).
+                await self._next_refresh()
             if self._live_since_load is live:
                 self._live_since_load = None
             self.anchor()
-            self.call_after_refresh(self._fill_view)
 
         return self._enqueue(replace)
 
@@ -462,7 +505,9 @@ class Transcript(VerticalScroll, can_focus=True):
 
     # -- keyboard navigation ------------------------------------------------------------
     def follow(self) -> None:
-        """Jump to the newest output and follow it again (the user just sent something)."""
+        """Jump to the newest output and follow it again (the user just sent something);
+        a :meth:`scroll_to_start` still loading pages stops."""
+        self._to_start += 1
         self.anchor()
 
     def page(self, pages: int) -> None:
@@ -481,19 +526,25 @@ class Transcript(VerticalScroll, can_focus=True):
     def scroll_to_start(self) -> asyncio.Future[None]:
         """Show the conversation's very first message: every older page is loaded first."""
         self.release_anchor()
+        self._to_start += 1
+        request = self._to_start
+
+        def wanted() -> bool:  # (not once the user went back to the end)
+            return self._to_start == request
 
         async def to_start() -> None:
             self._loading_older = True
             try:
-                while self.history.has_older:
+                while self.history.has_older and wanted():
                     entries = self.history.take_page(self.page_size)
                     if not entries:
                         break
-                    await self._mount_above(entries)
+                    await self._mount_above(entries)  # (End stops it between pages)
             finally:
                 self._loading_older = False
-            await self._next_refresh()
-            self.scroll_home(animate=False, immediate=True)
+            if wanted():
+                await self._next_refresh()
+                self.scroll_home(animate=False, immediate=True)
 
         return self._enqueue(to_start)
 
@@ -520,7 +571,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
     async def _mount_above(self, entries: list[Entry]) -> None:
         """Mount ``entries`` at the top, keeping the view on what it showed."""
-        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
+        widgets = [self._build_from_bottom(entry) for entry in entries]
         self._unreached.update(widgets)
         height_before = self.virtual_size.height
         first = self.children[0] if self.children else None
@@ -565,6 +616,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     # -- parking ------------------------------------------------------------------------
     def _schedule_parking(self, delay: float = 0.2, *, recheck: bool = False) -> None:
+        if self._opening:
+            return  # the open schedules it once the whole page is in
         if not recheck:
             self._unsettled_parks = 0  # something changed: allow fresh re-checks
         if self._park_timer is None:
@@ -607,6 +660,7 @@ class Transcript(VerticalScroll, can_focus=True):
             run.clear()
 
         settled = True
+        building = False  # a long answer's unmeasured parts are still being built
         for child, y, h in child_offsets(self.children):
             if is_pruning(child):  # being removed (pruned or swapped) already
                 continue
@@ -634,6 +688,7 @@ class Transcript(VerticalScroll, can_focus=True):
             end_run()
             if near and isinstance(child, AssistantMessage):
                 settled = await child.park_outside((window[0] - y, window[1] - y)) and settled
+                building = building or child.body.unmeasured > 0
         end_run()
         if replacements:
             settled = settled and not built_or_parked
@@ -644,7 +699,12 @@ class Transcript(VerticalScroll, can_focus=True):
                 anchor.restore()
         # New or rebuilt widgets have no height until laid out: look again soon.
         self._unsettled_parks = 0 if settled else self._unsettled_parks + 1
-        if not settled and self._unsettled_parks <= 5:
+        if building:
+            # One pass builds a few parts: the screen shows them (and answers keys) before
+            # the next pass, which a queue of passes would otherwise keep from painting.
+            await self._next_refresh()
+            self._schedule_parking(0.02, recheck=True)
+        elif not settled and self._unsettled_parks <= 5:
             self._schedule_parking(recheck=True)
 
     def _unpark(self, parked: ParkedEntry, top: int, window: tuple[int, int]) -> list[Widget]:
@@ -664,6 +724,11 @@ class Transcript(VerticalScroll, can_focus=True):
         if far:
             out.append(ParkedEntry(far))
         return out
+
+    def _build_from_bottom(self, entry: Entry) -> Widget:
+        """The widget of a stored entry the reader meets from its end (opening a
+        conversation, paging up): of a long answer only the last parts are built."""
+        return build_widget(entry, part_chars=self.part_chars, built_rows=BUILT_ROWS)
 
     def _widget_for(self, entry: Entry) -> Widget | None:
         """The live widget showing ``entry`` (searched from the bottom)."""

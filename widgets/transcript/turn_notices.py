@@ -4,7 +4,7 @@ output of the slash commands typed around it).
 One place for them, so the live transcript and one rebuilt from the store (a restart,
 ``--continue``, an edit saved in inspect) say the same thing: the live side formats
 engine events, the rebuilt side the turn's stored record (``stop_reason``, ``error`` and
-the ``notices`` list the engine keeps, see ``engine.conversations``).
+the ``notices`` list the engine keeps, see ``engine.active_conversation``).
 """
 
 from __future__ import annotations
