@@ -225,8 +225,7 @@ def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
         try:
             return Runtime.open(_options(args, headless=headless))
         except (ConfigError, StoreError) as exc:
-            message = exc.message if hasattr(exc, "message") else str(exc)
-            sys.stderr.write(f"smith: {visible(message)}\n")
+            sys.stderr.write(f"smith: {visible(exc.message)}\n")
             return None
     finally:
         gc.freeze()
@@ -467,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime.store.close()
         sys.stderr.write(NO_SERVER_MESSAGE.format(config=runtime.config.user_config_path))
         return 2
-    from smith_tui.engine.runtime import RuntimeError_
+    from smith_tui.engine.runtime import UserRequestError
 
     if plan is not None and runtime.permission_mode == "plan":
         runtime.store.close()
@@ -478,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return asyncio.run(_headless(runtime, args, prompt, plan))
-    except RuntimeError_ as exc:
+    except UserRequestError as exc:
         sys.stderr.write(f"smith: {visible(exc.message)}\n")
         return 2
 

@@ -4,6 +4,11 @@ Every module is parsed (not imported), so imports made only for type checking
 (``if TYPE_CHECKING:``) and imports inside functions count too: a circle hidden
 behind ``TYPE_CHECKING`` or a deferred import is still a circle in the design.
 ``widgets/`` is installed as ``smith_tui.widgets`` and is walked under that name.
+
+A few root modules import nothing else of ours (``ROOT_MODULES``), so every layer may import
+them - ``llm`` included, which otherwise stands alone: the cancellation tokens, the text made
+safe for a terminal, and the root of Smith's errors (``smith_tui.errors``: ``SmithError``,
+under which the config, store, LLM, tool, command and compaction errors sit).
 """
 
 from __future__ import annotations
@@ -130,10 +135,11 @@ def test_no_import_cycle() -> None:
     )
 
 
-#: Root modules every layer may import: smith_tui.cancel, and smith_tui.terminal_text (outside
-#: text made into text a terminal shows rather than obeys), which the widgets, the headless
-#: printer and the engine's /export all need.
-ROOT_MODULES = {"smith_tui.cancel", "smith_tui.terminal_text"}
+#: Root modules every layer may import (llm included): smith_tui.cancel; smith_tui.terminal_text
+#: (outside text made into text a terminal shows rather than obeys), which the widgets, the
+#: headless printer and the engine's /export all need; and smith_tui.errors, the root of every
+#: error of ours (``SmithError``), which each layer's own errors subclass.
+ROOT_MODULES = {"smith_tui.cancel", "smith_tui.errors", "smith_tui.terminal_text"}
 
 #: Each layer and the layers of ours it may import (besides itself and ROOT_MODULES).
 LAYERS: dict[str, set[str]] = {
@@ -173,12 +179,13 @@ def test_layers_import_only_downwards(layer: str) -> None:
 
 
 def test_llm_imports_nothing_of_ours() -> None:
+    # Besides the root modules, which import nothing of ours themselves.
     wrong = sorted(
         f"{module} imports {target}"
         for module, targets in GRAPH.items()
         if _layer(module) == "llm"
         for target in targets
-        if _layer(target) != "llm"
+        if target not in ROOT_MODULES and _layer(target) != "llm"
     )
     assert not wrong, "\n".join(wrong)
 
@@ -192,5 +199,13 @@ def test_below_the_app_nothing_imports_textual(layer: str) -> None:
         for name in _third_party(path)
         if name.split(".")[0] in ("textual", "rich")
         or name.startswith(("smith_tui.app", "smith_tui.widgets"))
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_root_modules_import_nothing_of_ours() -> None:
+    # Every layer may import them, so one import of ours here would let a layer reach another.
+    wrong = sorted(
+        f"{module} imports {target}" for module in ROOT_MODULES for target in GRAPH[module]
     )
     assert not wrong, "\n".join(wrong)

@@ -37,6 +37,7 @@ from acp.schema import (
 from smith_tui.acp import extensions, options
 from smith_tui.acp.image_blocks import prompt_images
 from smith_tui.acp.lifecycle import SessionLifecycle
+from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.acp.session import AcpSession
@@ -117,7 +118,7 @@ class SmithAgent(SessionLifecycle):
             extra = {"mcp_servers": mcp_config(mcp_servers)} if mcp_servers else {}
             runtime = await asyncio.to_thread(self._open_runtime, folder, extra)
         except Exception as exc:  # config or store errors carry a message for the user
-            message = getattr(exc, "message", None) or str(exc)
+            message = error_text(exc)
             raise RequestError.internal_error({"details": f"smith: {message}"}) from None
         runtime.start_session()
         return runtime
@@ -156,7 +157,7 @@ class SmithAgent(SessionLifecycle):
             conversation = runtime.conversations.load(session_id)
         except Exception as exc:
             await runtime.aclose()
-            message = getattr(exc, "message", None) or str(exc)
+            message = error_text(exc)
             raise RequestError.invalid_params({"sessionId": message}) from None
         _restore_mode(runtime)
         session = await self._bind(runtime, conversation)
@@ -188,9 +189,7 @@ class SmithAgent(SessionLifecycle):
         try:
             session.runtime.set_permission_mode(mode_id)
         except Exception as exc:
-            raise RequestError.invalid_params(
-                {"modeId": getattr(exc, "message", str(exc))}
-            ) from None
+            raise RequestError.invalid_params({"modeId": error_text(exc)}) from None
         await session.flush()
         return SetSessionModeResponse()
 
@@ -207,9 +206,7 @@ class SmithAgent(SessionLifecycle):
                 {"configId": f"unknown option {config_id!r}"}
             ) from None
         except Exception as exc:
-            raise RequestError.invalid_params(
-                {"value": getattr(exc, "message", str(exc))}
-            ) from None
+            raise RequestError.invalid_params({"value": error_text(exc)}) from None
         await session.flush()
         return SetSessionConfigOptionResponse(config_options=session.config_options())
 
@@ -231,7 +228,7 @@ class SmithAgent(SessionLifecycle):
             try:
                 result = await runtime.run_turn(text, images=images)
             except Exception as exc:
-                message = getattr(exc, "message", None) or str(exc)
+                message = error_text(exc)
                 session.send(update_agent_message_text(f"\n\nsmith: {message}\n"))
                 result = None
         await _advertise(session)  # a command file may have come or gone

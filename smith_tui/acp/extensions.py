@@ -94,4 +94,5 @@ def follow(session: Any) -> Callable[[], None]:
             params = {"sessionId": session.session_id, "jobId": event.job_id, "how": event.how}
             session.notify(f"{NAMESPACE}/resumed", params)
 
-    return session.runtime.bus.subscribe(on_event)
+    unsubscribe: Callable[[], None] = session.runtime.bus.subscribe(on_event)
+    return unsubscribe

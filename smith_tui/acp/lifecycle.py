@@ -23,12 +23,9 @@ from acp.schema import (
 )
 
 from smith_tui.acp import options
+from smith_tui.errors import error_text
 
 log = logging.getLogger(__name__)
-
-
-def _message(exc: BaseException) -> str:
-    return getattr(exc, "message", None) or str(exc)
 
 
 class SessionLifecycle:
@@ -78,7 +75,9 @@ class SessionLifecycle:
             try:
                 runtime = await asyncio.to_thread(self._open_runtime, Path(folder), {})
             except Exception as exc:
-                raise RequestError.internal_error({"details": f"smith: {_message(exc)}"}) from None
+                raise RequestError.internal_error(
+                    {"details": f"smith: {error_text(exc)}"}
+                ) from None
         try:
             return await asyncio.to_thread(
                 list_page, runtime.store, runtime.project_id, folder, cursor
@@ -101,7 +100,7 @@ class SessionLifecycle:
             conversation = runtime.conversations.load(session_id)
         except Exception as exc:
             await runtime.aclose()
-            raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
+            raise RequestError.invalid_params({"sessionId": error_text(exc)}) from None
         return await self._bound(runtime, conversation)
 
     async def resume_session(
@@ -160,7 +159,7 @@ class SessionLifecycle:
             runtime.conversations.load(fork_id)
         except Exception as exc:
             await runtime.aclose()
-            raise RequestError.invalid_params({"sessionId": _message(exc)}) from None
+            raise RequestError.invalid_params({"sessionId": error_text(exc)}) from None
         session = await self._bound(runtime, fork_id)
         return ForkSessionResponse(
             session_id=fork_id, modes=session.modes(), config_options=session.config_options()

@@ -83,9 +83,9 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
         ],
     )
     # The SDK's model (0.12) types the category as the spec's names only, though the spec
-    # leaves names starting with "_" free: set after validation, it is sent as it is.
-    option.category = ROLE_CATEGORY  # type: ignore[assignment]
-    return option
+    # leaves names starting with "_" free: set after validation (a copy's update is not
+    # validated), it is sent as it is.
+    return option.model_copy(update={"category": ROLE_CATEGORY})
 
 
 def mode_option(runtime: Any) -> SessionConfigOptionSelect:
@@ -125,11 +125,11 @@ async def load_models(runtime: Any) -> list[str]:
 def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
     """Pin ``value`` to the conversation (``auto`` unpins), as ``/model`` does; a model the
     server does not list is refused (a typo would fail every later request)."""
-    from smith_tui.engine.errors import RuntimeError_
+    from smith_tui.engine.errors import UserRequestError
 
     if value != AUTO_MODEL and value not in models and value != runtime.conversations.pinned_model:
         listed = ", ".join(models[:20]) or "none (GET /models failed or is empty)"
-        raise RuntimeError_(f"the server offers no model {value!r}; its models: {listed}")
+        raise UserRequestError(f"the server offers no model {value!r}; its models: {listed}")
     conversation = runtime.conversations.ensure()
     runtime.store.conversations.set_pinned_model(
         conversation, None if value == AUTO_MODEL else value

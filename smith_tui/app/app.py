@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -20,6 +20,7 @@ from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
 from smith_tui.app.main_screen import MainScreen
+from smith_tui.errors import error_text
 from smith_tui.widgets.completion.candidates import Completer
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ def _stylesheet(name: str) -> Path:
 def screen_class(name: str) -> type[Screen[Any]]:
     """The screen class registered as ``name`` (its module is imported on first use)."""
     module_name, class_name = SCREENS[name]
-    return getattr(importlib.import_module(module_name), class_name)
+    screen: type[Screen[Any]] = getattr(importlib.import_module(module_name), class_name)
+    return screen
 
 
 #: Pickers built from a command's output: action → (module, function of runtime and data).
@@ -165,7 +167,7 @@ class SmithApp(App[int]):
         self.keymap = keymap_for(self.opened_runtime.config.model.services.ui.keys)
         self.set_keymap(self.keymap)
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[Any]:
         """The main screen."""
         return self.main_screen
 
@@ -185,7 +187,7 @@ class SmithApp(App[int]):
         try:
             runtime = self._opener()
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             self.call_from_thread(self._fail_start, message)
             return
         if self._pick is not None:
@@ -195,7 +197,7 @@ class SmithApp(App[int]):
                 self._pick(runtime)
             except Exception as exc:
                 runtime.store.close()
-                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                message = error_text(exc)
                 self.call_from_thread(self._fail_start, message)
                 return
         self.call_from_thread(self._opened, runtime)
@@ -339,11 +341,12 @@ class SmithApp(App[int]):
     def on_dispatch_tree_job_selected(self, message: Any) -> None:
         """A job chosen in the dispatch tree: open that sub-agent's own transcript."""
         from smith_tui.app.screens.child_transcript import ChildTranscriptScreen
+        from smith_tui.widgets.dispatch_tree import DispatchTree
 
         if self.runtime is None or self.screen is not self.main_screen:
             return
-        tree = self.main_screen.query_one("#dispatch")
-        self.push_screen(ChildTranscriptScreen(self.runtime, tree, message.job_id))  # type: ignore[arg-type]
+        tree = self.main_screen.query_one("#dispatch", DispatchTree)
+        self.push_screen(ChildTranscriptScreen(self.runtime, tree, message.job_id))
 
     def on_dispatch_tree_cancel_requested(self, message: Any) -> None:
         """Cancel the sub-agent selected in the dispatch tree (the parent turn goes on)."""
@@ -395,9 +398,11 @@ class SmithApp(App[int]):
 
         if self.screen is self.main_screen:
             prompt = self.main_screen.query_one(PromptInput)
-            work = external_editor.edit_text_area(self, prompt)
+            work: Coroutine[Any, Any, object] = external_editor.edit_text_area(self, prompt)
+        elif isinstance(self.screen, external_editor.EditsExternally):
+            work = self.screen.edit_externally()
         else:
-            work = self.screen.edit_externally()  # type: ignore[attr-defined]
+            return
         self.run_worker(work, group="editor", exclusive=True, exit_on_error=False)
 
     def action_start_command(self, name: str) -> None:
@@ -459,7 +464,7 @@ class SmithApp(App[int]):
         try:
             await self.opened_runtime.submit(text)
         except Exception as exc:  # the runtime reports turn errors as events; this is the rest
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             self.notify(message, title="Could not run that", severity="error")
 
     def show_plan(self, presented: ev.PlanPresented) -> None:
@@ -485,7 +490,7 @@ class SmithApp(App[int]):
                     decision.plan, mode=decision.mode, fresh=decision.action == "fresh"
                 )
         except Exception as exc:  # turn errors are events; this is the rest (a busy runtime)
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             self.notify(message, title="Could not run the plan", severity="error")
 
     async def ask_permission(self, request: Any) -> Any:
@@ -606,7 +611,9 @@ class SmithApp(App[int]):
         if action in ("toggle_side", "toggle_tool_results", "focus_dispatch"):
             return self.screen is self.main_screen
         if action == "external_editor":  # a screen offers it with an edit_externally()
-            return self.screen is self.main_screen or hasattr(self.screen, "edit_externally")
+            from smith_tui.app.external_editor import EditsExternally
+
+            return self.screen is self.main_screen or isinstance(self.screen, EditsExternally)
         if action == "open_history":  # in vim's normal mode ctrl+r is the prompt's redo
             return not getattr(self.focused, "vim_normal", False)
         return True
@@ -706,7 +713,11 @@ def run_app(
     import sys
 
     def open_runtime() -> Runtime:
-        return runtime if runtime is not None else opener()  # type: ignore[misc]
+        if runtime is not None:
+            return runtime
+        assert opener is not None, "run_app needs a runtime or an opener"
+        opened: Runtime = opener()
+        return opened
 
     def pick(opened: Runtime) -> None:
         _pick_conversation(opened, resume, continue_)

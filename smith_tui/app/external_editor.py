@@ -22,10 +22,10 @@ import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 #: The most text read back from the editor's file (a prompt or a plan, not a data set).
 MAX_BYTES = 1024 * 1024
@@ -34,6 +34,15 @@ MAX_BYTES = 1024 * 1024
 _SUFFIX = re.compile(r"\.[A-Za-z0-9_-]{1,16}")
 
 NO_EDITOR = "No editor is set: set $VISUAL or $EDITOR (for example export EDITOR=nano)"
+
+
+@runtime_checkable
+class EditsExternally(Protocol):
+    """A screen with a value the external editor can edit (the app's editor key asks it)."""
+
+    def edit_externally(self) -> Coroutine[Any, Any, None]:
+        """Open the value in the user's editor and take back what is saved."""
+        ...
 
 
 @dataclass(frozen=True)

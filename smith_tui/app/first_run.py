@@ -19,8 +19,8 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from smith_tui.app.footer import SmithFooter
-from smith_tui.app.screens.modal import error_text
 from smith_tui.config import API_URL_VARIABLE, DEFAULT_API_KEY_ENV, EXAMPLE_API_URL
+from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
@@ -63,7 +63,7 @@ async def report_server(app: Any, runtime: Runtime, url: str) -> str:
     try:
         models = list(await runtime.services.model.catalog())
     except Exception as exc:
-        why = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        why = error_text(exc)
         text = (
             f"{url} did not list its models (GET /models): {why}. If that is not the server, "
             f"change {URL_SETTING} (f2)."
@@ -100,7 +100,7 @@ async def probe_server(app: Any, runtime: Runtime) -> str:
     return text
 
 
-class FirstRunScreen(Screen):
+class FirstRunScreen(Screen[None]):
     """Asks for the server URL (offering local servers that answer) and saves it.
 
     Once a server is configured (here or in the config screen) it gives way to the main
@@ -198,13 +198,13 @@ class FirstRunScreen(Screen):
         event.stop()
         self.save(event.value.strip())
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
         """Act on a button."""
         event.stop()
         if event.button.id == "save":
             self.save(self.query_one("#first-run-url", Input).value.strip())
         elif event.button.id == "configure":
-            self.app.action_open_config()  # type: ignore[attr-defined]
+            await self.app.run_action("open_config")
         else:
             self.app.exit(0)
 
@@ -219,7 +219,7 @@ class FirstRunScreen(Screen):
                 write_user_setting(path, URL_SETTING, url)
                 self.runtime.reload_config()
             except Exception as exc:  # the config explains what to fix
-                problem = getattr(exc, "message", None) or str(exc)
+                problem = error_text(exc)
         error = self.query_one("#first-run-error", Static)
         error.update(problem)
         error.set_class(bool(problem), "-shown")

@@ -36,8 +36,11 @@ from smith_tui.widgets.status_line import StatusLine
 if TYPE_CHECKING:
     from smith_tui.engine import events as ev
     from smith_tui.engine.runtime import Runtime
+    from smith_tui.widgets.transcript import Transcript
+    from smith_tui.widgets.usage_pane import UsagePane
 
 
+@runtime_checkable
 class SmithHost(Protocol):
     """What the screen uses of the app that hosts it (the app module imports this one)."""
 
@@ -159,7 +162,7 @@ def make_panes(stream_refresh_s: float) -> dict[str, Widget]:
 SIDE_MIN_WIDTH = 100
 
 
-class MainScreen(Screen):
+class MainScreen(Screen[None]):
     """Where the conversation happens."""
 
     AUTO_FOCUS = "#prompt"
@@ -188,7 +191,9 @@ class MainScreen(Screen):
     @property
     def smith(self) -> SmithHost:
         """The app, typed."""
-        return self.app  # type: ignore[return-value]
+        app = self.app
+        assert isinstance(app, SmithHost), f"{type(app).__name__} cannot host the main screen"
+        return app
 
     def compose(self) -> ComposeResult:
         """Build the layout; the content panes go into their slots after the first frame."""
@@ -226,7 +231,7 @@ class MainScreen(Screen):
     def toggle_tool_results(self) -> None:
         """Expand or collapse every tool call of the transcript."""
         if self.panes_ready:
-            self.query_one("#transcript").toggle_tool_results()  # type: ignore[attr-defined]
+            self._transcript().toggle_tool_results()
 
     def focus_dispatch(self) -> None:
         """Focus the dispatch tree, showing the side panes first when they are hidden."""
@@ -234,7 +239,9 @@ class MainScreen(Screen):
             return
         if not self.side_shown:
             self.action_toggle_side()
-        self.query_one("#dispatch").focus_tree()  # type: ignore[attr-defined]
+        from smith_tui.widgets.dispatch_tree import DispatchTree
+
+        self.query_one("#dispatch", DispatchTree).focus_tree()
 
     def on_resize(self) -> None:
         """Hide the side panes on a narrow terminal, unless the user chose otherwise."""
@@ -252,8 +259,10 @@ class MainScreen(Screen):
 
     def _suspend_rain(self, suspended: bool) -> None:
         # The rain is mounted with the panes: a screen may cover this one before that.
-        for rain in self.query("#rain"):
-            rain.suspended = suspended  # type: ignore[attr-defined]
+        from smith_tui.widgets.matrix_rain import MatrixRain
+
+        for rain in self.query("#rain").results(MatrixRain):
+            rain.suspended = suspended
 
     def on_key(self, event: events.Key) -> None:
         """Text typed while a pane has the focus goes to the prompt instead of being lost."""
@@ -359,8 +368,8 @@ class MainScreen(Screen):
         """Hand the model catalog (prices) to the usage pane."""
         if not self._alive:
             return
-        usage = self.query_one("#usage")
-        self._guarded(usage, usage.load_catalog, models)  # type: ignore[attr-defined]
+        usage = self._usage()
+        self._guarded(usage, usage.load_catalog, models)
 
     def _configured_model(self) -> str:
         value = self.runtime.config.effective.get("default_model")
@@ -391,14 +400,16 @@ class MainScreen(Screen):
         view.turn_marks = runtime.turn_marks
         view.turn_records = runtime.conversations.turn_records
         shown = self._guarded(view, view.load_messages, messages)
-        usage = self.query_one("#usage")
-        self._guarded(usage, usage.show_conversation, self._stored_usage())  # type: ignore[attr-defined]
+        usage = self._usage()
+        self._guarded(usage, usage.show_conversation, self._stored_usage())
         tools = self.query_one("#tools")
         load_calls = getattr(tools, "load_calls", None)  # (a stand-in pane may lack it)
         if load_calls is not None:
             self._guarded(tools, load_calls, runtime.stored_calls())
-        todo = self.query_one("#todo")
-        todo.set_items(list(runtime.conversations.todo))  # type: ignore[attr-defined]
+        from smith_tui.widgets.todo_panel import TodoPanel
+
+        todo = self.query_one("#todo", TodoPanel)
+        todo.set_items(list(runtime.conversations.todo))
         prompt = self.query_one(PromptInput)
         prompt.load_history(runtime.conversations.prompts(prompt.prompt_history.limit))
         self.refresh_title()
@@ -415,8 +426,8 @@ class MainScreen(Screen):
         if resumed is None or resumed is self._resumed_said:
             return
         self._resumed_said = resumed
-        transcript = self.query_one("#transcript")
-        self._guarded(transcript, transcript.add_notice, resumed_line(resumed))  # type: ignore[attr-defined]
+        transcript = self._transcript()
+        self._guarded(transcript, transcript.add_notice, resumed_line(resumed))
         title = resumed.title or "last conversation"
         self.query_one(
             StatusLine
@@ -502,17 +513,29 @@ class MainScreen(Screen):
         """PageUp/PageDown (and Home/End in the empty prompt) scroll the transcript."""
         if not self.panes_ready:
             return
-        transcript = self.query_one("#transcript")
+        transcript = self._transcript()
         if message.key == "home":
-            transcript.scroll_to_start()  # type: ignore[attr-defined]
+            transcript.scroll_to_start()
         elif message.key == "end":
-            transcript.follow()  # type: ignore[attr-defined]
+            transcript.follow()
         else:
-            transcript.page(-1 if message.key == "pageup" else 1)  # type: ignore[attr-defined]
+            transcript.page(-1 if message.key == "pageup" else 1)
 
     def _follow_transcript(self) -> None:
         if self.panes_ready and self._alive:
-            self.query_one("#transcript").follow()  # type: ignore[attr-defined]
+            self._transcript().follow()
+
+    def _transcript(self) -> Transcript:
+        """The transcript pane, once the panes are mounted (its module is loaded by then)."""
+        from smith_tui.widgets.transcript import Transcript
+
+        return self.query_one("#transcript", Transcript)
+
+    def _usage(self) -> UsagePane:
+        """The usage pane, once the panes are mounted."""
+        from smith_tui.widgets.usage_pane import UsagePane
+
+        return self.query_one("#usage", UsagePane)
 
     def action_interrupt(self) -> None:
         """Escape: interrupt the running turn (ctrl+c does too)."""

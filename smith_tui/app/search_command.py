@@ -60,7 +60,7 @@ def main(argv: Sequence[str]) -> int:
         with Store.open(path) as store:
             hits = search_history(store, query, project_id=project, limit=args.limit)
     except StoreError as exc:
-        return _fail(str(exc))
+        return _fail(exc.message)
     if args.json:
         body = {"query": query, "project_id": project, "hits": [h.to_dict() for h in hits]}
         sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")

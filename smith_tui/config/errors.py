@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from smith_tui.errors import SmithError
+
 
 @dataclass(frozen=True)
 class ConfigProblem:
@@ -20,12 +22,13 @@ class ConfigProblem:
         return f"{self.path}: {self.rule}" if self.path else self.rule
 
 
-class ConfigError(Exception):
-    """The configuration cannot be used; ``str(error)`` is the message to show the user."""
+class ConfigError(SmithError):
+    """The configuration cannot be used; ``message`` (also ``str(error)``) is what the user sees."""
+
+    code = "config"
 
     def __init__(self, message: str, problems: tuple[ConfigProblem, ...] = ()) -> None:
         super().__init__(message)
-        self.message = message
         self.problems = problems
 
     def __str__(self) -> str:
@@ -34,6 +37,8 @@ class ConfigError(Exception):
 
 class OverrideError(ConfigError):
     """A runtime override (``/config set`` / ``unset`` / ``get``) was refused; nothing was written."""
+
+    code = "config_override"
 
 
 class FrozenConfigError(TypeError):

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from smith_tui.errors import SmithError
+
 if TYPE_CHECKING:
     import yaml
 
@@ -131,13 +133,19 @@ class MetaCache:
                 pass
 
 
-class FrontMatterError(ValueError):
-    """A front-matter block that cannot be read; ``line`` is 1-based in the whole file."""
+class FrontMatterError(SmithError, ValueError):
+    """A front-matter block that cannot be read; ``line`` is 1-based in the whole file.
+
+    ``message`` is the problem alone; ``str(error)`` puts the line in front of it."""
+
+    code = "front_matter"
 
     def __init__(self, message: str, line: int) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.message = message
+        super().__init__(message)
         self.line = line
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,12 @@ class ChildRunner:
         try:
             done, change = await asyncio.to_thread(self.worktrees.collect, tree, message)
         except WorktreeError as exc:
-            return {"branch": tree.branch, "path": tree.path, "base": tree.base, "error": str(exc)}
+            return {
+                "branch": tree.branch,
+                "path": tree.path,
+                "base": tree.base,
+                "error": exc.message,
+            }
         return describe(done, change)
 
     async def _run_child_turn(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smith_tui.engine import events as ev
-from smith_tui.engine.errors import RuntimeError_
+from smith_tui.engine.errors import UserRequestError
 from smith_tui.engine.messages import TranscriptMessage
 from smith_tui.engine.persistence import Persistence, message_dict
 from smith_tui.store import Store, codec
@@ -228,7 +228,7 @@ class Conversations:
                 if c.id.startswith(conversation_id)
             ]
             if len(matches) != 1:
-                raise RuntimeError_(
+                raise UserRequestError(
                     f"no conversation with id {conversation_id!r}; /history lists them"
                 )
             conv = self.store.conversations.get(matches[0])

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from smith_tui.cancel import CancelToken
+from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.tools.spec import ToolContext
@@ -194,7 +195,7 @@ def attach_files(
             else:
                 shown, text, cut, lines = _read(raw, ctx, room)
         except ToolError as exc:
-            result.problems.append(f"@{raw}: not attached: {exc}")
+            result.problems.append(f"@{raw}: not attached: {exc.message}")
             continue
         used += len(text)
         blocks.append(f"{header.format(path=shown)}\n{text}")
@@ -254,7 +255,7 @@ def _resource(raw: str, read: str | Exception, room: int) -> tuple[str, str, boo
     from smith_tui.tools.spec import ToolError
 
     if isinstance(read, Exception):
-        raise ToolError(getattr(read, "message", None) or str(read) or type(read).__name__)
+        raise ToolError(error_text(read))
     text, cut = read, False
     if len(text) > room:
         text, cut = text[:room], True

@@ -39,6 +39,7 @@ from smith_tui.engine.hooks.hook_set import Asker
 from smith_tui.engine.prompt import RequestBudget, estimate_request
 from smith_tui.engine.retry import Attempt, RetryPolicy, call_with_retries
 from smith_tui.engine.window import CHARS_PER_TOKEN, WindowSettings, message_chars
+from smith_tui.errors import SmithError
 from smith_tui.llm import ChatRequest, ChatResponse, StreamHandlers, WireMessage
 from smith_tui.tools.builtin.todo import load_todo, render_todo
 
@@ -71,8 +72,10 @@ met and how they were solved, and anything the user asked to remember. Be concre
 (paths, names, numbers). Plain text, no preamble, at most about 600 words."""
 
 
-class CompactionError(Exception):
+class CompactionError(SmithError):
     """A compaction that could not be made; the message says why."""
+
+    code = "compaction"
 
 
 @dataclass(frozen=True)

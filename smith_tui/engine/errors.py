@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 from smith_tui.cancel import Cancelled
+from smith_tui.errors import SmithError
 
 ErrorKind = Literal[
     "transport",
@@ -58,12 +59,11 @@ class AgentError:
         }
 
 
-class RuntimeError_(Exception):
-    """A problem the user must fix (bad config, unknown conversation, busy runtime)."""
+class UserRequestError(SmithError):
+    """What the user asked the runtime for cannot be done as asked (a bad setting, an unknown
+    conversation, a turn already running); the message says what to fix."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    code = "user_request"
 
 
 class AgentFailure(Exception):

@@ -29,6 +29,7 @@ from typing import Any
 
 from smith_tui.config.tree import lookup
 from smith_tui.engine.roles import RoleSpec
+from smith_tui.errors import SmithError, error_text
 from smith_tui.llm import discovery as _discovery
 from smith_tui.llm.catalog import ModelDescriptor
 
@@ -40,11 +41,13 @@ CatalogProvider = Callable[[], Awaitable[Sequence[Any]]]
 DiscoverFn = Callable[[str, Sequence[Any], Mapping[str, Any]], "tuple[str, str] | None"]
 
 
-class ModelSelectionError(Exception):
+class ModelSelectionError(SmithError):
     """No model could be chosen, or the discovery settings are invalid.
 
     The message says which setting to add or fix.
     """
+
+    code = "model_selection"
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,7 @@ class _Catalog:
                 try:
                     self._items = list(await self._provider())
                 except Exception as exc:  # any failure means "no catalog"
-                    self.error = str(getattr(exc, "message", "") or exc) or type(exc).__name__
+                    self.error = error_text(exc)
                     self.unreachable = _is_unreachable(exc)
         return self._items
 

@@ -64,12 +64,16 @@ class PermissionRequest:
     question then offers to deny and stop the turn."""
 
 
+ReplyDecision = Literal["once", "session", "deny", "stop"]
+"""What the user answered: run it once, allow it for the session, deny, or deny and stop."""
+
+
 @dataclass(frozen=True)
 class PermissionReply:
     """The user's answer: run it once, allow ``request.grant`` for the session, deny, or
     deny and stop the turn (``stop``)."""
 
-    decision: Literal["once", "session", "deny", "stop"]
+    decision: ReplyDecision
     reason: str = ""
     """With ``deny``: an optional note passed to the model in the tool result."""
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import MAX_ATTACHMENTS
-from smith_tui.engine.errors import RuntimeError_
+from smith_tui.engine.errors import UserRequestError
 from smith_tui.tools.builtin import todo as todo_tool
 from smith_tui.tools.builtin.plan import PLAN_NOTE_ID, Plan, render_plan
 from smith_tui.tools.builtin.plan import TOOL as PRESENT_PLAN_TOOL
@@ -196,7 +196,7 @@ class Planner:
         conversation when ``fresh``, its steps the todo list."""
         runtime = self.runtime
         if mode == PLAN_MODE:
-            raise RuntimeError_(
+            raise UserRequestError(
                 "a plan runs in a mode that may change files: choose read-only, ask, "
                 "auto-edit or yolo"
             )

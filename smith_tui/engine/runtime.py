@@ -39,7 +39,7 @@ from smith_tui.engine.compaction import (
     build_compactor,
     measured_context,
 )
-from smith_tui.engine.errors import AgentError, AgentFailure, RuntimeError_, normalize
+from smith_tui.engine.errors import AgentError, AgentFailure, UserRequestError, normalize
 from smith_tui.engine.hooks import TrustStore, default_trust_path
 from smith_tui.engine.hooks.hook_set import Hooks
 from smith_tui.engine.hooks.session_hooks import SessionHooks
@@ -74,9 +74,9 @@ if TYPE_CHECKING:
 __all__ = [
     "OVERRIDES_KEY",
     "Runtime",
-    "RuntimeError_",
     "RuntimeOptions",
     "SessionState",
+    "UserRequestError",
 ]
 
 log = logging.getLogger(__name__)
@@ -413,7 +413,7 @@ class Runtime:
         """Switch the user-facing role for the rest of the session."""
         spec = resolve_role(name)
         if not spec.user_facing:
-            raise RuntimeError_(
+            raise UserRequestError(
                 f"{spec.name} ({spec.alias}) only runs as a dispatched sub-agent; "
                 "choose direct or orchestrator"
             )
@@ -465,7 +465,7 @@ class Runtime:
     def set_permission_mode(self, mode: str) -> str:
         """Switch the permission mode for the rest of the session (the next turn on)."""
         if mode not in PERMISSION_MODES:
-            raise RuntimeError_(
+            raise UserRequestError(
                 f"unknown permission mode {mode!r}; choose one of {', '.join(PERMISSION_MODES)}"
             )
         self._mode_override = mode
@@ -528,7 +528,7 @@ class Runtime:
 
     def _require_idle(self) -> None:
         if self.busy:
-            raise RuntimeError_("a turn is running; cancel it first (ctrl+c)")
+            raise UserRequestError("a turn is running; cancel it first (ctrl+c)")
 
     # -- turns ----------------------------------------------------------------------------
     @property
@@ -602,7 +602,7 @@ class Runtime:
         the event loop); otherwise it is computed here.
         """
         if self.current_turn is not None:
-            raise RuntimeError_("a turn is already running; wait for it or cancel it (ctrl+c)")
+            raise UserRequestError("a turn is already running; wait for it or cancel it (ctrl+c)")
         if self.session.status != "running":
             self.start_session()
         conversation_id = self.conversations.ensure()
@@ -663,7 +663,7 @@ class Runtime:
         try:
             role_spec = resolve_role(role or self.active_role)
         except UnknownRoleError as exc:
-            raise RuntimeError_(str(exc)) from None
+            raise UserRequestError(str(exc)) from None
         # git discovery and the index file read stay off the event loop
         scope = await asyncio.to_thread(self.compute_scope)
         await self.refresh_setup(scope)
@@ -746,9 +746,9 @@ class Runtime:
         if found is not None:
             name = found.role.name
             if not found.task:
-                raise RuntimeError_(f"say what {name} should do after @{name}")
+                raise UserRequestError(f"say what {name} should do after @{name}")
             if not self.services.role.check_dispatch(role_spec.name, name):
-                raise RuntimeError_(f"the {role_spec.name} role may not dispatch to {name}")
+                raise UserRequestError(f"the {role_spec.name} role may not dispatch to {name}")
             return {
                 "target_role": name,
                 "task": found.task,
@@ -778,7 +778,7 @@ class Runtime:
         conversations = self.conversations
         conversation_id = conversations.conversation_id
         if conversation_id is None or not conversations.messages:
-            raise RuntimeError_("there is nothing to compact yet: the conversation is empty")
+            raise UserRequestError("there is nothing to compact yet: the conversation is empty")
         role_spec = resolve_role(self.active_role)
         scope = await asyncio.to_thread(self.compute_scope)
         config = self.config

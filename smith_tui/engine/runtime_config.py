@@ -13,7 +13,7 @@ from smith_tui.config import (
     set_override,
     unset_override,
 )
-from smith_tui.engine.errors import RuntimeError_
+from smith_tui.engine.errors import UserRequestError
 
 OVERRIDES_KEY = "runtime_overrides"
 """The store's config entry holding the ``/config set`` patch."""
@@ -64,7 +64,7 @@ class ConfigOverrides:
         try:
             self._load(new_patch)
         except ConfigError as exc:
-            raise RuntimeError_(exc.message) from None
+            raise UserRequestError(exc.message) from None
         self.entries.set(OVERRIDES_KEY, new_patch)
         self.reload()
         return get_value(self.config, path)

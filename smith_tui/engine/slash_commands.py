@@ -26,6 +26,7 @@ from smith_tui.engine.slash import TABLE
 from smith_tui.engine.slash.command_host import CommandHost
 from smith_tui.engine.slash.command_table import CommandError, Reply
 from smith_tui.engine.slash.mcp_prompts import PROMPT_PREFIX, prompt_arguments, prompt_usage
+from smith_tui.errors import error_text
 from smith_tui.tools.spec import ToolError
 
 
@@ -132,7 +133,7 @@ class CommandService:
             arguments = prompt_arguments(name, prompt, shlex.split(line)[1:])
             return await self.runtime.mcp.get_prompt(server, prompt.name, arguments)
         except (CommandError, ToolError, ValueError) as exc:
-            return self._out(name, getattr(exc, "message", None) or str(exc), ok=False)
+            return self._out(name, error_text(exc), ok=False)
 
     async def run(self, line: str) -> ev.CommandOutput:
         """Run ``line`` (starting with ``/``); always returns (and emits) a CommandOutput."""
@@ -149,9 +150,9 @@ class CommandService:
         try:
             text, data = await handler(args)
         except (CommandError, OverrideError, ConfigError) as exc:
-            return self._out(name, getattr(exc, "message", None) or str(exc), ok=False)
+            return self._out(name, exc.message, ok=False)
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            message = error_text(exc)
             return self._out(name, message, ok=False)
         return self._out(name, text, data=data)
 

@@ -62,11 +62,11 @@ def _detail(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _where(exc: BaseException) -> str:
+def _where(exc: httpx.RequestError) -> str:
     """`` at <url>`` when the failed request is known."""
     try:
-        return f" at {exc.request.url}"  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):
+        return f" at {exc.request.url}"
+    except RuntimeError:  # httpx raises it when the error was made without its request
         return ""
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+from smith_tui.errors import SmithError
 from smith_tui.llm.secret import redact
 
 # kinds
@@ -76,7 +77,7 @@ def default_retryable(kind: str, code: str) -> bool:
     return False
 
 
-class LLMError(Exception):
+class LLMError(SmithError):
     """A normalised LLM failure.
 
     Attributes:
@@ -107,10 +108,8 @@ class LLMError(Exception):
         message = redact(str(message))
         if len(message) > _MAX_MESSAGE:
             message = message[:_MAX_MESSAGE] + "…"
-        super().__init__(message)
+        super().__init__(message, code=code)
         self.kind = kind
-        self.code = code
-        self.message = message
         self.retryable = default_retryable(kind, code) if retryable is None else retryable
         self.origin = origin
         self.data = redact(data)

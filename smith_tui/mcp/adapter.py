@@ -71,7 +71,7 @@ def tool_spec(
     roles: Iterable[str],
     call: ToolCaller,
     taken: Iterable[str] = (),
-) -> ToolSpec:
+) -> ToolSpec[Any]:
     """The :class:`ToolSpec` of ``tool`` of ``server``, offered to ``roles``."""
     name = qualified_name(server, tool.name, taken)
     read_only = bool(tool.annotations and tool.annotations.read_only_hint)

@@ -4,7 +4,7 @@ import time
 from typing import Any
 
 from smith_tui.store import codec
-from smith_tui.store.base import Repository
+from smith_tui.store.base import Repository, changed_rows
 from smith_tui.store.errors import StoreError
 
 RUNTIME_OVERRIDES = "runtime_overrides"
@@ -35,7 +35,7 @@ class ConfigRepository(Repository):
 
     def delete(self, key: str) -> bool:
         """Remove `key`; return whether it existed."""
-        return self._m.config.delete().where(self._m.config.key == key).execute() > 0
+        return changed_rows(self._m.config.delete().where(self._m.config.key == key)) > 0
 
     def all(self) -> dict[str, Any]:
         """Every stored key with its decoded value."""

@@ -6,6 +6,7 @@ from typing import Any
 import peewee
 
 from smith_tui.store import codec
+from smith_tui.store.base import changed_rows
 from smith_tui.store.errors import StoreError
 from smith_tui.store.message_repo import MessageOperations
 from smith_tui.store.models import ConversationRow
@@ -166,7 +167,7 @@ class ConversationRepository(MessageOperations):
     def delete(self, conversation_id: str) -> bool:
         """Delete a conversation with everything in it, children included; return if it existed."""
         conv = self._m.conversation
-        return conv.delete().where(conv.id == conversation_id).execute() > 0
+        return changed_rows(conv.delete().where(conv.id == conversation_id)) > 0
 
     def _may_have_orphans(self, conversation_id: str) -> bool:
         """Whether some tool call id has no tool message carrying it (checked in SQLite).

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from smith_tui.store import codec
-from smith_tui.store.base import Repository
+from smith_tui.store.base import Repository, changed_rows
 from smith_tui.store.errors import StoreError
 from smith_tui.store.models import MessageRow
 from smith_tui.store.records import MESSAGE_ROLES, Message
@@ -172,7 +172,8 @@ class MessageOperations(Repository):
     def _insert(self, message: Message, project_id: str) -> int:
         values = _row_values(message)
         params = [*(values[c] for c in _COLUMNS), project_id]
-        return self._db.execute_sql(_INSERT_SQL, params).lastrowid
+        row_id: int = self._db.execute_sql(_INSERT_SQL, params).lastrowid
+        return row_id
 
     def _touch(self, conversation_id: str, when: float) -> str:
         """Bump `updated_at` and return the project id; raise when there is no such conversation."""
@@ -182,7 +183,8 @@ class MessageOperations(Repository):
         ).fetchall()
         if not found:
             raise StoreError(f"no conversation with id {conversation_id!r}")
-        return found[0][0]
+        project_id: str = found[0][0]
+        return project_id
 
     def append_messages(
         self,
@@ -337,4 +339,4 @@ class MessageOperations(Repository):
     def delete_message(self, message_id: int) -> bool:
         """Delete one message; return whether it existed. Later positions keep their numbers."""
         row = self._m.message
-        return row.delete().where(row.id == message_id).execute() > 0
+        return changed_rows(row.delete().where(row.id == message_id)) > 0

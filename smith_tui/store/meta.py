@@ -3,7 +3,7 @@
 from typing import Any
 
 from smith_tui.store import codec
-from smith_tui.store.base import Repository
+from smith_tui.store.base import Repository, changed_rows
 from smith_tui.store.errors import StoreError
 
 SCHEMA_VERSION = "schema_version"
@@ -34,7 +34,7 @@ class MetaRepository(Repository):
         """Remove `key`; return whether it existed."""
         if key == SCHEMA_VERSION:
             raise StoreError("schema_version is written by migrations only")
-        return self._m.meta.delete().where(self._m.meta.key == key).execute() > 0
+        return changed_rows(self._m.meta.delete().where(self._m.meta.key == key)) > 0
 
     def schema_version(self) -> int:
         """The schema version of the open database."""

@@ -10,7 +10,7 @@ from typing import Any
 import peewee
 
 from smith_tui.store import codec
-from smith_tui.store.base import Repository
+from smith_tui.store.base import Repository, changed_rows
 from smith_tui.store.errors import StoreError
 from smith_tui.store.models import NoteRow
 from smith_tui.store.records import Note
@@ -92,7 +92,7 @@ class NoteRepository(Repository):
         query = note.delete().where(
             (note.conversation_id == conversation_id) & (note.note_id == note_id)
         )
-        return query.execute() > 0
+        return changed_rows(query) > 0
 
     def list(self, conversation_id: str, prefix: str | None = None) -> list[Note]:
         """Notes of a conversation ordered by note id, only those starting with `prefix` if given."""

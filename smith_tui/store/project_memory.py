@@ -3,7 +3,7 @@
 import time
 
 from smith_tui.store import codec
-from smith_tui.store.base import Repository
+from smith_tui.store.base import Repository, changed_rows
 from smith_tui.store.errors import StoreError
 from smith_tui.store.models import MemoryRow
 from smith_tui.store.notes import prefix_condition
@@ -57,7 +57,7 @@ class ProjectMemoryRepository(Repository):
         """Delete the note; return whether it existed."""
         row = self._m.memory
         query = row.delete().where((row.project_id == project_id) & (row.note_id == note_id))
-        return query.execute() > 0
+        return changed_rows(query) > 0
 
     def list(self, project_id: str, prefix: str | None = None) -> list[MemoryNote]:
         """Notes of a project ordered by note id, only those starting with `prefix` if given."""

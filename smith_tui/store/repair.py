@@ -12,8 +12,9 @@ ARGUMENTS_SHOWN = 2000
 
 def _call_name(call: dict[str, Any]) -> str:
     function = call.get("function")
-    if isinstance(function, dict) and isinstance(function.get("name"), str):
-        return function["name"]
+    name = function.get("name") if isinstance(function, dict) else None
+    if isinstance(name, str):
+        return name
     name = call.get("name")
     return name if isinstance(name, str) else "tool"
 

@@ -179,7 +179,10 @@ def _best_matches(
         f" FROM ({window}) AS hits JOIN messages AS m ON m.id = hits.id"
         f" WHERE {passes} ORDER BY hits.rank, hits.id LIMIT ?"
     )
-    return db.execute_sql(exact_sql, [*window_params, *check_params, limit]).fetchall()
+    exact: list[tuple[int, float, str, int, str]] = db.execute_sql(
+        exact_sql, [*window_params, *check_params, limit]
+    ).fetchall()
+    return exact
 
 
 def search_messages(

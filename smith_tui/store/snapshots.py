@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from smith_tui.store import codec
-from smith_tui.store.base import Repository
+from smith_tui.store.base import Repository, changed_rows
 from smith_tui.store.errors import StoreError
 from smith_tui.store.models import PayloadRow, SnapshotRow
 from smith_tui.store.records import RequestSnapshot
@@ -62,13 +62,14 @@ class SnapshotRepository(Repository):
                 digest=digest, system_prompt=system_prompt, tool_schemas=schemas_json
             ).on_conflict_ignore().execute()
             payload_id = payload.get(payload.digest == digest).id
-            return self._m.snapshot.insert(
+            snapshot_id: int = self._m.snapshot.insert(
                 conversation_id=conversation_id,
                 turn_id=turn_id,
                 created_at=snapshot.created_at,
                 model=model,
                 payload_id=payload_id,
             ).execute()
+            return snapshot_id
 
     def _with_payloads(self, rows: list[SnapshotRow]) -> list[RequestSnapshot]:
         payload = self._m.payload
@@ -103,4 +104,4 @@ class SnapshotRepository(Repository):
             )
         cutoff = (time.time() if now is None else now) - retention_days * _DAY
         row = self._m.snapshot
-        return row.delete().where(row.created_at < cutoff).execute()
+        return changed_rows(row.delete().where(row.created_at < cutoff))

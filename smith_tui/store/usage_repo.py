@@ -100,7 +100,8 @@ class UsageRepository(Repository):
             )
         except peewee.IntegrityError:
             raise StoreError(f"no conversation with id {conversation_id!r}") from None
-        return cursor.lastrowid
+        row_id: int = cursor.lastrowid
+        return row_id
 
     def list_for_conversation(self, conversation_id: str) -> list[UsageRecord]:
         """Usage records of a conversation, oldest first."""

@@ -20,7 +20,7 @@ from smith_tui.llm.nesting import NestingTooDeep, load_json
 from smith_tui.llm.stream import MAX_MESSAGE_CHARS
 from smith_tui.tools.args import check_argument_values
 from smith_tui.tools.registry import ToolRegistry
-from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolResult
+from smith_tui.tools.spec import MutationState, ToolContext, ToolError, ToolOutput, ToolResult
 
 
 def decode_arguments(raw: Any) -> dict[str, Any]:
@@ -66,7 +66,9 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
     return value
 
 
-def _cancelled_result(call_id: str, name: str, started: float, mutation: str) -> ToolResult:
+def _cancelled_result(
+    call_id: str, name: str, started: float, mutation: MutationState
+) -> ToolResult:
     return ToolResult(
         call_id=call_id,
         name=name,
@@ -74,7 +76,7 @@ def _cancelled_result(call_id: str, name: str, started: float, mutation: str) ->
         content="[cancelled] the tool call was cancelled before it finished",
         error="cancelled",
         cancelled=True,
-        mutation_state=mutation,  # type: ignore[arg-type]
+        mutation_state=mutation,
         duration_s=time.monotonic() - started,
     )
 
@@ -162,14 +164,14 @@ async def _execute_timed(
     ctx: ToolContext,
     clock: _CallClock,
 ) -> ToolResult:
-    def error(message: str, code: str, mutation: str = "none") -> ToolResult:
+    def error(message: str, code: str, mutation: MutationState = "none") -> ToolResult:
         return ToolResult(
             call_id=call_id,
             name=name,
             ok=False,
             content=f"error: {message}",
             error=message,
-            mutation_state=mutation,  # type: ignore[arg-type]
+            mutation_state=mutation,
             metadata={"error_code": code},
             duration_s=time.monotonic() - clock.started,
         )
@@ -208,7 +210,7 @@ async def _execute_timed(
     if checkpoint is not None:
         await checkpoint()  # records the project's files once per turn; never raises
 
-    mutation_if_cancelled = "unknown" if spec.mutating else "none"
+    mutation_if_cancelled: MutationState = "unknown" if spec.mutating else "none"
     try:
         output = await spec.handler(args, ctx)
     except ToolError as exc:

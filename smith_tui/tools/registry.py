@@ -22,13 +22,15 @@ def _allow_all(role: str, name: str) -> str:
 class ToolRegistry:
     """Holds the tools known to a runtime."""
 
-    def __init__(self, policy: PolicyCheck = _allow_all, tools: Iterable[ToolSpec] = ()) -> None:
-        self._tools: dict[str, ToolSpec] = {}
+    def __init__(
+        self, policy: PolicyCheck = _allow_all, tools: Iterable[ToolSpec[Any]] = ()
+    ) -> None:
+        self._tools: dict[str, ToolSpec[Any]] = {}
         self.policy = policy
         for tool in tools:
             self.register(tool)
 
-    def register(self, spec: ToolSpec) -> None:
+    def register(self, spec: ToolSpec[Any]) -> None:
         """Add ``spec``; a second tool with the same name replaces the first."""
         self._tools[spec.name] = spec
 
@@ -36,11 +38,11 @@ class ToolRegistry:
         """Remove the tool named ``name`` (an MCP server's tool when its server stops)."""
         self._tools.pop(name, None)
 
-    def get(self, name: str) -> ToolSpec | None:
+    def get(self, name: str) -> ToolSpec[Any] | None:
         """Return the tool named ``name`` regardless of role, or ``None``."""
         return self._tools.get(name)
 
-    def is_available(self, spec: ToolSpec, role: str) -> bool:
+    def is_available(self, spec: ToolSpec[Any], role: str) -> bool:
         """Return whether ``role`` may use ``spec`` under both gates."""
         if self.policy(role, spec.name) != "allow":
             return False
@@ -48,7 +50,7 @@ class ToolRegistry:
             return False
         return role not in spec.role_denylist
 
-    def resolve(self, name: str, role: str) -> ToolSpec:
+    def resolve(self, name: str, role: str) -> ToolSpec[Any]:
         """Return the tool for ``role`` or raise :class:`ToolError` saying why not."""
         spec = self._tools.get(name)
         if spec is None:
@@ -62,7 +64,7 @@ class ToolRegistry:
             )
         return spec
 
-    def list(self, role: str | None = None) -> list[ToolSpec]:
+    def list(self, role: str | None = None) -> list[ToolSpec[Any]]:
         """Return the registered tools, only those ``role`` may use when given."""
         specs = sorted(self._tools.values(), key=lambda s: s.name)
         if role is None:

@@ -25,6 +25,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from smith_tui.cancel import CancelToken
+from smith_tui.errors import SmithError
 from smith_tui.store import Store
 from smith_tui.tools.command_runner import CommandRunner
 from smith_tui.tools.ports import FileBackend, SkillSource
@@ -32,13 +33,11 @@ from smith_tui.tools.ports import FileBackend, SkillSource
 MutationState = Literal["none", "attempted", "unknown"]
 
 
-class ToolError(Exception):
+class ToolError(SmithError):
     """A clean failure the model should see as the tool result (no traceback)."""
 
     def __init__(self, message: str, *, code: str = "tool_error", data: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(message, code=code)
         self.data = data
 
 
@@ -200,7 +199,7 @@ def compact_schema(model: type[BaseModel]) -> dict[str, Any]:
     ``additionalProperties`` are kept.
     """
     raw = model.model_json_schema()
-    schema = _inline(raw, raw.get("$defs", {}))
+    schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
     schema.pop("description", None)  # the model's docstring; the tool has its own description
     schema.setdefault("properties", {})
     return schema

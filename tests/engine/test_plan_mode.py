@@ -240,10 +240,10 @@ async def test_rejection_feedback_reaches_the_model(
 async def test_a_plan_does_not_run_in_plan_mode(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
-    from smith_tui.engine.errors import RuntimeError_
+    from smith_tui.engine.errors import UserRequestError
 
     runtime, _ = _planning_runtime(tmp_path, llm_server)
-    with pytest.raises(RuntimeError_, match="choose read-only, ask, auto-edit or yolo"):
+    with pytest.raises(UserRequestError, match="choose read-only, ask, auto-edit or yolo"):
         await runtime.plans.approve(parse_plan(json.dumps(PLAN)), mode="plan")
     assert llm_server.chat_requests() == []
     await runtime.aclose()

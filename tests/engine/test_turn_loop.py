@@ -322,7 +322,7 @@ async def test_usage_is_tracked_and_persisted(
 async def test_second_turn_while_busy_is_refused(
     tmp_path: Path, llm_server: ScriptedLLMServer
 ) -> None:
-    from smith_tui.engine.runtime import RuntimeError_
+    from smith_tui.engine.runtime import UserRequestError
 
     llm_server.enqueue(stall(after_events=1))
     runtime, _ = open_runtime(tmp_path, llm_server.base_url)
@@ -330,7 +330,7 @@ async def test_second_turn_while_busy_is_refused(
     await llm_server.wait_for_chats_async(1, 5)
     try:
         await runtime.run_turn("two")
-    except RuntimeError_ as exc:
+    except UserRequestError as exc:
         assert "already running" in exc.message
     else:
         raise AssertionError("a second turn must be refused")

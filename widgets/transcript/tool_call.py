@@ -200,7 +200,7 @@ class ToolCallEntry(Vertical, can_focus=True):
         duration_s: float | None,
         summary: str,
         content: str,
-        metadata: dict | None,
+        metadata: dict[str, Any] | None,
     ) -> None:
         """Record the outcome of the call."""
         entry = self.entry

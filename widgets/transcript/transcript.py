@@ -23,7 +23,7 @@ import asyncio
 import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -68,6 +68,8 @@ from smith_tui.widgets.transcript.turn_changes import TurnChanges, changes_entry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from smith_tui.widgets.transcript.view_anchor import ViewAnchor
 from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
+
+_W = TypeVar("_W", bound=Widget)
 
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4
@@ -741,7 +743,7 @@ class Transcript(VerticalScroll, can_focus=True):
         if self._live_since_load is not None:
             self._live_since_load.append(widget)
 
-    def _append(self, widget: Widget) -> Any:
+    def _append(self, widget: _W) -> _W:
         self._track_live(widget)
         stream = self._stream
         if stream is not None and stream.widget.is_attached:

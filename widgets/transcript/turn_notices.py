@@ -68,9 +68,10 @@ def stored_notice(data: Mapping[str, Any]) -> NoticeLine | None:
     elif kind == "scope" and isinstance(data.get("message"), str):
         return data["message"], "warning"
     elif kind == "compacted":
-        numbers = [data.get(key) for key in ("summarised", "kept", "tokens_before", "tokens_after")]
-        if isinstance(data.get("reason"), str) and all(isinstance(n, int) for n in numbers):
-            return compaction_notice(str(data["reason"]), *numbers)  # type: ignore[arg-type]
+        keys = ("summarised", "kept", "tokens_before", "tokens_after")
+        numbers = [n for n in (data.get(key) for key in keys) if isinstance(n, int)]
+        if isinstance(data.get("reason"), str) and len(numbers) == len(keys):
+            return compaction_notice(str(data["reason"]), *numbers)
     elif kind == "command" and isinstance(data.get("text"), str):
         return command_notice(data["text"], data.get("ok") is not False)
     return None

@@ -25,8 +25,10 @@ def _content_top(view: Widget, widget: Widget) -> int:
     would scroll the view back.
     """
     top_level = widget
-    while top_level.parent is not None and top_level.parent is not view:
-        top_level = top_level.parent  # type: ignore[assignment]
+    parent = widget.parent
+    while isinstance(parent, Widget) and parent is not view:
+        top_level = parent
+        parent = parent.parent
     return top_level.virtual_region.y + widget.region.y - top_level.region.y
 
 

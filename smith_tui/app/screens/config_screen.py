@@ -26,7 +26,8 @@ from smith_tui.app.screens.config_rows import (
     value_text,
 )
 from smith_tui.app.screens.mcp_servers_screen import McpServersScreen
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
+from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime

@@ -23,10 +23,11 @@ from textual.widgets import DataTable, Footer, Input, Label, OptionList, Static,
 from textual.widgets.option_list import Option
 
 from smith_tui.app.screens.confirm import ConfirmScreen
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import forks
 from smith_tui.engine.persistence import message_dict
 from smith_tui.engine.transcript_text import message_preview
+from smith_tui.errors import error_text
 from smith_tui.store import Conversation
 from smith_tui.terminal_text import visible
 from smith_tui.tools.builtin.history_search import HistoryHit, search_history

@@ -18,8 +18,9 @@ from textual.containers import Vertical
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import review
+from smith_tui.errors import error_text
 from smith_tui.terminal_text import visible
 from smith_tui.tools.checkpoints.hunk_review import WHOLE_FILE, ReviewFile
 

@@ -31,11 +31,12 @@ from textual.widgets.option_list import Option
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.fork_question import ForkQuestion
 from smith_tui.app.screens.message_removal import plan_removal
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import events as ev
 from smith_tui.engine import forks
 from smith_tui.engine.persistence import message_dict
 from smith_tui.engine.transcript_text import message_label, message_preview, tool_call_parts
+from smith_tui.errors import error_text
 from smith_tui.store import Message, RequestSnapshot
 
 if TYPE_CHECKING:

@@ -18,9 +18,10 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Static, TextArea
 
 from smith_tui.app.screens.config_rows import HIDDEN, MCP_SERVERS, mcp_server_shown
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
 from smith_tui.config import ConfigError, check_config, thaw
 from smith_tui.config.user_file import write_user_setting
+from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
@@ -128,7 +129,8 @@ class McpServersScreen(SmithModal):
         self.runtime = runtime
 
     def _stored(self) -> dict[str, Any]:
-        return thaw(self.runtime.config.effective.get(MCP_SERVERS) or {})
+        servers: dict[str, Any] = thaw(self.runtime.config.effective.get(MCP_SERVERS) or {})
+        return servers
 
     def compose(self) -> ComposeResult:
         """Help line, the JSON editor, the error line, footer."""

@@ -12,11 +12,6 @@ SCREENS_CSS = str(files("smith_tui.styles") / "screens.tcss")
 """The stylesheet of every modal screen (selectors are scoped by screen type)."""
 
 
-def error_text(exc: BaseException) -> str:
-    """The message to show for ``exc``: its ``.message`` when it has one, else its text."""
-    return getattr(exc, "message", None) or str(exc) or type(exc).__name__
-
-
 class SmithModal(ModalScreen[Any]):
     """A modal screen that loads ``screens.tcss`` and closes with escape."""
 

@@ -19,7 +19,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
 from smith_tui.app.screens.modal import SmithModal
-from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
+from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest, ReplyDecision
 from smith_tui.engine.presentation import role_label
 from smith_tui.terminal_text import visible
 
@@ -102,8 +102,8 @@ class PermissionScreen(SmithModal):
         """The reason field appears only after ``n``."""
         self.query_one("#permission-why", Input).display = False
 
-    def _reply(self, decision: str, reason: str = "") -> None:
-        self.dismiss(PermissionReply(decision, reason))  # type: ignore[arg-type]
+    def _reply(self, decision: ReplyDecision, reason: str = "") -> None:
+        self.dismiss(PermissionReply(decision, reason))
 
     def action_allow_once(self) -> None:
         """Run this call."""

@@ -17,13 +17,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine.checkpoints import (
     TurnLabels,
     label_entries,
     rewind_entries,
     runtime_checkpoints,
 )
+from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime

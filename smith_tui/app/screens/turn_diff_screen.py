@@ -15,8 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Static
 
-from smith_tui.app.screens.modal import SmithModal, error_text
+from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine.checkpoints import runtime_checkpoints, turn_diff
+from smith_tui.errors import error_text
 from smith_tui.widgets.transcript.diff_view import DiffView, classify_diff
 
 if TYPE_CHECKING:

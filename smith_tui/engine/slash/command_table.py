@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from smith_tui.engine.command_files import CommandFile
 from smith_tui.engine.slash.command_host import CommandHost
+from smith_tui.errors import SmithError
 
 Reply = tuple[str, dict[str, Any]]
 """What a handler returns: the text shown, and data for front ends (an ``action``...)."""
@@ -28,8 +29,10 @@ conversation, which an editor's session cannot follow (its session id stays the
 conversation's)."""
 
 
-class CommandError(Exception):
+class CommandError(SmithError):
     """A command used wrongly; the message says how to use it."""
+
+    code = "command"
 
 
 class CommandContext(Protocol):

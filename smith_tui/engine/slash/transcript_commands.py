@@ -81,7 +81,7 @@ async def compact_command(ctx: CommandContext, args: list[str]) -> Reply:
     try:
         record = await ctx.runtime.compact(focus)
     except CompactionError as exc:
-        raise CommandError(f"nothing was compacted: {exc}") from None
+        raise CommandError(f"nothing was compacted: {exc.message}") from None
     text = (
         f"compacted: {plural(record.summarised, 'older message')} summarised, the newest "
         f"{record.kept} kept as they are; context about {record.tokens_before:,} → "

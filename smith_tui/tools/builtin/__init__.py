@@ -7,6 +7,7 @@ the runtime, not here.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from smith_tui.tools.spec import ToolSpec
 
@@ -26,9 +27,9 @@ _MODULES = (
 )
 
 
-def builtin_tools() -> list[ToolSpec]:
+def builtin_tools() -> list[ToolSpec[Any]]:
     """Return the specs of every built-in tool module (``TOOL`` or ``TOOLS``)."""
-    specs: list[ToolSpec] = []
+    specs: list[ToolSpec[Any]] = []
     for name in _MODULES:
         module = importlib.import_module(name)
         if hasattr(module, "TOOLS"):

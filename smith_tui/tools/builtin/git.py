@@ -29,13 +29,12 @@ import asyncio
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 
 from smith_tui.tools.args import max_chars
 from smith_tui.tools.builtin.git_argv import build_command
-from smith_tui.tools.builtin.git_options import COMMANDS, NAME
+from smith_tui.tools.builtin.git_options import NAME, GitCommand
 from smith_tui.tools.builtin.git_repository import (
     OUTPUT_CAP,
     locate_repository,
@@ -53,9 +52,7 @@ DEFAULT_MAX_CHARS = 16_000
 class Args(ToolArgs):
     """Arguments of ``git``; which options and paths are allowed is checked by the tool."""
 
-    command: Literal[COMMANDS] = Field(  # type: ignore[valid-type]
-        description="The git subcommand to run."
-    )
+    command: GitCommand = Field(description="The git subcommand to run.")
     args: list[str] = Field(
         [],
         description="Options, revisions and paths for the subcommand, one per "

@@ -11,12 +11,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from smith_tui.tools.args import bad_arguments
 from smith_tui.tools.spec import ToolError
 
 NAME = "git"
-COMMANDS: tuple[str, ...] = ("status", "log", "diff", "show", "blame")
+GitCommand = Literal["status", "log", "diff", "show", "blame"]
+"""A git subcommand the tool runs."""
+COMMANDS: tuple[str, ...] = get_args(GitCommand)
 MAX_ARGS = 64
 MAX_ARG_CHARS = 4096
 

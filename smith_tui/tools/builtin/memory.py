@@ -344,7 +344,7 @@ RECALL_TOOL = ToolSpec(
     handler=recall_handler,
 )
 
-TOOLS: list[ToolSpec] = [RECORD_TOOL, RECALL_TOOL]
+TOOLS: list[ToolSpec[Any]] = [RECORD_TOOL, RECALL_TOOL]
 
 __all__ = [
     "MAX_KEY_CHARS",

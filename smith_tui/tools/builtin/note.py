@@ -7,7 +7,7 @@ Actions: ``list`` (ids with their first lines), ``get``, ``upsert`` (create or r
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
@@ -27,7 +27,8 @@ from smith_tui.tools.builtin.memory import (
 from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
-ACTIONS = ("list", "get", "upsert", "delete", "search")
+NoteAction = Literal["list", "get", "upsert", "delete", "search"]
+ACTIONS: tuple[str, ...] = get_args(NoteAction)
 MAX_NOTE_CHARS = 100_000
 DEFAULT_SEARCH_LIMIT = 10
 MAX_SEARCH_LIMIT = 50
@@ -79,7 +80,7 @@ class Args(ToolArgs):
     """Arguments of ``note``; which of the others are needed depends on ``action``."""
 
     action: Annotated[
-        Literal[ACTIONS],  # type: ignore[valid-type]
+        NoteAction,
         BeforeValidator(_action),
     ] = Field(description="list, get, upsert, delete or search.")
     id: Key | None = Field(

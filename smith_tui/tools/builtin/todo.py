@@ -9,7 +9,7 @@ there are no partial-update states. The list is kept as the conversation note ``
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -19,7 +19,8 @@ from smith_tui.tools.builtin.memory import require_conversation, require_store, 
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 TODO_NOTE_ID = "todo"
-STATUSES = ("pending", "in_progress", "done")
+TodoStatus = Literal["pending", "in_progress", "done"]
+STATUSES: tuple[str, ...] = get_args(TodoStatus)
 MAX_ITEMS = 100
 MAX_CONTENT_CHARS = 1000
 
@@ -64,7 +65,7 @@ class Item(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     content: Annotated[str, AfterValidator(_content)] = Field(description="What to do.")
-    status: Annotated[Literal[STATUSES], BeforeValidator(_status)]  # type: ignore[valid-type]
+    status: Annotated[TodoStatus, BeforeValidator(_status)]
 
 
 def _items(value: Any) -> Any:

@@ -72,8 +72,9 @@ class _FileHits:
 
 def _text(obj: dict[str, Any]) -> str:
     """Decode rg's ``{"text": …}`` / ``{"bytes": base64}`` value."""
-    if "text" in obj:
-        return obj["text"]
+    text = obj.get("text")
+    if isinstance(text, str):
+        return text
     return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
 
 

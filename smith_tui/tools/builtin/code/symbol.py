@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-KINDS: tuple[str, ...] = (
+SymbolKind = Literal[
     "function",
     "method",
     "class",
@@ -17,7 +18,10 @@ KINDS: tuple[str, ...] = (
     "module",
     "constant",
     "macro",
-)
+]
+"""A kind a :class:`Symbol` can have."""
+
+KINDS: tuple[str, ...] = get_args(SymbolKind)
 """Every kind a :class:`Symbol` can have."""
 
 

@@ -10,14 +10,15 @@ import asyncio
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field
 
 from smith_tui.tools.args import Name, NotBool, max_chars
 from smith_tui.tools.builtin.code.render import fit_blocks
 from smith_tui.tools.builtin.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
-from smith_tui.tools.builtin.code.symbols import KINDS, LANGUAGE_BY_SUFFIX, Symbol, symbols_of_file
+from smith_tui.tools.builtin.code.symbol import SymbolKind
+from smith_tui.tools.builtin.code.symbols import LANGUAGE_BY_SUFFIX, Symbol, symbols_of_file
 from smith_tui.tools.files import project_root
 from smith_tui.tools.process import run_capture
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
@@ -130,9 +131,7 @@ class Args(ToolArgs):
     name: Annotated[Name, Field(max_length=200)] = Field(
         description="The symbol name, optionally qualified: 'run', 'Engine.run', 'server::start'."
     )
-    kind: Literal[KINDS] | None = Field(  # type: ignore[valid-type]
-        None, description="Only symbols of this kind."
-    )
+    kind: SymbolKind | None = Field(None, description="Only symbols of this kind.")
     max_results: Annotated[int, Field(ge=1, le=500), NotBool] = Field(
         30, description="Most definitions to return (default 30)."
     )
