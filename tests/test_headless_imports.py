@@ -77,7 +77,7 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     # Loaded with the runtime, in the thread that opens it:
     "smith_tui.config.schema",  # the pydantic config schema
     "pydantic",
-    "pydantic_settings",  # the config layers' sources (config/settings.py)
+    "pydantic_settings",  # the config layers' sources (config/settings_sources.py)
     "smith_tui.store",  # peewee and the database
     "smith_tui.engine.runtime",  # the engine
     "smith_tui.engine.checkpoints",

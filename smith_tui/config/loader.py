@@ -104,7 +104,7 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
     user_path = user_file_path(options.config_path)
     # pydantic-settings costs tens of milliseconds to import: only a load pays it, not every
     # importer of the config package (docs/PERFORMANCE.md).
-    from smith_tui.config.settings import LayerSource, settings_from
+    from smith_tui.config.settings_sources import LayerSource, settings_from
 
     environment = read_environment()
     sources = [  # read in this order, so the lowest unreadable layer is the one reported
