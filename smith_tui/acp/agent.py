@@ -41,6 +41,7 @@ from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
     from smith_tui.acp.session import AcpSession
+    from smith_tui.engine.runtime import Runtime
 
 # The engine (and smith_tui.acp.session with it) loads after `initialize` was answered
 # (smith_tui.acp.preload): the handshake waits for the protocol SDK alone.
@@ -58,7 +59,7 @@ STOP_REASONS = {
 TURN_FAILED = -32603
 """The JSON-RPC error code of a failed turn (internal error: the agent could not do it)."""
 
-RuntimeOpener = Callable[[Path, Mapping[str, Any]], Any]
+RuntimeOpener = Callable[[Path, Mapping[str, Any]], "Runtime"]
 """Opens a runtime in the given folder with extra session settings (blocking)."""
 
 
@@ -123,7 +124,7 @@ class SmithAgent(SessionLifecycle):
         runtime.start_session()
         return runtime
 
-    async def _bind(self, runtime: Any, session_id: str) -> AcpSession:
+    async def _bind(self, runtime: Runtime, session_id: str) -> AcpSession:
         old = self.sessions.pop(session_id, None)
         if old is not None:
             await old.aclose()
@@ -165,7 +166,7 @@ class SmithAgent(SessionLifecycle):
         await _advertise(session)
         return LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
 
-    async def _bound(self, runtime: Any, conversation_id: str) -> AcpSession:
+    async def _bound(self, runtime: Runtime, conversation_id: str) -> AcpSession:
         """Bind a stored conversation as load does (resume, fork): in the permission mode
         it was left in, with the commands advertised."""
         _restore_mode(runtime)
@@ -287,7 +288,7 @@ async def _advertise(session: Any) -> None:
         log.exception("listing the commands failed")
 
 
-def _restore_mode(runtime: Any) -> None:
+def _restore_mode(runtime: Runtime) -> None:
     """A loaded session goes on in the permission mode it was switched to."""
     from smith_tui.acp.session_record import stored_mode
 

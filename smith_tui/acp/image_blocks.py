@@ -4,9 +4,12 @@ modalities)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 
 async def prompt_images(session: Any, blocks: list[Any]) -> tuple[dict[str, str], ...]:
@@ -37,7 +40,7 @@ async def prompt_images(session: Any, blocks: list[Any]) -> tuple[dict[str, str]
     return tuple(images)
 
 
-async def model_takes_images(runtime: Any) -> tuple[str, bool]:
+async def model_takes_images(runtime: Runtime) -> tuple[str, bool]:
     """The model the next turn's request uses and whether its catalog entry lists image
     input (a model the catalog says nothing about does not: fail closed)."""
     from smith_tui.engine.roles import resolve_role

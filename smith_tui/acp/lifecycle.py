@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 from acp.schema import (
@@ -25,6 +26,9 @@ from acp.schema import (
 from smith_tui.acp import options
 from smith_tui.errors import error_text
 
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
+
 log = logging.getLogger(__name__)
 
 
@@ -32,15 +36,15 @@ class SessionLifecycle:
     """``session/list``, ``resume``, ``close`` and ``fork`` on the agent's sessions."""
 
     sessions: dict[str, Any]
-    _open_runtime: Any
+    _open_runtime: Callable[[Path, Mapping[str, Any]], Runtime]
 
     async def _open(self, cwd: str, mcp_servers: list[Any] | None) -> Any:
         raise NotImplementedError
 
-    async def _bind(self, runtime: Any, session_id: str) -> Any:
+    async def _bind(self, runtime: Runtime, session_id: str) -> Any:
         raise NotImplementedError
 
-    async def _bound(self, runtime: Any, conversation_id: str) -> Any:
+    async def _bound(self, runtime: Runtime, conversation_id: str) -> Any:
         """Bind a stored conversation as ``session/load`` does (the agent's)."""
         raise NotImplementedError
 
@@ -69,9 +73,12 @@ class SessionLifecycle:
         folder = cwd or os.getcwd()
         if not Path(folder).is_absolute() or not await asyncio.to_thread(Path(folder).is_dir):
             raise RequestError.invalid_params({"cwd": f"not an existing absolute folder: {cwd}"})
-        open_here = next((s.runtime for s in self.sessions.values() if str(s.cwd) == folder), None)
-        runtime: Any = open_here
-        if open_here is None:
+        open_here: Runtime | None = next(
+            (s.runtime for s in self.sessions.values() if str(s.cwd) == folder), None
+        )
+        if open_here is not None:
+            runtime = open_here
+        else:
             try:
                 runtime = await asyncio.to_thread(self._open_runtime, Path(folder), {})
             except Exception as exc:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 ROLE_OPTION = "role"
 """The option that picks the role turns run as (direct or orchestrator)."""
@@ -34,12 +37,12 @@ def model_ids(catalog: Sequence[Any]) -> list[str]:
     return list(dict.fromkeys(str(getattr(m, "id", m)) for m in catalog))
 
 
-def current_model(runtime: Any) -> str:
+def current_model(runtime: Runtime) -> str:
     """The model option's value: ``--model``, else the conversation's pin, else ``auto``."""
     return runtime.options.model or runtime.conversations.pinned_model or AUTO_MODEL
 
 
-def model_option(runtime: Any, models: Sequence[str]) -> SessionConfigOptionSelect:
+def model_option(runtime: Runtime, models: Sequence[str]) -> SessionConfigOptionSelect:
     """The server's models as a select option (``category: model``); a pinned model the
     server no longer lists is kept as a choice, so the current value is always offered."""
     current = current_model(runtime)
@@ -67,7 +70,7 @@ def model_option(runtime: Any, models: Sequence[str]) -> SessionConfigOptionSele
     )
 
 
-def role_option(runtime: Any) -> SessionConfigOptionSelect:
+def role_option(runtime: Runtime) -> SessionConfigOptionSelect:
     """The role turns run as, as a select option."""
     from smith_tui.engine.roles import resolve_role
 
@@ -88,7 +91,7 @@ def role_option(runtime: Any) -> SessionConfigOptionSelect:
     return option.model_copy(update={"category": ROLE_CATEGORY})
 
 
-def mode_option(runtime: Any) -> SessionConfigOptionSelect:
+def mode_option(runtime: Runtime) -> SessionConfigOptionSelect:
     """The permission mode as a select option (``category: mode``): clients that take
     config options instead of the session's modes still offer it."""
     from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
@@ -111,18 +114,18 @@ def mode_option(runtime: Any) -> SessionConfigOptionSelect:
     )
 
 
-def config_options(runtime: Any, models: Sequence[str]) -> list[Any]:
+def config_options(runtime: Runtime, models: Sequence[str]) -> list[Any]:
     """Every option of a session, in the order an editor shows them."""
     return [role_option(runtime), model_option(runtime, models), mode_option(runtime)]
 
 
-async def load_models(runtime: Any) -> list[str]:
+async def load_models(runtime: Runtime) -> list[str]:
     """The server's model ids (empty when ``GET /models`` fails: the option then offers
     ``auto`` and the current pin)."""
     return model_ids(await runtime.catalog())
 
 
-def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
+def set_model(runtime: Runtime, value: str, models: Sequence[str]) -> None:
     """Pin ``value`` to the conversation (``auto`` unpins), as ``/model`` does; a model the
     server does not list is refused (a typo would fail every later request)."""
     from smith_tui.engine.errors import UserRequestError
@@ -136,7 +139,7 @@ def set_model(runtime: Any, value: str, models: Sequence[str]) -> None:
     )
 
 
-def apply(runtime: Any, config_id: str, value: str, models: Sequence[str]) -> None:
+def apply(runtime: Runtime, config_id: str, value: str, models: Sequence[str]) -> None:
     """Set option ``config_id`` to ``value``; ``KeyError`` for an option that is not one of
     the session's, the engine's error (with its message) for a value it refuses."""
     if config_id == ROLE_OPTION:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import (
     start_tool_call,
@@ -24,11 +24,14 @@ from smith_tui.acp import dispatch_card, updates
 from smith_tui.engine.active_conversation import NOTICES_KEY
 from smith_tui.tools.builtin.todo import validate_items
 
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
+
 SUMMARY_CHARS = 120
 """A step's summary: the first line of its result, at most this long (as live)."""
 
 
-def updates_of(runtime: Any, cwd: Path) -> list[Any]:
+def updates_of(runtime: Runtime, cwd: Path) -> list[Any]:
     """Every update that replays the runtime's active conversation, in order (blocking:
     reads the store)."""
     messages = list(runtime.conversations.messages)
@@ -98,7 +101,7 @@ def turn_end(record: Mapping[str, Any] | None) -> list[Any]:
 
 
 def _message(
-    runtime: Any,
+    runtime: Runtime,
     message: Mapping[str, Any],
     cwd: Path,
     calls: dict[str, tuple[str, dict[str, Any]]],
@@ -131,7 +134,7 @@ def _message(
 
 
 def dispatch(
-    runtime: Any, message: Mapping[str, Any], result: Mapping[str, Any], args: Mapping[str, Any]
+    runtime: Runtime, message: Mapping[str, Any], result: Mapping[str, Any], args: Mapping[str, Any]
 ) -> Iterator[Any]:
     """A dispatch's result (its report): the sub-agent's calls linked to it, then its card."""
     call_id = str(message.get("tool_call_id"))
@@ -151,7 +154,7 @@ def dispatch(
     yield final
 
 
-def _child_of(runtime: Any, job_id: str) -> str | None:
+def _child_of(runtime: Runtime, job_id: str) -> str | None:
     """The conversation of the sub-agent that ran ``job_id``."""
     conversation_id = runtime.conversations.conversation_id
     if not conversation_id:
@@ -163,7 +166,7 @@ def _child_of(runtime: Any, job_id: str) -> str | None:
 
 
 def _child_calls(
-    runtime: Any, child: str, job_id: str, role: str, parent: str, log: list[str]
+    runtime: Runtime, child: str, job_id: str, role: str, parent: str, log: list[str]
 ) -> Iterator[Any]:
     from smith_tui.engine.persistence import message_dict
 

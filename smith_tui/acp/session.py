@@ -13,7 +13,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import (
     start_tool_call,
@@ -44,6 +44,9 @@ from smith_tui.acp.terminals import EditorTerminals
 from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
 from smith_tui.engine.permission_gate import PermissionReply, PermissionRequest
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +95,7 @@ class _Job:
 class AcpSession:
     """A runtime bound to one ACP session and its client connection."""
 
-    def __init__(self, conn: Any, runtime: Any, session_id: str, client_caps: Any) -> None:
+    def __init__(self, conn: Any, runtime: Runtime, session_id: str, client_caps: Any) -> None:
         self.conn = conn
         self.runtime = runtime
         self.session_id = session_id

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp.schema import ListSessionsResponse, SessionInfo, SessionInfoUpdate
 
 from smith_tui.engine import events as ev
 from smith_tui.engine.transcript_text import message_preview
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 PAGE_SIZE = 50
 """Sessions per ``session/list`` page."""
@@ -66,7 +69,7 @@ class TitleReporter:
     """Sends ``session_info_update`` (title, updatedAt) when a top-level turn ends and the
     session's title is new: after the first prompt, and after a rename."""
 
-    def __init__(self, runtime: Any, send: Callable[[Any], None]) -> None:
+    def __init__(self, runtime: Runtime, send: Callable[[Any], None]) -> None:
         self.runtime = runtime
         self.send = send
         self.sent: str | None = None

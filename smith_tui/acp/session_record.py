@@ -6,7 +6,10 @@ switched to, which ``session/load`` restores.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from smith_tui.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -14,7 +17,7 @@ MODE_KEY = "permission_mode"
 """The conversation metadata key of the session's permission mode."""
 
 
-def remember_mode(runtime: Any, mode: str) -> bool:
+def remember_mode(runtime: Runtime, mode: str) -> bool:
     """Keep ``mode`` as the session's permission mode (restored by a load); ``False`` when
     the conversation is not stored yet (it is with its first message: call again then)."""
     if not runtime.conversations.saved or not runtime.conversations.conversation_id:
@@ -31,7 +34,7 @@ def remember_mode(runtime: Any, mode: str) -> bool:
     return True
 
 
-def stored_mode(runtime: Any) -> str | None:
+def stored_mode(runtime: Runtime) -> str | None:
     """The permission mode the active conversation's session was switched to, if any."""
     conversation_id = runtime.conversations.conversation_id
     conversation = runtime.store.conversations.get(conversation_id) if conversation_id else None

@@ -64,7 +64,8 @@ def sandbox_state_of(config: Mapping[str, Any]) -> SandboxState | None:
     return cached_sandbox_state(settings) or sandbox_state(settings)
 
 
-def warm_sandbox_probe(runtime: Any) -> None:
-    """Probe bwrap for ``runtime``'s settings now (call it off the event loop): the status
-    line then shows the sandbox in the same frame as the permission mode."""
-    sandbox_state_of(runtime.config.effective)
+def warm_sandbox_probe(config: Mapping[str, Any]) -> None:
+    """Probe bwrap for the settings of ``config`` (a runtime's effective config) now; call it
+    off the event loop: the status line then shows the sandbox in the same frame as the
+    permission mode."""
+    sandbox_state_of(config)
