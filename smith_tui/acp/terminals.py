@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from acp.schema import EnvVariable
 
 from smith_tui.acp.terminal_launcher import terminal_command
-from smith_tui.tools.command_runner import CommandExit, CommandOutput
+from smith_tui.tools.command_runner import CommandExit, RunnerOutput
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +32,13 @@ class EditorTerminal:
         self.owner = owner
         self.id = terminal_id
 
-    async def output(self) -> CommandOutput:
+    async def output(self) -> RunnerOutput:
         """``terminal/output``: the output so far, and the exit once there is one."""
         response = await self.owner.call(
             self.owner.conn.terminal_output(session_id=self.owner.session_id, terminal_id=self.id)
         )
         status = response.exit_status
-        return CommandOutput(
+        return RunnerOutput(
             text=response.output,
             truncated=bool(response.truncated),
             exited=status is not None,

@@ -21,7 +21,7 @@ from smith_tui.config.schema import (
     DEFAULTS,
     BudgetConfig,
     ContextManagement,
-    LLMConfig,
+    LLMSection,
     RoutingConfig,
     SandboxConfig,
     SmithConfig,
@@ -54,7 +54,7 @@ _TOP_LEVEL = (
 OVERRIDABLE_PATHS: frozenset[str] = frozenset(
     (
         *_TOP_LEVEL,
-        *(f"llm_config.{name}" for name in LLMConfig.model_fields if "key" not in name),
+        *(f"llm_config.{name}" for name in LLMSection.model_fields if "key" not in name),
         *(f"context_management.{name}" for name in ContextManagement.model_fields),
         *(f"budget.{name}" for name in BudgetConfig.model_fields),
         *(f"sandbox.{name}" for name in SandboxConfig.model_fields),

@@ -48,7 +48,7 @@ def _absent_s(timeout: str) -> str:
     return f"{DEFAULT_TRANSPORT_TIMEOUTS[timeout]:g}"
 
 
-class LLMConfig(Section):
+class LLMSection(Section):
     """How to reach the Chat-Completions server, and transport retry policy."""
 
     api_url: HttpUrl | None = Field(
@@ -344,8 +344,8 @@ class SmithConfig(Section):
         ),
     )
     services: Services = Field(default_factory=Services, description="Per-service options.")
-    llm_config: LLMConfig = Field(
-        default_factory=LLMConfig, description="LLM server, transport timeouts and retries."
+    llm_config: LLMSection = Field(
+        default_factory=LLMSection, description="LLM server, transport timeouts and retries."
     )
     empty_response_retry_max_retries: NonNegativeInt = Field(
         2, description="Retries when the model answers with neither text nor tool calls."

@@ -35,7 +35,7 @@ from smith_tui.tools.builtin.plan import TOOL as PRESENT_PLAN_TOOL
 if TYPE_CHECKING:
     from smith_tui.engine.active_conversation import Conversations
     from smith_tui.engine.scope import TurnScope
-    from smith_tui.engine.services import Services
+    from smith_tui.engine.services import ServiceHandles
     from smith_tui.engine.turn.stop import TurnResult
     from smith_tui.store import Store
 
@@ -50,7 +50,7 @@ PLAN_NOTICE = "plan"
 class PlanHost(Protocol):
     """What the planner uses of its runtime (:class:`~smith_tui.engine.runtime.Runtime`)."""
 
-    services: Services
+    services: ServiceHandles
     store: Store
     scope: TurnScope
     conversations: Conversations

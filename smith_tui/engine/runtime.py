@@ -53,7 +53,7 @@ from smith_tui.engine.roles import RoleSpec, UnknownRoleError, child_role_names,
 from smith_tui.engine.runtime_config import OVERRIDES_KEY, ConfigOverrides
 from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
-from smith_tui.engine.services import Services, compose_services, default_factories
+from smith_tui.engine.services import ServiceHandles, compose_services, default_factories
 from smith_tui.engine.setup_commands import SETUP_NOTICE
 from smith_tui.engine.slash_commands import CommandService
 from smith_tui.engine.turn import Turn, TurnDriver, TurnResult, TurnServices
@@ -167,7 +167,7 @@ class Runtime:
 
         factories = default_factories(llm=_LazyLLM(self), store=store, env=self.env)
         factories["command"] = lambda options: CommandService(self)
-        self.services: Services = compose_services(self.config.effective, factories, handles)
+        self.services: ServiceHandles = compose_services(self.config.effective, factories, handles)
         self.persistence: Persistence = self.services.persistence
         self.conversations = Conversations(
             store,

@@ -93,7 +93,7 @@ async def catalog_with_retries(
 
 
 @dataclass(frozen=True)
-class Services:
+class ServiceHandles:
     """The service handles of a runtime, read-only once composed."""
 
     role: RoleService
@@ -121,7 +121,7 @@ def compose_services(
     config: Mapping[str, Any],
     factories: Mapping[str, Factory],
     handles: Mapping[str, Any] | None = None,
-) -> Services:
+) -> ServiceHandles:
     """Build every handle by name; ``handles`` overrides the factory for that name."""
     handles = handles or {}
     unknown = set(handles) - set(SERVICE_NAMES)
@@ -135,7 +135,7 @@ def compose_services(
             built[name] = factories[name](service_options(config, name))
         else:
             built[name] = None
-    return Services(**built)
+    return ServiceHandles(**built)
 
 
 def default_factories(

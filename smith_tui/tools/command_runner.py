@@ -14,7 +14,7 @@ from typing import Protocol
 
 
 @dataclass(frozen=True)
-class CommandOutput:
+class RunnerOutput:
     """What a running command printed so far (stdout and stderr together)."""
 
     text: str
@@ -39,7 +39,7 @@ class RunningCommand(Protocol):
     id: str
     """The runner's id of the command (the editor's terminal id)."""
 
-    async def output(self) -> CommandOutput:
+    async def output(self) -> RunnerOutput:
         """Everything kept of the output so far."""
         ...
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from smith_tui.tools.command_runner import CommandExit, CommandOutput
+from smith_tui.tools.command_runner import CommandExit, RunnerOutput
 from smith_tui.tools.process import signal_group
 from smith_tui.tools.sandbox import NamespaceInit, with_info_fd
 from smith_tui.tools.spec import ToolError
@@ -197,7 +197,7 @@ class LocalCommand:
             with contextlib.suppress(Exception):  # a UI bug must not break the tool
                 self._on_output(text)
 
-    async def output(self) -> CommandOutput:
+    async def output(self) -> RunnerOutput:
         """What the streams kept; once the command has exited (or was killed), first
         whatever it left behind is ended and the pipes get a moment to drain."""
         if self.proc.returncode is not None or self._killed:
@@ -205,7 +205,7 @@ class LocalCommand:
         kept = "".join(c.head + "".join(c.tail) for c in self.streams.values())
         code = self.proc.returncode
         truncated = any(c.dropped_chars for c in self.streams.values())
-        return CommandOutput(kept, truncated, exited=code is not None, exit_code=code)
+        return RunnerOutput(kept, truncated, exited=code is not None, exit_code=code)
 
     async def wait(self) -> CommandExit:
         """Wait for the shell (or bwrap) to exit; a signal's death is a negative code."""

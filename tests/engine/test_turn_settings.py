@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from smith_tui.config import DEFAULT_TOOL_STEP_BUDGET, SmithConfig, built_in_defaults, check_config
-from smith_tui.config.schema import ContextManagement, LLMConfig
+from smith_tui.config.schema import ContextManagement, LLMSection
 from smith_tui.config.service_options import DispatchOptions
 from smith_tui.engine.retry import RetryPolicy
 from smith_tui.engine.turn import CHILD_REPEAT_LIMIT, TOP_REPEAT_LIMIT, TurnSettings
@@ -39,7 +39,7 @@ def test_a_changed_schema_default_reaches_the_turn_and_the_defaults_layer(
 ) -> None:
     change = change_default
     change(ContextManagement, "tool_output_keep_rounds", 2)
-    change(LLMConfig, "retry_max_retries", 5)
+    change(LLMSection, "retry_max_retries", 5)
     change(DispatchOptions, "max_parallel", 9)
     change(DispatchOptions, "child_step_budget", 11)
 

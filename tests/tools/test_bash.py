@@ -13,7 +13,7 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.bash import TOOL
-from smith_tui.tools.command_runner import CommandExit, CommandOutput
+from smith_tui.tools.command_runner import CommandExit, RunnerOutput
 from smith_tui.tools.local_runner import LocalCommandRunner
 from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
 
@@ -338,10 +338,10 @@ class LocalTerminal:
             if len(self.data) > self.limit:
                 self.data, self.truncated = self.data[-self.limit :], True
 
-    async def output(self) -> CommandOutput:
+    async def output(self) -> RunnerOutput:
         self.calls.append("output")
         code = self.process.returncode
-        return CommandOutput(
+        return RunnerOutput(
             self.data.decode("utf-8", "replace"), self.truncated, code is not None, code
         )
 

@@ -13,7 +13,7 @@ from smith_tui.engine.compaction import CompactionRecord
 from smith_tui.engine.model_select import ModelSelection
 from smith_tui.engine.roles import RoleSpec
 from smith_tui.engine.scope import TurnScope
-from smith_tui.engine.services import Services
+from smith_tui.engine.services import ServiceHandles
 from smith_tui.engine.usage_ledger import UsageTracker
 from smith_tui.engine.user_setup import SetupCatalog
 from smith_tui.store import Store
@@ -79,7 +79,7 @@ class CommandHost(Protocol):
     @property
     def llm(self) -> LLMClient: ...
 
-    services: Services
+    services: ServiceHandles
     last_selection: ModelSelection | None
     usage: UsageTracker
 

@@ -45,8 +45,8 @@ from smith_tui.tools import permission_policy
 from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
 from smith_tui.tools.command_runner import (
     CommandExit,
-    CommandOutput,
     CommandRunner,
+    RunnerOutput,
     RunningCommand,
 )
 from smith_tui.tools.local_runner import LocalCommandRunner
@@ -342,7 +342,7 @@ async def _drive(
     *,
     poll: Callable[[str], None] | None = None,
     failed: str | None = None,
-) -> tuple[str, CommandExit | None, CommandOutput, float]:
+) -> tuple[str, CommandExit | None, RunnerOutput, float]:
     """Wait for ``running`` with the timeout and the call's cancel (killing it when either
     comes first), then read its output and release it: the outcome, its exit if known,
     the output and the seconds it took. ``poll`` gets the output so far every ``POLL_S``;
