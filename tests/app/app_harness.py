@@ -76,8 +76,15 @@ def make_app(runtime: Runtime) -> SmithApp:
 
 
 async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> str:
-    """Wait until ``text`` is on screen; return the screen text."""
-    await wait_until(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", within)
+    """Wait until ``text`` is on screen; return the screen text. A timeout says which screen
+    was up and what it showed, so a failure shows its cause."""
+    try:
+        await wait_until(
+            pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", within
+        )
+    except AssertionError as timed_out:
+        shown = f"{type(pilot.app.screen).__name__} showed:\n{screen_text(pilot.app)}"
+        raise AssertionError(f"{timed_out}; {shown}") from None
     return screen_text(pilot.app)
 
 
