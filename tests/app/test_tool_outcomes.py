@@ -98,8 +98,14 @@ async def test_a_running_command_streams_its_last_lines_under_its_row(
         # are hidden: the transcript is the only place that shows them).
         await wait_until(pilot, lambda: tail.lines() == ["line-2", "line-3", "line-4"])
         await wait_for_text(pilot, "│ line-4")
+        # The tools pane shows the same lines at 160x45, so the text can be on screen a
+        # layout before the tail under the row has its region: wait for that region.
+        await wait_until(
+            pilot,
+            lambda: tail.region.height == 3 and tail.region.width > 0,
+            what="the tail's three rows under its row",
+        )
         assert "line-1" not in screen_text(app)
-        assert tail.region.height == 3 and tail.region.width > 0
         (Path(runtime.options.cwd) / "go").write_text("")
         await wait_until(pilot, lambda: not runtime.busy, what="the turn to end")
         await wait_until(pilot, lambda: not app.main_screen.query(ToolOutputLines))
