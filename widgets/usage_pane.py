@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
@@ -35,6 +36,21 @@ WARN_PCT = 60
 HIGH_PCT = 85
 
 _COLUMNS = (6, 12)
+
+
+class ContextBar(ProgressBar):
+    """Textual's progress bar without its once-a-second timer.
+
+    `ProgressBar` re-reads its ETA every second for as long as it is mounted; this gauge
+    shows no ETA and changes only when `update` is called with a new fill, so the timer
+    only woke an idle app up.
+    """
+
+    def _on_mount(self, event: events.Mount) -> None:
+        """Draw the current fill once; `ProgressBar`'s handler (the timer) does not run."""
+        event.prevent_default()  # no base class's handler runs after this one ...
+        super()._on_mount(event)  # ... so `Widget`'s runs here
+        self.update()
 
 
 @dataclass(frozen=True)
@@ -120,7 +136,7 @@ class UsagePane(Widget):
         self._windows: dict[str, int] = {}
         self.table = Static(id="usage-table")
         self.context_label = Static(id="usage-context-label")
-        self.context_bar = ProgressBar(
+        self.context_bar = ContextBar(
             total=100, show_eta=False, show_percentage=True, id="usage-context-bar"
         )
         self.history_label = Static(id="usage-history-label")

@@ -18,13 +18,14 @@ from textual.screen import Screen
 
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
 from smith_tui.app.completion_sources import runtime_sources
-from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
+from smith_tui.app.gc_policy import CHECK_EVERY_S, SETTLED_CHECK_EVERY_S, GcPolicy
 from smith_tui.app.main_screen import MainScreen
 from smith_tui.errors import error_text
 from smith_tui.widgets.completion.candidates import Completer
 
 if TYPE_CHECKING:
     from textual.command import Provider
+    from textual.timer import Timer
 
     from smith_tui.app.bridge import EngineEventsArrived, EventBridge
     from smith_tui.app.early_status import EarlyStatus
@@ -148,6 +149,8 @@ class SmithApp(App[int]):
         self.gc_policy = GcPolicy()
         """When full garbage collections may pause the screen (see `gc_policy`); started
         after start-up unless ``services.ui.gc_policy`` is false."""
+        self._gc_ticks: Timer | None = None
+        """The policy's `CHECK_EVERY_S` ticks, paused while it is settled."""
         if runtime is not None:
             self._apply_keymap()
 
@@ -276,12 +279,30 @@ class SmithApp(App[int]):
 
     def _manage_gc(self) -> None:
         self.gc_policy.start()
-        self.set_interval(CHECK_EVERY_S, self.gc_policy.tick)
+        self._gc_ticks = self.set_interval(CHECK_EVERY_S, self._gc_tick)
+        self.set_interval(SETTLED_CHECK_EVERY_S, self._gc_check)
+
+    def _gc_tick(self) -> None:
+        """Run what the policy has due; pause the ticks once nothing can become due."""
+        self.gc_policy.tick()
+        if self._gc_ticks is not None and self.gc_policy.settled():
+            self._gc_ticks.pause()
+
+    def _gc_wake(self) -> None:
+        """Tick again (input and engine events allocate: something may soon be due)."""
+        if self._gc_ticks is not None:
+            self._gc_ticks.resume()
+
+    def _gc_check(self) -> None:
+        """Tick again if the policy is no longer settled (collections a timer caused)."""
+        if not self.gc_policy.settled():
+            self._gc_wake()
 
     async def on_event(self, event: events.Event) -> None:
         """Note input for the garbage-collection policy, then handle the event as usual."""
         if isinstance(event, (events.Key, events.MouseEvent)):
             self.gc_policy.input_seen()
+            self._gc_wake()
         await super().on_event(event)
 
     def load_prices(self) -> None:
@@ -330,6 +351,9 @@ class SmithApp(App[int]):
                 event = dataclasses.replace(event, text="")
             events.append(event)
         self.main_screen.apply_events(events)
+        if any(isinstance(e, ev.TurnFinished) and e.job_id is None for e in events):
+            self.gc_policy.turn_ended()
+        self._gc_wake()
         if self.notifier is not None:
             self.notifier.follow(events)
         for action, output in actions:

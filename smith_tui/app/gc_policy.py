@@ -24,7 +24,17 @@ collections as they are and takes over the full ones:
   (`THOROUGH_AFTER` collections of any generation, Python's or ours). An idle app drops no
   references to frozen objects, so one more would find nothing: it walked the whole heap
   every `QUIET_EVERY_S` for nothing (0.2–0.5 s at 100–160 MB, and a key pressed during one
-  waited).
+  waited);
+* the end of a turn (`turn_ended`) makes the thorough collection of that turn's garbage due
+  `QUIET_S` after the end (its last frames painted, the answer's parts parked: what the end
+  drops is garbage by then) once input has been quiet as long: the user is reading the
+  answer, and the idle time that follows holds no walk of the heap (otherwise the one the
+  turn made due came `QUIET_EVERY_S` after the last, in the first half minute of idle).
+
+Nothing needs `tick` while the policy is `settled` (nothing piled up, no survivors waiting,
+no turn just ended, too little done since the last thorough collection): the app then
+pauses its `CHECK_EVERY_S` ticks and checks only every `SETTLED_CHECK_EVERY_S`, and input
+or engine events start the ticks again.
 
 The app runs the policy unless ``services.ui.gc_policy`` is false (then Python's collector
 works as it does by default).
@@ -63,13 +73,17 @@ THOROUGH_AFTER = 10
 _NO_AUTOMATIC_FULL = 1 << 30
 #: How often the app calls `GcPolicy.tick` (seconds).
 CHECK_EVERY_S = 0.1
+#: How often the app checks a `settled` policy for work it did not hear of (collections
+#: caused by timers rather than input or engine events), seconds.
+SETTLED_CHECK_EVERY_S = 1.0
 
 
 class GcPolicy:
     """Schedules garbage collection for an interactive app.
 
     Call `start()` once the first screen is up, `input_seen()` on every key or mouse event,
-    `tick()` every `CHECK_EVERY_S` seconds, and `stop()` when the app ends.
+    `turn_ended()` when a top-level turn ends, `tick()` every `CHECK_EVERY_S` seconds (or
+    every `SETTLED_CHECK_EVERY_S` while `settled()`), and `stop()` when the app ends.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -81,6 +95,7 @@ class GcPolicy:
         self.last_input = 0.0
         self.last_thorough = 0.0
         self.last_freeze = 0.0
+        self._turn_ended_at: float | None = None
         self.thorough_collections = 0
         """Thorough collections this policy ran."""
         self.full_collections = 0
@@ -124,6 +139,22 @@ class GcPolicy:
         """Note a key press or mouse event (the user may be waiting on the screen)."""
         self.last_input = self._clock()
 
+    def turn_ended(self) -> None:
+        """Note that a top-level turn ended: its garbage is collected once its end is shown."""
+        if self._started:
+            self._turn_ended_at = self._clock()
+
+    def settled(self) -> bool:
+        """Whether nothing can become due before more collections run or a turn ends: no
+        full collection piling up, no survivors waiting to be frozen, too little done since
+        the last thorough collection for one to be worth it."""
+        return not self._started or (
+            self._turn_ended_at is None
+            and not self._survivors_waiting
+            and self._collections_since_thorough < THOROUGH_AFTER
+            and gc.get_count()[2] < FULL_AFTER
+        )
+
     def _on_collection(self, phase: str, info: dict[str, Any]) -> None:
         # May run in any thread, in the middle of anything: only note that it happened.
         if phase != "stop":
@@ -140,7 +171,9 @@ class GcPolicy:
         since = now - self.last_thorough
         if since >= FORCE_AFTER_S:
             return True
-        return since >= QUIET_EVERY_S and now - self.last_input >= QUIET_S
+        quiet = now - self.last_input >= QUIET_S
+        ended = self._turn_ended_at is not None and now - self._turn_ended_at >= QUIET_S
+        return quiet and (ended or since >= QUIET_EVERY_S)
 
     def full_due(self) -> bool:
         """Whether a full collection of what is not frozen should run now."""
@@ -156,7 +189,12 @@ class GcPolicy:
         its survivors frozen) or ``""`` (nothing)."""
         if not self._started:
             return ""
+        if self._turn_ended_at is not None and (
+            self._collections_since_thorough < THOROUGH_AFTER  # the turn left nothing to find
+        ):
+            self._turn_ended_at = None
         if self.thorough_due():
+            self._turn_ended_at = None
             gc.unfreeze()
             gc.collect()
             gc.freeze()

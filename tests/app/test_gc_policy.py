@@ -13,7 +13,16 @@ import pytest
 from smith_tui.app import app as app_module
 from smith_tui.app import gc_policy
 from smith_tui.app.gc_policy import GcPolicy
-from tests.app.app_harness import app_runtime, isolate_environment, make_app, running, wait_until
+from smith_tui.widgets.usage_pane import ContextBar
+from tests.app.app_harness import (
+    app_runtime,
+    isolate_environment,
+    make_app,
+    running,
+    submit,
+    wait_until,
+)
+from tests.support.llm_server import ScriptedLLMServer, text_reply
 
 
 class Clock:
@@ -211,6 +220,69 @@ def test_an_idle_app_walks_the_heap_only_after_it_did_something(
     assert p.tick() != "thorough"  # its own collection is no reason for another
 
 
+def test_the_end_of_a_turn_collects_its_garbage_once_the_end_is_shown(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
+    p, clock = policy
+    p.start()
+    node = Node()
+    watch = weakref.ref(node)
+    gc.freeze()  # frozen while alive, as the survivors of a full collection are
+    del node
+    pile_up(gc_policy.THOROUGH_AFTER)  # the turn's work
+    clock.now += 2 * gc_policy.QUIET_S  # long before QUIET_EVERY_S since the last one
+    assert not p.thorough_due()
+    p.turn_ended()
+    assert not p.settled()
+    assert p.tick() != "thorough"  # its last frames and the parking come first
+    clock.now += gc_policy.QUIET_S / 2
+    p.input_seen()  # the user pressed a key as the answer ended
+    clock.now += gc_policy.QUIET_S / 2
+    assert p.tick() != "thorough"  # ... so it waits for quiet input too
+    assert watch() is not None
+    clock.now += gc_policy.QUIET_S
+    assert p.tick() == "thorough"
+    assert watch() is None
+    assert p.settled()
+    clock.now += gc_policy.QUIET_EVERY_S  # idle afterwards: nothing left to walk for
+    assert p.tick() != "thorough"
+    assert p.thorough_collections == 1
+
+
+def test_a_turn_that_left_nothing_to_find_walks_nothing(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
+    p, clock = policy
+    p.start()
+    pile_up(gc_policy.THOROUGH_AFTER - 1)
+    p.turn_ended()
+    clock.now += gc_policy.QUIET_S
+    assert p.tick() != "thorough"
+    assert p.settled()  # the end is forgotten: it is no reason to tick on
+
+
+def test_the_policy_is_settled_only_while_nothing_can_become_due(
+    policy: tuple[GcPolicy, Clock],
+) -> None:
+    p, clock = policy
+    assert p.settled()  # not started: nothing to do
+    p.start()
+    assert p.settled()
+    pile_up(gc_policy.FULL_AFTER)  # a full collection piles up
+    assert not p.settled()
+    clock.now += gc_policy.IDLE_S
+    assert p.tick() == "full"
+    assert not p.settled()  # its survivors wait to be frozen ...
+    clock.now += gc_policy.FREEZE_EVERY_S
+    assert p.tick() == "freeze"
+    assert not p.settled()  # ... and that work may have dropped frozen objects
+    clock.now += gc_policy.QUIET_EVERY_S
+    assert p.tick() == "thorough"
+    assert p.settled()
+    p.turn_ended()
+    assert not p.settled()
+
+
 def test_the_policy_does_nothing_before_start(policy: tuple[GcPolicy, Clock]) -> None:
     p, clock = policy
     clock.now += gc_policy.FORCE_AFTER_S * 2
@@ -278,5 +350,91 @@ async def test_the_app_leaves_the_collector_alone_when_the_policy_is_off(
             assert not app.gc_policy.active
             assert gc.get_freeze_count() == 0
             assert pilot.app.gc_policy.tick() == ""  # ticks (none are scheduled) do nothing
+    finally:
+        runtime.store.close()
+
+
+async def test_the_app_collects_at_the_end_of_a_turn_and_stops_ticking_when_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_server: ScriptedLLMServer
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    monkeypatch.setattr(app_module, "GC_POLICY_DELAY_S", 0.05)
+    # Only the end of the turn can make a thorough collection due in this test.
+    monkeypatch.setattr(gc_policy, "QUIET_EVERY_S", 1e9)
+    monkeypatch.setattr(gc_policy, "FORCE_AFTER_S", 1e9)
+    runtime = app_runtime(tmp_path, llm_server.base_url)
+    answer = "\n\n".join(f"Paragraph {i}: " + "words and more words " * 20 for i in range(30))
+    llm_server.enqueue(text_reply(answer + "\n\nEND-OF-ANSWER"))
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            await wait_until(pilot, lambda: app.gc_policy.active, what="the policy started")
+            policy = app.gc_policy
+            ticks: list[float] = []
+            ends: list[float] = []
+            tick, turn_ended = policy.tick, policy.turn_ended
+
+            def counted_tick() -> str:
+                ticks.append(time.monotonic())
+                return tick()
+
+            def noted_end() -> None:
+                ends.append(time.monotonic())
+                turn_ended()
+
+            monkeypatch.setattr(policy, "tick", counted_tick)
+            monkeypatch.setattr(policy, "turn_ended", noted_end)
+            before = policy.thorough_collections
+            await submit(pilot, "tell me a long story")
+            await wait_until(pilot, lambda: ends, what="the turn to end", within=30.0)
+            await wait_until(
+                pilot,
+                lambda: policy.thorough_collections > before,
+                what="the thorough collection the end of the turn made due",
+                within=30.0,
+            )
+            assert policy.last_thorough - ends[0] >= gc_policy.QUIET_S - 0.01
+            # What the panes do after the turn may pile up work again: let quiet time
+            # collect it at once, so the policy settles.
+            monkeypatch.setattr(gc_policy, "QUIET_EVERY_S", 0.0)
+            await wait_until(pilot, policy.settled, what="the policy settled", within=30.0)
+            # Settled, the ticks pause: a timer of five ticks' length sees at most the one
+            # already under way.
+            counted = len(ticks)
+            later: list[bool] = []
+            app.set_timer(5 * gc_policy.CHECK_EVERY_S, lambda: later.append(True))
+            await wait_until(pilot, lambda: later, what="five ticks' time")
+            assert len(ticks) <= counted + 1
+            counted = len(ticks)
+            await pilot.press("a")  # input starts them again
+            await wait_until(pilot, lambda: len(ticks) > counted, what="ticks after a key")
+    finally:
+        runtime.store.close()
+
+
+async def test_the_context_gauge_runs_no_timer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+    runtime = app_runtime(tmp_path)
+    updates: list[bool] = []
+    update = ContextBar.update
+
+    def counted_update(self: ContextBar, **changes: object) -> None:
+        updates.append(bool(changes))
+        update(self, **changes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ContextBar, "update", counted_update)
+    try:
+        app = make_app(runtime)
+        async with running(app) as pilot:
+            bar = app.main_screen.query_one(ContextBar)
+            await wait_until(pilot, lambda: bar.percentage is not None, what="the gauge drawn")
+            drawn = len(updates)
+            later: list[bool] = []
+            app.set_timer(1.5, lambda: later.append(True))  # Textual's bar ticks every 1 s
+            await wait_until(pilot, lambda: later, what="a second and a half")
+            assert len(updates) == drawn, "nothing changed, so nothing updated the gauge"
+            assert "%" in str(bar.query_one("#percentage").render())
     finally:
         runtime.store.close()
