@@ -231,6 +231,20 @@ def wait_turn(app: AppSession, server: ScriptedLLMServer, turn: int, timeout_s: 
     return ""
 
 
+def wait_compacted(app: AppSession, timeout_s: float) -> None:
+    """Until ``/compact``'s notice is on screen (End when it is not: the view may be a row
+    short of the bottom after PageUp/PageDown, and then does not follow new lines)."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            app.wait_for("compacted", timeout_s=5.0, every_s=0.05)
+            return
+        except TimeoutError:
+            if time.time() > deadline:
+                raise
+            app.keys("End")
+
+
 def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], float | None]:
     """Run the soak; returns the checkpoints and the ``--continue`` time (None: not seen).
     Each turn's wall, CPU and RSS go to ``soak-turns.tsv`` in the current folder."""
@@ -262,7 +276,7 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
                 if turn == compact_at:
                     app.keys("-l", "/compact")
                     app.keys("Enter")
-                    app.wait_for("compacted", timeout_s=timeout_s, every_s=0.05)
+                    wait_compacted(app, timeout_s)
                 turn_from, turn_cpu_from = time.time(), _cpu_seconds(app.pid)
                 enqueue_turn(server, turn)
                 app.keys("-l", f"question {turn}: check the loader")

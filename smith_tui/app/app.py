@@ -150,7 +150,8 @@ class SmithApp(App[int]):
         """When full garbage collections may pause the screen (see `gc_policy`); started
         after start-up unless ``services.ui.gc_policy`` is false."""
         self._gc_ticks: Timer | None = None
-        """The policy's `CHECK_EVERY_S` ticks, paused while it is settled."""
+        """The policy's `CHECK_EVERY_S` ticks, paused while it is settled (then a tick
+        comes every `SETTLED_CHECK_EVERY_S`)."""
         if runtime is not None:
             self._apply_keymap()
 
@@ -294,7 +295,9 @@ class SmithApp(App[int]):
             self._gc_ticks.resume()
 
     def _gc_check(self) -> None:
-        """Tick again if the policy is no longer settled (collections a timer caused)."""
+        """The settled policy's tick; quick ticks again once it is no longer settled (a
+        timer's work piled up collections)."""
+        self.gc_policy.tick()
         if not self.gc_policy.settled():
             self._gc_wake()
 

@@ -19,22 +19,32 @@ collections as they are and takes over the full ones:
   ~400,000 dead objects, 80 MB);
 * frozen objects that later become garbage are found by a real full collection
   (`gc.unfreeze`, `gc.collect`, `gc.freeze`), run once input has been quiet for `QUIET_S`
-  seconds, and at least every `FORCE_AFTER_S` seconds however busy the user is, so memory
+  seconds (and `QUIET_EVERY_S` since the last one) if survivors were frozen since the last
+  one, and at least every `FORCE_AFTER_S` seconds however busy the user is, so memory
   does not creep; but only once the program has done something since the last one
   (`THOROUGH_AFTER` collections of any generation, Python's or ours). An idle app drops no
   references to frozen objects, so one more would find nothing: it walked the whole heap
   every `QUIET_EVERY_S` for nothing (0.2–0.5 s at 100–160 MB, and a key pressed during one
-  waited);
+  waited). Without a freeze since, what a walk can find is only what was alive at the last
+  one and dropped since (a few thousand objects after paging through an answer: the
+  placeholders replaced), which waits for the next turn's end or `FORCE_AFTER_S`;
 * the end of a turn (`turn_ended`) makes the thorough collection of that turn's garbage due
   `QUIET_S` after the end (its last frames painted, the answer's parts parked: what the end
   drops is garbage by then) once input has been quiet as long: the user is reading the
   answer, and the idle time that follows holds no walk of the heap (otherwise the one the
   turn made due came `QUIET_EVERY_S` after the last, in the first half minute of idle).
 
-Nothing needs `tick` while the policy is `settled` (nothing piled up, no survivors waiting,
-no turn just ended, too little done since the last thorough collection): the app then
-pauses its `CHECK_EVERY_S` ticks and checks only every `SETTLED_CHECK_EVERY_S`, and input
-or engine events start the ticks again.
+`tick` needs to come every `CHECK_EVERY_S` only while a full collection is piling up or a
+turn has just ended; otherwise (the policy is `settled`) what can become due is measured in
+seconds, and the app ticks every `SETTLED_CHECK_EVERY_S` instead; input and engine events
+start the quick ticks again.
+
+After each thorough collection the C allocator is asked to give its free pages back to
+the system (`release_free_memory`: glibc's ``malloc_trim``; nothing elsewhere). Freed
+objects larger than Python's small-object allocator takes (strings of answers, the arrays
+of lists and dicts) leave holes in glibc's heaps that it keeps: 20–25 MB of a 130 MB
+process after 120 soak turns, growing in steps as the holes move, and one ``malloc_trim``
+(2 ms) gave 14 MB back.
 
 The app runs the policy unless ``services.ui.gc_policy`` is false (then Python's collector
 works as it does by default).
@@ -42,7 +52,9 @@ works as it does by default).
 
 from __future__ import annotations
 
+import functools
 import gc
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -73,9 +85,34 @@ THOROUGH_AFTER = 10
 _NO_AUTOMATIC_FULL = 1 << 30
 #: How often the app calls `GcPolicy.tick` (seconds).
 CHECK_EVERY_S = 0.1
-#: How often the app checks a `settled` policy for work it did not hear of (collections
-#: caused by timers rather than input or engine events), seconds.
+#: How often the app calls `GcPolicy.tick` while the policy is `settled` (seconds).
 SETTLED_CHECK_EVERY_S = 1.0
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS…)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # here: not worth its import before the first thorough collection
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+def release_free_memory() -> bool:
+    """Ask the C allocator to return its free pages to the system; False where it cannot
+    (no ``malloc_trim``)."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 class GcPolicy:
@@ -83,13 +120,14 @@ class GcPolicy:
 
     Call `start()` once the first screen is up, `input_seen()` on every key or mouse event,
     `turn_ended()` when a top-level turn ends, `tick()` every `CHECK_EVERY_S` seconds (or
-    every `SETTLED_CHECK_EVERY_S` while `settled()`), and `stop()` when the app ends.
+    every `SETTLED_CHECK_EVERY_S` while it is `settled()`), and `stop()` when the app ends.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._started = False
         self._survivors_waiting = False
+        self._froze_since_thorough = False
         self._collections_since_thorough = 0
         self._thresholds = gc.get_threshold()
         self.last_input = 0.0
@@ -102,6 +140,8 @@ class GcPolicy:
         """Full collections (of what is not frozen) this policy ran."""
         self.freezes = 0
         """Times the survivors of a full collection were frozen."""
+        self.memory_releases = 0
+        """Times free memory was given back to the system after a thorough collection."""
 
     @property
     def active(self) -> bool:
@@ -120,6 +160,7 @@ class GcPolicy:
         gc.set_threshold(young, middle, _NO_AUTOMATIC_FULL)
         gc.callbacks.append(self._on_collection)
         self._collections_since_thorough = 0
+        self._froze_since_thorough = True  # the start-up heap: much of it is short-lived
         now = self._clock()
         self.last_input = now
         self.last_thorough = now
@@ -145,14 +186,11 @@ class GcPolicy:
             self._turn_ended_at = self._clock()
 
     def settled(self) -> bool:
-        """Whether nothing can become due before more collections run or a turn ends: no
-        full collection piling up, no survivors waiting to be frozen, too little done since
-        the last thorough collection for one to be worth it."""
+        """Whether `tick` may wait `SETTLED_CHECK_EVERY_S`: no full collection piling up
+        (due `IDLE_S` after input) and no turn just ended (due `QUIET_S` after it); the rest
+        becomes due seconds apart."""
         return not self._started or (
-            self._turn_ended_at is None
-            and not self._survivors_waiting
-            and self._collections_since_thorough < THOROUGH_AFTER
-            and gc.get_count()[2] < FULL_AFTER
+            self._turn_ended_at is None and gc.get_count()[2] < FULL_AFTER
         )
 
     def _on_collection(self, phase: str, info: dict[str, Any]) -> None:
@@ -173,7 +211,7 @@ class GcPolicy:
             return True
         quiet = now - self.last_input >= QUIET_S
         ended = self._turn_ended_at is not None and now - self._turn_ended_at >= QUIET_S
-        return quiet and (ended or since >= QUIET_EVERY_S)
+        return quiet and (ended or (since >= QUIET_EVERY_S and self._froze_since_thorough))
 
     def full_due(self) -> bool:
         """Whether a full collection of what is not frozen should run now."""
@@ -198,7 +236,8 @@ class GcPolicy:
             gc.unfreeze()
             gc.collect()
             gc.freeze()
-            self._survivors_waiting = False
+            self.memory_releases += release_free_memory()
+            self._survivors_waiting = self._froze_since_thorough = False
             self._collections_since_thorough = 0  # its own collection is not activity
             self.last_thorough = self.last_freeze = self._clock()
             self.thorough_collections += 1
@@ -210,6 +249,7 @@ class GcPolicy:
             done = "full"
         if self._survivors_waiting and self._clock() - self.last_freeze >= FREEZE_EVERY_S:
             self._survivors_waiting = False
+            self._froze_since_thorough = True
             gc.freeze()
             self.last_freeze = self._clock()
             self.freezes += 1
