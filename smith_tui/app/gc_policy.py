@@ -189,9 +189,7 @@ class GcPolicy:
         """Whether `tick` may wait `SETTLED_CHECK_EVERY_S`: no full collection piling up
         (due `IDLE_S` after input) and no turn just ended (due `QUIET_S` after it); the rest
         becomes due seconds apart."""
-        return not self._started or (
-            self._turn_ended_at is None and gc.get_count()[2] < FULL_AFTER
-        )
+        return not self._started or (self._turn_ended_at is None and gc.get_count()[2] < FULL_AFTER)
 
     def _on_collection(self, phase: str, info: dict[str, Any]) -> None:
         # May run in any thread, in the middle of anything: only note that it happened.
