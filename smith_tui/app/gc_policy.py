@@ -30,9 +30,10 @@ collections as they are and takes over the full ones:
   placeholders replaced), which waits for the next turn's end or `FORCE_AFTER_S`;
 * the end of a turn (`turn_ended`) makes the thorough collection of that turn's garbage due
   `QUIET_S` after the end (its last frames painted, the answer's parts parked: what the end
-  drops is garbage by then) once input has been quiet as long: the user is reading the
-  answer, and the idle time that follows holds no walk of the heap (otherwise the one the
-  turn made due came `QUIET_EVERY_S` after the last, in the first half minute of idle).
+  drops is garbage by then) once input has been quiet as long, whatever was done since the
+  last: the user is reading the answer, and the idle time that follows holds no walk of
+  the heap (otherwise the one the turn made due came `QUIET_EVERY_S` after the last, in the
+  first half minute of idle, and with it the full collection the turn had piled up).
 
 `tick` needs to come every `CHECK_EVERY_S` only while a full collection is piling up or a
 turn has just ended; otherwise (the policy is `settled`) what can become due is measured in
@@ -201,15 +202,19 @@ class GcPolicy:
 
     def thorough_due(self) -> bool:
         """Whether a thorough collection (frozen objects included) should run now."""
-        if not self._started or self._collections_since_thorough < THOROUGH_AFTER:
+        if not self._started:
             return False
         now = self._clock()
+        quiet = now - self.last_input >= QUIET_S
+        ended = self._turn_ended_at is not None and now - self._turn_ended_at >= QUIET_S
+        if ended:
+            return quiet  # a turn always leaves garbage (its requests, deltas, old widgets)
+        if self._collections_since_thorough < THOROUGH_AFTER:
+            return False
         since = now - self.last_thorough
         if since >= FORCE_AFTER_S:
             return True
-        quiet = now - self.last_input >= QUIET_S
-        ended = self._turn_ended_at is not None and now - self._turn_ended_at >= QUIET_S
-        return quiet and (ended or (since >= QUIET_EVERY_S and self._froze_since_thorough))
+        return quiet and since >= QUIET_EVERY_S and self._froze_since_thorough
 
     def full_due(self) -> bool:
         """Whether a full collection of what is not frozen should run now."""
@@ -225,10 +230,6 @@ class GcPolicy:
         its survivors frozen) or ``""`` (nothing)."""
         if not self._started:
             return ""
-        if self._turn_ended_at is not None and (
-            self._collections_since_thorough < THOROUGH_AFTER  # the turn left nothing to find
-        ):
-            self._turn_ended_at = None
         if self.thorough_due():
             self._turn_ended_at = None
             gc.unfreeze()

@@ -249,16 +249,18 @@ def test_the_end_of_a_turn_collects_its_garbage_once_the_end_is_shown(
     assert p.thorough_collections == 1
 
 
-def test_a_turn_that_left_nothing_to_find_walks_nothing(
+def test_the_end_of_even_a_small_turn_walks_the_heap_once(
     policy: tuple[GcPolicy, Clock],
 ) -> None:
     p, clock = policy
     p.start()
-    pile_up(gc_policy.THOROUGH_AFTER - 1)
+    pile_up(1)  # a turn that kept little: still its requests and widgets went
     p.turn_ended()
     clock.now += gc_policy.QUIET_S
-    assert p.tick() != "thorough"
-    assert p.settled()  # the end is forgotten: it is no reason to tick on
+    assert p.tick() == "thorough"
+    assert p.settled()
+    clock.now += gc_policy.FORCE_AFTER_S
+    assert p.tick() != "thorough"  # nothing since: the end is no reason for another
 
 
 def test_the_policy_needs_quick_ticks_only_while_something_is_due_soon(
