@@ -4,12 +4,14 @@ Run with ``.venv/bin/python bench/first_paint.py [--runs N]``. Each run starts t
 in a fresh tmux session and polls ``tmux capture-pane`` every 10 ms until the ready prompt
 (the footer with "Quit" and the status line) is on screen. The bare baseline is a Textual
 app with a status line, a TextArea and a footer, measured the same way in the same run.
+``BENCH_SOURCE=dir`` runs the ``smith_tui`` of another checkout (see ``headless.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -75,6 +77,9 @@ def main() -> None:
         # PYTHONDONTWRITEBYTECODE, which would compile every module of ours on each start).
         cache = f"env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX={tmp}/pycache"
         env = f"{cache} XDG_CONFIG_HOME={tmp}/cfg XDG_DATA_HOME={tmp}/data"
+        source = os.environ.get("BENCH_SOURCE")  # another checkout's smith_tui (headless.py)
+        if source:
+            env += f" PYTHONPATH={shlex.quote(source)}"
         # An unreachable server: first paint must not depend on the network.
         ours_cmd = f"cd {tmp} && {env} {smith} --api-url http://127.0.0.1:9/v1"
         bare_cmd = f"{cache} {python} {bare}"
