@@ -251,13 +251,15 @@ def _keep_dataclass_code() -> None:
     install(cache_dir())
 
 
-def _save_dataclass_code() -> None:
-    """Write what start-up compiled now (the app may be ended by a signal, without the
-    exit hook); nothing is written when every class was in the cache."""
+def _start_up_done() -> None:
+    """The app's start-up is over: write what it compiled now (a signal may end the app
+    without the exit hook; nothing is written when every class was in the cache), and let
+    go of the cache's texts (about 2 MB the app would otherwise keep)."""
     from smith_tui import dataclass_code
 
     if dataclass_code.installed is not None:
         dataclass_code.installed.save()
+        dataclass_code.installed.release()
 
 
 def _runtime_class() -> Any:
@@ -485,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def opener() -> Runtime:
             runtime: Runtime = _runtime_class().open(_options(args, headless=False))
-            _save_dataclass_code()
+            _start_up_done()
             return runtime
 
         return run_app(

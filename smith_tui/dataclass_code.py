@@ -81,34 +81,42 @@ class CodeCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.codes = _read(path)
-        self.used: set[str] = set()
-        self.added = 0
+        self.new: dict[str, types.CodeType] = {}
+        """What this run compiled that the file did not have (kept until saved)."""
+
+    @property
+    def added(self) -> int:
+        """How many texts this run compiled that are not saved yet."""
+        return len(self.new)
 
     def exec(
         self, source: Any, globals: Any = None, locals: Any = None, /
     ) -> None:  # the builtin's signature: the dataclasses module calls it as ``exec``
         """``exec`` with a source text's code taken from the cache (compiled once)."""
         if isinstance(source, str):
-            code = self.codes.get(source)
+            code = self.codes.get(source) or self.new.get(source)
             if code is None:
                 # dont_inherit: compiled as the builtin would compile it for the
                 # dataclasses module, without this module's ``from __future__`` flags.
                 code = compile(source, "<string>", "exec", dont_inherit=True)
-                self.codes[source] = code
-                self.added += 1
-            self.used.add(source)
+                self.new[source] = code
             source = code
         builtins.exec(source, globals, locals)
 
+    def release(self) -> None:
+        """Let go of what was read (start-up is over: about 2 MB of texts and code that
+        the classes made no longer need). Later classes are compiled and saved as new."""
+        self.codes = {}
+
     def save(self) -> None:
-        """Write the cache when this run compiled something new (errors are ignored: it
-        is only a cache)."""
-        if not self.added:
+        """Add what this run compiled to the file (errors are ignored: it is only a
+        cache). Past :data:`MAX_ENTRIES` the file starts again from what this run compiled."""
+        if not self.new:
             return
-        codes = dict(self.codes)
+        new, self.new = self.new, {}
+        codes = {**(self.codes or _read(self.path)), **new}
         if len(codes) > MAX_ENTRIES:
-            codes = {text: code for text, code in codes.items() if text in self.used}
-        self.added = 0
+            codes = new
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         try:
             data = marshal.dumps(codes)
@@ -123,6 +131,8 @@ class CodeCache:
             os.replace(temporary, self.path)
         except (OSError, ValueError):
             temporary.unlink(missing_ok=True)
+        if self.codes:
+            self.codes.update(new)
 
 
 installed: CodeCache | None = None

@@ -139,3 +139,22 @@ def test_a_cache_of_another_user_is_ignored(tmp_path: Path) -> None:
     cache.save()
     os.chown(cache_path(tmp_path), 65534, 65534)
     assert CodeCache(cache_path(tmp_path)).codes == {}
+
+
+def test_after_release_new_code_is_added_to_what_the_file_holds(tmp_path: Path) -> None:
+    first_text = "def __create_fn__():\n def f(self):\n  return 1\n return f"
+    later_text = "def __create_fn__():\n def g(self):\n  return 2\n return g"
+    cache = CodeCache(cache_path(tmp_path))
+    cache.exec(first_text, {}, {})
+    cache.save()
+    reopened = CodeCache(cache_path(tmp_path))
+    assert reopened.added == 0
+    reopened.release()
+    assert reopened.codes == {}
+    namespace: dict[str, object] = {}
+    reopened.exec(later_text, {}, namespace)
+    made = namespace["__create_fn__"]
+    assert callable(made) and made()(None) == 2
+    assert reopened.added == 1
+    reopened.save()
+    assert set(CodeCache(cache_path(tmp_path)).codes) == {first_text, later_text}
