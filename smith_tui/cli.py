@@ -252,9 +252,9 @@ def _keep_dataclass_code() -> None:
 
 
 def _start_up_done() -> None:
-    """The app's start-up is over: write what it compiled now (a signal may end the app
-    without the exit hook; nothing is written when every class was in the cache), and let
-    go of the cache's texts (about 2 MB the app would otherwise keep)."""
+    """A runtime of the app or of ``smith acp`` is open: write what start-up compiled now (a
+    signal may end the program without the exit hook; nothing is written when every class
+    was in the cache), and let go of the cache's texts (about 2 MB it would otherwise keep)."""
     from smith_tui import dataclass_code
 
     if dataclass_code.installed is not None:
@@ -389,6 +389,7 @@ def _acp(args: argparse.Namespace) -> int:
         runtime: Runtime = _runtime_class().open(
             dataclasses.replace(options, cwd=cwd, ephemeral=ephemeral)
         )
+        _start_up_done()
         return runtime
 
     return serve(open_runtime, __version__)

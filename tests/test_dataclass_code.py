@@ -158,3 +158,69 @@ def test_after_release_new_code_is_added_to_what_the_file_holds(tmp_path: Path) 
     assert reopened.added == 1
     reopened.save()
     assert set(CodeCache(cache_path(tmp_path)).codes) == {first_text, later_text}
+
+
+# A planted cache entry for Point's __init__ text whose code writes a file: what a writable
+# cache would let another user run in smith's process.
+PLANT = """
+import dataclasses, marshal, sys
+from pathlib import Path
+from smith_tui import dataclass_code
+
+folder, marker, mode = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3], 8)
+seen = []
+real_exec = dataclass_code.builtins.exec
+def record(source, globals=None, locals=None):
+    seen.append(source)
+    real_exec(source, globals, locals)
+dataclasses.exec = record
+@dataclasses.dataclass
+class Point:
+    x: int
+planted = {
+    text: compile(f"open({marker!r}, 'w').close()\\n" + text, "<string>", "exec")
+    for text in seen
+}
+path = dataclass_code.cache_path(folder)
+path.parent.mkdir(parents=True, exist_ok=True)
+path.write_bytes(marshal.dumps(planted))
+path.chmod(mode)
+"""
+
+USE = """
+import dataclasses, sys
+from pathlib import Path
+from smith_tui import dataclass_code
+dataclass_code.install(Path(sys.argv[1]))
+@dataclasses.dataclass
+class Point:
+    x: int
+assert Point(1).x == 1
+"""
+
+
+def _python(code: str, *args: str) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_code_planted_in_a_cache_others_may_write_does_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    _python(PLANT, str(tmp_path / "cache"), str(marker), "666")
+    _python(USE, str(tmp_path / "cache"))
+    assert not marker.exists()
+
+
+def test_control_the_planted_code_runs_from_a_file_only_its_owner_may_write(tmp_path: Path) -> None:
+    # The same file, private: the cache trusts it (as Python trusts its bytecode cache), so
+    # the payload above is real and only the file's permissions kept it out.
+    marker = tmp_path / "ran"
+    _python(PLANT, str(tmp_path / "cache"), str(marker), "600")
+    _python(USE, str(tmp_path / "cache"))
+    assert marker.exists()
