@@ -213,8 +213,8 @@ class ToolTable(Section):
     max_file_bytes: PositiveInt | None = Field(
         None,
         description=(
-            "read, edit, write (and @path attachments, under read): most bytes loaded from "
-            "one file (absent: 8 MiB)."
+            "read and edit (skill and @path attachments follow read's): most bytes loaded "
+            "from one file (absent: 8 MiB)."
         ),
     )
 
