@@ -59,15 +59,11 @@ def sandbox_prefix(project: Path) -> tuple[list[str], dict[str, str]]:
     """The command line smith's ``bash`` tool puts in front of ``bash -c CMD`` in
     ``project`` with the default sandbox settings, and the environment it runs with.
     Raises ``SystemExit`` when bubblewrap cannot be used here (nothing to compare)."""
+    from smith_tui.config.schema import SandboxConfig
     from smith_tui.config.secrets import scrubbed_environ
-    from smith_tui.tools.sandbox import (
-        bwrap_argv,
-        sandbox_environ,
-        sandbox_settings,
-        sandbox_state,
-    )
+    from smith_tui.tools.sandbox import bwrap_argv, sandbox_environ, sandbox_state
 
-    settings = sandbox_settings({})
+    settings = SandboxConfig()
     state = sandbox_state(settings)
     if not state.active or state.bwrap is None:
         raise SystemExit(f"the tool loop needs the bash sandbox: {state.reason or state.mode}")
