@@ -190,7 +190,7 @@ class SmithApp(App[int]):
             self.call_from_thread(self._fail_start, message)
             return
         if self._pick is not None:
-            warm_sandbox_probe(runtime.config.effective)
+            warm_sandbox_probe(runtime.config.model)
             self.call_from_thread(self._show_session, runtime)
             try:
                 self._pick(runtime)
