@@ -58,6 +58,7 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from figures import Figure, emit, load_average  # noqa: E402
+from tool_loop import LOOP_DONE, ROUNDS, check_loop, script_loop  # noqa: E402
 from tui import (  # noqa: E402
     CHUNK_CHARS,
     MARKER,
@@ -78,8 +79,6 @@ from tests.support.llm_server import (  # noqa: E402
 
 PEERS_DIR = Path(os.environ.get("SMITH_BENCH_PEERS") or "~/.cache/smith-bench/peers").expanduser()
 PINNED = {"opencode": "opencode-ai@1.18.33", "qwen": "@qwen-code/qwen-code@0.15.10"}
-ROUNDS = 30
-LOOP_DONE = "LOOP-DONE-5C1E"
 READY_TIMEOUT_S = 90.0
 STREAM_CAP_S = 240.0
 MODEL = "bench"
@@ -478,17 +477,11 @@ def measure_headless(program: Program) -> dict[str, float]:
 def measure_tools(program: Program) -> dict[str, float]:
     """One-shot whose model calls the shell ``ROUNDS`` times, then answers."""
     with RoutedServer(program.is_side, default_reply="unexpected request") as server:
-        for round_ in range(1, ROUNDS + 1):
-            server.enqueue(text_reply(tool_calls=[program.shell_call(f"echo round {round_}")]))
-        server.enqueue(text_reply(f"All rounds ran. {LOOP_DONE}"))
+        script_loop(server, program.shell_call)
         argv = program.headless(server.base_url, "run the loop")
         wall, cpu, _ = run_headless(argv, program.project, LOOP_DONE)
-        if server.pending:
-            raise Unavailable(f"tool loop: {server.pending} scripted replies never asked for")
-        last = server.turn_requests()[-1]
-        results = [m for m in last.get("messages", []) if m.get("role") == "tool"]
-        if not results or f"round {ROUNDS}" not in json.dumps(results[-1].get("content")):
-            raise Unavailable("tool loop: the last round's output did not reach the model")
+        if problem := check_loop(server, server.turn_requests()):
+            raise Unavailable(problem)
     return {"loop_s": wall, "loop_cpu_s": cpu}
 
 

@@ -57,7 +57,11 @@ class Bench:
 
 
 BENCHES = (
-    Bench("headless", ("--runs", "15", "--no-bytecode-cache"), ("--runs", "5")),
+    Bench(
+        "headless",
+        ("--runs", "15", "--no-bytecode-cache", "--tool-rounds", "30"),
+        ("--runs", "5", "--tool-rounds", "30"),
+    ),
     Bench("first_paint", ("--runs", "7"), ("--runs", "3")),
     Bench("llm_stream", (), ("--rounds", "3")),
     Bench("window", (), ()),

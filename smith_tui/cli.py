@@ -7,6 +7,7 @@ import asyncio
 import gc
 import signal
 import sys
+import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
 if "httpx" not in sys.modules:
     # None marks a module absent for the import system; the stubs allow modules only.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+# pydantic looks for its plugins (third-party packages that watch every validation, a
+# development aid) when it builds its first model: importlib.metadata and a scan of every
+# installed package's entry points, 10-20 ms of every start. smith's models run none: its
+# loader is given as one that finds none, as with PYDANTIC_DISABLE_PLUGINS=__all__.
+if "pydantic" not in sys.modules:
+    _no_plugins = types.ModuleType("pydantic.plugin._loader", "smith: pydantic plugins off")
+    _no_plugins.get_plugins = lambda: ()  # type: ignore[attr-defined]
+    sys.modules.setdefault("pydantic.plugin._loader", _no_plugins)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -232,6 +242,26 @@ def _open_runtime(args: argparse.Namespace, *, headless: bool) -> Any:
         gc.enable()
 
 
+def _keep_dataclass_code() -> None:
+    """Reuse the code ``@dataclass`` compiled on earlier starts (smith_tui/dataclass_code.py:
+    a fifth of a headless turn's CPU, and of the app's start-up, Textual's classes too)."""
+    from smith_tui.config.locations import cache_dir
+    from smith_tui.dataclass_code import install
+
+    install(cache_dir())
+
+
+def _start_up_done() -> None:
+    """A runtime of the app or of ``smith acp`` is open: write what start-up compiled now (a
+    signal may end the program without the exit hook; nothing is written when every class
+    was in the cache), and let go of the cache's texts (about 2 MB it would otherwise keep)."""
+    from smith_tui import dataclass_code
+
+    if dataclass_code.installed is not None:
+        dataclass_code.installed.save()
+        dataclass_code.installed.release()
+
+
 def _runtime_class() -> Any:
     from smith_tui.engine.runtime import Runtime
 
@@ -359,6 +389,7 @@ def _acp(args: argparse.Namespace) -> int:
         runtime: Runtime = _runtime_class().open(
             dataclasses.replace(options, cwd=cwd, ephemeral=ephemeral)
         )
+        _start_up_done()
         return runtime
 
     return serve(open_runtime, __version__)
@@ -389,6 +420,8 @@ def _read_plan_file(args: argparse.Namespace) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smith``; returns the process exit code."""
+    if argv is None:  # the program itself (not a test calling in): before the big imports
+        _keep_dataclass_code()
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["search"]:
         from smith_tui.app.search_command import main as search
@@ -453,8 +486,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.freeze()
             gc.enable()
 
+        def opener() -> Runtime:
+            runtime: Runtime = _runtime_class().open(_options(args, headless=False))
+            _start_up_done()
+            return runtime
+
         return run_app(
-            opener=lambda: _runtime_class().open(_options(args, headless=False)),
+            opener=opener,
             resume=args.resume,
             continue_=args.continue_,
             early_status=early_status,

@@ -35,6 +35,10 @@ LOADED_WHEN_USED = (
     "smith_tui.tools.builtin.code.symbols_python",
     "smith_tui.tools.builtin.code.symbols_lua",
     "smith_tui.tools.builtin.code.symbols_braces",
+    # A per-hunk review's reader and writer, when a review runs (a turn only takes its note):
+    "smith_tui.tools.checkpoints.hunk_review",
+    # pydantic's plugin scan (entry points of every installed package), which smith turns off:
+    "importlib.metadata",
 )
 """Modules of ours a plain headless turn does not need (imported where they are used)."""
 

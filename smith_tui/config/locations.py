@@ -44,6 +44,12 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return _xdg_base("XDG_DATA_HOME", (".local", "share"), env) / APP_DIR_NAME
 
 
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/smith`` of ``env`` (default: this process's environment), or
+    ``~/.cache/smith`` when the variable is unset: files smith can always rebuild."""
+    return _xdg_base("XDG_CACHE_HOME", (".cache",), env) / APP_DIR_NAME
+
+
 def default_config_path() -> Path:
     """The user JSON config file read when ``--config`` is not given."""
     return config_dir() / CONFIG_FILE_NAME

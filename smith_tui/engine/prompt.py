@@ -27,11 +27,12 @@ docs/LLM.md accept a history without it.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import resources
+from pathlib import Path
 from typing import Any, cast
 
 from smith_tui.engine.instructions import instructions_block
@@ -62,8 +63,12 @@ class PromptProfileError(LookupError):
 @functools.cache
 def load_profile(profile: str) -> str:
     """Return the text of ``data/prompts/<profile>.md`` shipped in ``smith_tui.data``."""
-    resource = resources.files("smith_tui.data") / "prompts" / f"{profile}.md"
+    # Found by the package's spec, not importlib.resources (whose readers import zipfile).
+    spec = importlib.util.find_spec("smith_tui.data")
     try:
+        if spec is None or spec.origin is None:
+            raise FileNotFoundError("smith_tui.data")
+        resource = Path(spec.origin).with_name("prompts") / f"{profile}.md"
         return resource.read_text(encoding="utf-8").strip()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise PromptProfileError(

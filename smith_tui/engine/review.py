@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.engine.checkpoints import CheckpointHost, TurnLabels, runtime_checkpoints
 from smith_tui.store import Store
-from smith_tui.tools.checkpoints.hunk_review import (
-    ReviewFile,
-    ReviewResult,
-    apply_review,
-    review_files,
-    review_note,
-)
 from smith_tui.tools.checkpoints.shadow_repo import CheckpointError
+
+if TYPE_CHECKING:  # the review's reader and writer load with a review, not with take_note
+    from smith_tui.tools.checkpoints.hunk_review import ReviewFile, ReviewResult
 
 PENDING_NOTE = "review:pending"
 """The conversation note holding what the next turn's prompt must tell the model."""
@@ -41,6 +37,8 @@ def _checkpoint(runtime: CheckpointHost, checkpoint_id: str) -> Any:
 async def files(runtime: CheckpointHost, checkpoint_id: str) -> list[ReviewFile]:
     """The files (and hunks) of the turn of ``checkpoint_id``, read off the event loop."""
 
+    from smith_tui.tools.checkpoints.hunk_review import review_files
+
     def read() -> list[ReviewFile]:
         checkpoints, item = _checkpoint(runtime, checkpoint_id)
         return review_files(checkpoints, item)
@@ -57,6 +55,8 @@ async def apply(
 ) -> ReviewResult:
     """Revert the chosen hunks and files; keep the note for the next turn of
     ``conversation_id`` (added to one left by an earlier review not yet told)."""
+
+    from smith_tui.tools.checkpoints.hunk_review import apply_review, review_note
 
     def write() -> ReviewResult:
         checkpoints, item = _checkpoint(runtime, checkpoint_id)

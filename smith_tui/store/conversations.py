@@ -27,6 +27,18 @@ def _from_row(row: ConversationRow) -> Conversation:
     )
 
 
+_GET_COLUMNS = (
+    "id",
+    "project_id",
+    "title",
+    "created_at",
+    "updated_at",
+    "parent_id",
+    "pinned_model",
+    "metadata",
+)
+_GET_SQL = f"SELECT {', '.join(_GET_COLUMNS)} FROM conversations WHERE id = ?"
+
 # Tool call ids of the conversation's assistant messages that no tool message answers.
 _ORPHAN_IDS_SQL = """
 SELECT json_extract(call.value, '$.id') AS call_id
@@ -87,8 +99,14 @@ class ConversationRepository(MessageOperations):
 
     def get(self, conversation_id: str) -> Conversation | None:
         """Return the conversation, or `None` when there is none with that id."""
-        row = self._m.conversation.get_or_none(self._m.conversation.id == conversation_id)
-        return None if row is None else _from_row(row)
+        # A plain statement: the permission check of every tool call reads its grants here,
+        # and peewee's query building cost more than the read.
+        row = self._db.execute_sql(_GET_SQL, (conversation_id,)).fetchone()
+        if row is None:
+            return None
+        values = dict(zip(_GET_COLUMNS, row, strict=True))
+        values["metadata"] = codec.loads(values["metadata"])
+        return Conversation(**values)
 
     def _listed(
         self, where: peewee.Expression | None, include_children: bool, limit: int | None

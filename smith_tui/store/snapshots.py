@@ -16,6 +16,16 @@ from smith_tui.store.sql_layout import payload_digest
 
 _DAY = 86400.0
 
+_CONVERSATION_SQL = "SELECT 1 FROM conversations WHERE id = ?"
+_PAYLOAD_SQL = "SELECT id FROM request_payloads WHERE digest = ?"
+_INSERT_PAYLOAD_SQL = (
+    "INSERT INTO request_payloads (digest, system_prompt, tool_schemas) VALUES (?, ?, ?)"
+)
+_INSERT_SNAPSHOT_SQL = (
+    "INSERT INTO request_snapshots (conversation_id, turn_id, created_at, model, payload_id) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+
 
 def _from_row(row: SnapshotRow, payload: PayloadRow) -> RequestSnapshot:
     return RequestSnapshot(
@@ -54,21 +64,24 @@ class SnapshotRepository(Repository):
         codec.validate_record(snapshot)
         schemas_json = codec.dumps(tool_schemas, what="tool_schemas")
         digest = payload_digest(system_prompt, schemas_json)
-        conv, payload = self._m.conversation, self._m.payload
-        with self._db.atomic():
-            if not conv.select().where(conv.id == conversation_id).exists():
+        db = self._db
+        # Plain statements: this runs before every model request, and peewee's query
+        # building was most of its cost. Inside the write transaction (``BEGIN IMMEDIATE``)
+        # nobody can add or drop the payload between the look-up and the insert.
+        with db.atomic():
+            if db.execute_sql(_CONVERSATION_SQL, (conversation_id,)).fetchone() is None:
                 raise StoreError(f"no conversation with id {conversation_id!r}")
-            payload.insert(
-                digest=digest, system_prompt=system_prompt, tool_schemas=schemas_json
-            ).on_conflict_ignore().execute()
-            payload_id = payload.get(payload.digest == digest).id
-            snapshot_id: int = self._m.snapshot.insert(
-                conversation_id=conversation_id,
-                turn_id=turn_id,
-                created_at=snapshot.created_at,
-                model=model,
-                payload_id=payload_id,
-            ).execute()
+            found = db.execute_sql(_PAYLOAD_SQL, (digest,)).fetchone()
+            if found is not None:
+                payload_id = found[0]
+            else:  # a session repeats its pair: only its first request stores it
+                payload_id = db.execute_sql(
+                    _INSERT_PAYLOAD_SQL, (digest, system_prompt, schemas_json)
+                ).lastrowid
+            snapshot_id: int = db.execute_sql(
+                _INSERT_SNAPSHOT_SQL,
+                (conversation_id, turn_id, snapshot.created_at, model, payload_id),
+            ).lastrowid
             return snapshot_id
 
     def _with_payloads(self, rows: list[SnapshotRow]) -> list[RequestSnapshot]:

@@ -175,6 +175,8 @@ class LocalCommand:
         self._transports: list[asyncio.BaseTransport] = []
         self._killed = False
         self._settled = False
+        self._namespace_ended = False
+        """The sandbox's pid 1 was seen gone (so was everything in its namespace)."""
 
     async def read_streams(self, out_r: int, err_r: int) -> None:
         """Start reading stdout and stderr from the read ends of their pipes."""
@@ -228,7 +230,7 @@ class LocalCommand:
         _close_fds(self._unowned)
         if self.proc.returncode is None:
             signal_group(self.pgid, signal.SIGKILL)
-        if self._info is not None:
+        if self._info is not None and not self._namespace_ended:
             info = self._info
             if info.done() and not info.cancelled() and info.exception() is None:
                 if (init := info.result()) is not None:
@@ -253,7 +255,7 @@ class LocalCommand:
         """Nothing the command started outlives it: the sandbox's namespace ends, or
         (unsandboxed) what is left of the process group is killed."""
         if self._info is not None:
-            await _end_namespace(self._info)
+            self._namespace_ended = await _end_namespace(self._info)
         elif _group_alive(self.pgid):
             await kill_group(self.pgid)
 
@@ -330,20 +332,26 @@ async def _read_info(fd: int) -> NamespaceInit | None:
         transport.close()
 
 
-async def _end_namespace(info: asyncio.Future[NamespaceInit | None] | None) -> None:
+async def _end_namespace(info: asyncio.Future[NamespaceInit | None] | None) -> bool:
     """Make sure the sandbox's namespace is gone: bwrap's death SIGKILLs its pid 1
-    (``--die-with-parent``) and the kernel the rest; kill pid 1 ourselves if it lingers."""
+    (``--die-with-parent``) and the kernel the rest; kill pid 1 ourselves if it lingers.
+    Whether pid 1 was seen gone (a pid that ended cannot come back: a reused one fails
+    :meth:`NamespaceInit.alive`'s start-time check, so nothing is left to kill)."""
     if info is None:
-        return
+        return False
     try:
         init = await asyncio.wait_for(asyncio.shield(info), timeout=KILL_WAIT_S)
     except (TimeoutError, OSError):
-        return
-    if init is None or await _ended(init, NAMESPACE_EXIT_S):
-        return
+        return False
+    if init is None:
+        return False
+    if await _ended(init, NAMESPACE_EXIT_S):
+        return True
     init.kill()
-    if not await _ended(init, NAMESPACE_EXIT_S):
-        log.warning("the sandbox of a command (pid 1: %d) did not end", init.pid)
+    if await _ended(init, NAMESPACE_EXIT_S):
+        return True
+    log.warning("the sandbox of a command (pid 1: %d) did not end", init.pid)
+    return False
 
 
 async def _ended(init: NamespaceInit, limit_s: float) -> bool:

@@ -630,14 +630,10 @@ class NamespaceInit:
 
     def alive(self) -> bool:
         """Whether the namespace's pid 1 still runs (not a zombie)."""
-        try:
-            stat_line = Path(f"/proc/{self.pid}/stat").read_text()
-            status = Path(f"/proc/{self.pid}/status").read_text()
-        except OSError:
-            return False
-        fields = stat_line[stat_line.rfind(")") + 2 :].split()
+        fields = _stat_fields(self.pid)
         if len(fields) < 20 or fields[19] != self.started or fields[0] in ("Z", "X"):
             return False
+        status = _proc_text(self.pid, "status")
         nspid = next(
             (line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), []
         )
@@ -653,12 +649,33 @@ class NamespaceInit:
 
 
 def _start_time(pid: int) -> str:
+    fields = _stat_fields(pid)
+    return fields[19] if len(fields) >= 20 else ""
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, …; empty
+    when the process is gone)."""
+    line = _proc_text(pid, "stat")
+    return line[line.rfind(")") + 2 :].split() if line else []
+
+
+def _proc_text(pid: int, name: str) -> str:
+    """``/proc/<pid>/<name>`` ('' when it cannot be read). With ``os`` calls, not
+    ``pathlib``: a sandboxed command checks its pid 1 several times."""
     try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
+        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return ""
-    fields = stat_line[stat_line.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) >= 20 else ""
+    try:
+        parts = []
+        while chunk := os.read(fd, 8192):
+            parts.append(chunk)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return b"".join(parts).decode(errors="replace")
 
 
 def failure_note(output: str, settings: SandboxConfig, *, project_writable: bool = True) -> str:
