@@ -491,7 +491,8 @@ class Transcript(VerticalScroll, can_focus=True):
                 await self._next_refresh()
             if self._live_since_load is live:
                 self._live_since_load = None
-            self.anchor()
+            if self.following:  # (a PageUp while the rest of the page came in stays up)
+                self.anchor()
 
         return self._enqueue(replace)
 
