@@ -503,7 +503,11 @@ class SmithApp(App[int]):
             return
         mode = self.runtime.cycle_permission_mode()
         when = " from the next turn" if self.runtime.busy else ""
-        self.notify(f"Permission mode: {mode}{when}.", timeout=2)
+        # The status line shows the mode in this key's frame (its event comes a bridge
+        # frame later and sets the same value); the toast follows in the next frame: its
+        # mount lays out the whole screen, which with a long transcript took 0.2-0.4 s.
+        self.main_screen.show_mode(mode)
+        self.call_after_refresh(self.notify, f"Permission mode: {mode}{when}.", timeout=2)
 
     def action_open_pager(self) -> None:
         """Read the whole transcript in the pager."""

@@ -3,6 +3,8 @@ cuts the least needed ones."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.widgets import Footer
 
@@ -38,6 +40,8 @@ class SmithFooter(Footer):
     def __init__(self, *, show_command_palette: bool = True) -> None:
         super().__init__(show_command_palette=show_command_palette)
         self._keys_from_start = False
+        self._shown: tuple[Any, ...] | None = None
+        """What the keys shown were composed from (see :meth:`_keys_signature`)."""
 
     def compose(self) -> ComposeResult:
         """Textual's footer keys, the most important first (the sort is stable)."""
@@ -46,4 +50,40 @@ class SmithFooter(Footer):
             # Marks the bindings as known (the app and screen keys are, before any focus);
             # the recompose it schedules adds what the focused widget binds.
             self.bindings_changed(self.screen)
+        self._shown = self._keys_signature()
         yield from sorted(super().compose(), key=_rank)
+
+    async def recompose(self) -> None:
+        """Compose the keys again, unless they would be the same as those shown.
+
+        Textual recomposes the footer whenever the screen's bindings may have changed (each
+        focus change, a keymap set): a few times on start-up, each one ~20 FooterKeys built,
+        styled and laid out again, mostly to show the same keys.
+        """
+        if self._shown is not None and self._keys_signature() == self._shown:
+            return
+        await super().recompose()
+
+    def _keys_signature(self) -> tuple[Any, ...] | None:
+        """What :meth:`compose` builds the keys from: the shown bindings (key, how it is
+        displayed, description, action, group, enabled, tooltip) and the footer's options;
+        ``None`` before the bindings are known (or off a screen)."""
+        if not self._bindings_ready or not self.is_attached:
+            return None
+        app = self.app
+        shown = tuple(
+            (
+                binding.key,
+                app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                binding.group,
+                binding.show,
+                binding.tooltip,
+                enabled,
+                tooltip,
+            )
+            for _, binding, enabled, tooltip in self.screen.active_bindings.values()
+            if binding.show or binding.key == app.COMMAND_PALETTE_BINDING
+        )
+        return shown, self.compact, self.show_command_palette, app.ENABLE_COMMAND_PALETTE

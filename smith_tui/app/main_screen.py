@@ -341,6 +341,17 @@ class MainScreen(Screen[None]):
             await self.query_one(f"#{pane_id}-slot").mount(pane)
         if not self._alive:
             return
+        # The panes are laid out (and painted) once before the conversation goes in: entries
+        # mounted into a transcript that has no size yet were laid out twice, first at no
+        # width, and the frame between showed none of them (a reopened 30 KB answer: a
+        # heavy layout more before its last line was on screen). (After this handler: the
+        # screen lays out only once it is free.)
+        self.call_after_refresh(self._panes_laid_out)
+
+    def _panes_laid_out(self) -> None:
+        """The panes have their sizes: show the conversation and the events held meanwhile."""
+        if not self._alive:
+            return
         self.panes_ready = True
         self.show_conversation()
         held, self._held = self._held, []
@@ -439,6 +450,12 @@ class MainScreen(Screen[None]):
         if not conversation_id:
             return []
         return list(self.runtime.store.usage.list_for_conversation(conversation_id))
+
+    def show_mode(self, mode: str) -> None:
+        """Show the permission mode in the status line now (the key that changed it does
+        not wait for the runtime's event)."""
+        if self._mounted:
+            self.query_one(StatusLine).mode = mode
 
     def refresh_title(self) -> None:
         """Show the conversation's title in the status line."""

@@ -79,7 +79,8 @@ FRAME_OUT_S = 0.05
 
 #: Rows of a long stored answer built when it is mounted from its end (a tall screen and
 #: the parking window's margin); the parts above start parked. Opening a conversation, the
-#: newest entries that fill this many rows are painted before the rest of the page.
+#: newest entries that fill this many rows are painted before the rest of the page (fewer
+#: when the pane's height is known: the view and a quarter more, see ``_first_paint_rows``).
 BUILT_ROWS = 80
 
 
@@ -442,7 +443,8 @@ class Transcript(VerticalScroll, can_focus=True):
             if isinstance(entry, ToolEntry) and not entry.finished:
                 entry.output = OutputTail(TAIL_LINES)
                 self._tools[entry.call_id] = entry
-        widgets = [self._build_from_bottom(entry) for entry in shown]
+        rows = self._first_paint_rows()
+        widgets = [self._build_from_bottom(entry, rows) for entry in shown]
         # What the live session shows from now on (the user's prompt sent while this load
         # waits in the queue, the answer streaming to it, its tool calls) is newer than the
         # loaded history: the replace keeps it.
@@ -451,7 +453,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
         # The newest entries that fill the view go first, and are painted before the rest
         # of the page is mounted above them: the last message shows as soon as it can.
-        newest = newest_filling(shown, BUILT_ROWS)
+        newest = newest_filling(shown, rows)
         rest, widgets = widgets[:-newest], widgets[-newest:]
 
         async def replace() -> None:
@@ -489,7 +491,8 @@ class Transcript(VerticalScroll, can_focus=True):
                 await self._next_refresh()
             if self._live_since_load is live:
                 self._live_since_load = None
-            self.anchor()
+            if self.following:  # (a PageUp while the rest of the page came in stays up)
+                self.anchor()
 
         return self._enqueue(replace)
 
@@ -725,10 +728,18 @@ class Transcript(VerticalScroll, can_focus=True):
             out.append(ParkedEntry(far))
         return out
 
-    def _build_from_bottom(self, entry: Entry) -> Widget:
+    def _build_from_bottom(self, entry: Entry, rows: int = BUILT_ROWS) -> Widget:
         """The widget of a stored entry the reader meets from its end (opening a
-        conversation, paging up): of a long answer only the last parts are built."""
-        return build_widget(entry, part_chars=self.part_chars, built_rows=BUILT_ROWS)
+        conversation, paging up): of a long answer only the last parts that fill about
+        ``rows`` rows are built."""
+        return build_widget(entry, part_chars=self.part_chars, built_rows=rows)
+
+    def _first_paint_rows(self) -> int:
+        """Rows an open builds before its first paint: the view's height and a quarter
+        more once the pane has a size (parking builds the rest of its window right after
+        that paint), else :data:`BUILT_ROWS`."""
+        height = self.scrollable_content_region.height
+        return min(BUILT_ROWS, height + height // 4) if height > 0 else BUILT_ROWS
 
     def _widget_for(self, entry: Entry) -> Widget | None:
         """The live widget showing ``entry`` (searched from the bottom)."""
