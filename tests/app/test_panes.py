@@ -482,6 +482,21 @@ async def test_selecting_a_job_shows_its_report_and_posts_job_selected() -> None
         assert "smith/config.py:42" not in screen_text(app)
 
 
+async def test_focusing_the_tree_puts_the_cursor_on_the_newest_job_before_any_paint() -> None:
+    # A job added since the tree last painted has no line number yet (Textual numbers the
+    # lines when it draws them): alt+d pressed then (the side panes hidden, or a busy
+    # machine) must still land on that job, not on "Session".
+    app = PanesHost()
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(DispatchTree)
+        app.feed(*dispatch_turn_events({}))  # no pause: nothing painted since
+        tree.focus_tree()
+        node = tree.job_tree.cursor_node
+        assert node is not None and node.data == ("job", "job-work")
+        await pilot.pause()
+        assert tree.job_tree.has_focus
+
+
 async def test_cancel_key_posts_cancel_requested_for_a_running_job_only() -> None:
     app = PanesHost()
     async with app.run_test(size=SIZE) as pilot:
