@@ -55,11 +55,19 @@ async def test_merge_and_drop_from_the_dispatch_tree(
             await submit(pilot, "two workers")
             await wait_until(pilot, lambda: not runtime.busy, "the turn to end")
             tree = app.main_screen.query_one(DispatchTree)
+            # The tree hears of the jobs' ends through the app's queue, after the turn.
+            await wait_until(
+                pilot,
+                lambda: len(tree.jobs) == 2 and all(j.result for j in tree.jobs.values()),
+                "both reports in the tree",
+            )
             assert all("worktree" in (job.result or {}) for job in tree.jobs.values())
             assert not (repo / "shared.txt").exists()  # nothing in the project yet
             await pilot.press("alt+d")  # the tree, the cursor on the newest job
+            # (The key is answered after press returns when the machine is busy.)
+            await wait_until(pilot, lambda: tree.job_tree.has_focus, "the tree's focus")
             node = tree.job_tree.cursor_node
-            assert node is not None and node.data is not None
+            assert node is not None and node.data is not None and node.data[0] == "job"
             newest = node.data[1]
             word = tree.jobs[newest].result["summary"].split()[-1]  # type: ignore[index]
             await pilot.press("m")
@@ -67,6 +75,7 @@ async def test_merge_and_drop_from_the_dispatch_tree(
             assert (repo / "shared.txt").read_text() == f"{word}\n"
 
             await pilot.press("up")  # the other job
+            await wait_until(pilot, lambda: tree.job_tree.cursor_node is not node, "the move")
             node = tree.job_tree.cursor_node
             assert node is not None and node.data is not None and node.data[1] != newest
             other = node.data[1]
