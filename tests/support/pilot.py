@@ -45,7 +45,12 @@ async def wait_for_still_screen(
 ) -> None:
     """Let the app run until its screenshot (text and colours) stops changing for ``quiet``
     seconds and several looks in a row: a snapshot taken then does not depend on how busy
-    the machine is (a starved event loop can let ``quiet`` pass in one look)."""
+    the machine is (a starved event loop can let ``quiet`` pass in one look).
+
+    Text cursors stop blinking first (:func:`stop_cursor_blink`): a blink changes the
+    screen twice a second, and on a loaded machine the looks took longer than that, so
+    a screen with a focused field never looked still."""
+    stop_cursor_blink(pilot.app)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     last = pilot.app.export_screenshot()
