@@ -147,13 +147,18 @@ async def test_f2_puts_connection_settings_first_and_filters(fresh, monkeypatch)
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfigScreen), "settings")
         screen = app.screen
+        table = screen.query_one("#config-table", DataTable)
+        # Text typed before the screen has focused its table reaches no field: wait for it.
+        await wait_until(pilot, lambda: table.has_focus, "the table's focus")
         paths = [row.path for row in screen.rows]
         assert paths[0] == "llm_config.api_url"
         first_other = next(i for i, p in enumerate(paths) if not p.startswith("llm_config."))
         assert paths[first_other] == "default_model"
         assert all(not p.startswith("llm_config.") for p in paths[first_other:])
-        await pilot.press("slash", *"timeout")
         box = screen.query_one("#config-filter", Input)
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: box.has_focus, "the filter's focus")
+        await pilot.press(*"timeout")
         # (the rows follow the box one change later: wait for the last one)
         await wait_until(pilot, lambda: box.value == "timeout", "the typed filter")
         await wait_until(pilot, lambda: len(screen.rows) < len(paths), "the filter")
@@ -163,7 +168,6 @@ async def test_f2_puts_connection_settings_first_and_filters(fresh, monkeypatch)
             "the rows of the whole word",
         )
         assert screen.rows and all("timeout" in f"{r.path} {r.description}" for r in screen.rows)
-        table = screen.query_one("#config-table", DataTable)
         assert table.row_count == len(screen.rows)
         await pilot.press("enter")
         await wait_until(pilot, lambda: table.has_focus, "the table's focus")
