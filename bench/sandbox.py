@@ -34,13 +34,13 @@ from typing import Any
 from figures import Figure, emit, load_average
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config.schema import SandboxConfig, SmithConfig
 from smith_tui.tools import sandbox as sandbox_module
 from smith_tui.tools.builtin.bash import TOOL
 from smith_tui.tools.sandbox import (
     bwrap_argv,
     git_paths,
     probe_bwrap,
-    sandbox_settings,
     scratch_folder,
 )
 from smith_tui.tools.spec import ToolContext
@@ -66,7 +66,7 @@ def context(root: Path, sandbox: dict[str, Any]) -> ToolContext:
         turn_id="bench",
         cwd=root,
         cancel=CancelToken.new_root(),
-        config={"sandbox": sandbox},
+        config=SmithConfig.model_validate({"sandbox": sandbox}),
         project_root=root,
     )
 
@@ -98,9 +98,7 @@ async def measure(root: Path, runs: int, commands: int) -> tuple[list[float], li
 def measure_raw(root: Path, bwrap: str, runs: int, commands: int) -> list[float]:
     """Per run, the median of (the tool's bwrap line running ``true``) − (plain ``true``)."""
     true = shutil.which("true") or "/bin/true"
-    argv = bwrap_argv(
-        bwrap, [true], cwd=root, project=root, settings=sandbox_settings({}), info_fd=None
-    )
+    argv = bwrap_argv(bwrap, [true], cwd=root, project=root, settings=SandboxConfig(), info_fd=None)
 
     def timed(line: list[str]) -> float:
         start = time.perf_counter()

@@ -175,11 +175,8 @@ class StatusLine(Widget):
             # Imported here: the sandbox module is not part of the first frame.
             from smith_tui.engine.sandbox_status import sandbox_state_of
 
-            state = sandbox_state_of(runtime.config.effective)
-            if state is not None:
-                self.sandbox, self.sandbox_active = state.label(), state.active
-            elif early:
-                self.sandbox, self.sandbox_active = "", False
+            state = sandbox_state_of(runtime.config.model)
+            self.sandbox, self.sandbox_active = state.label(), state.active
 
     def _retry_text(self) -> str:
         remaining = max(0.0, (self._retry_deadline or 0.0) - time.monotonic())

@@ -21,7 +21,7 @@ from acp import (
 )
 
 from smith_tui.acp import dispatch_card, updates
-from smith_tui.engine.active_conversation import NOTICES_KEY
+from smith_tui.engine.kept_notices import NOTICES_KEY
 from smith_tui.tools.builtin.todo import validate_items
 
 if TYPE_CHECKING:

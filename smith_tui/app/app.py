@@ -16,7 +16,9 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
 
+from smith_tui.app import command_effects, questions
 from smith_tui.app.bindings import APP_BINDINGS, key_for, keymap_for
+from smith_tui.app.command_effects import PICKERS
 from smith_tui.app.completion_sources import runtime_sources
 from smith_tui.app.gc_policy import CHECK_EVERY_S, GcPolicy
 from smith_tui.app.main_screen import MainScreen
@@ -69,13 +71,6 @@ def screen_class(name: str) -> type[Screen[Any]]:
     module_name, class_name = SCREENS[name]
     screen: type[Screen[Any]] = getattr(importlib.import_module(module_name), class_name)
     return screen
-
-
-#: Pickers built from a command's output: action → (module, function of runtime and data).
-PICKERS: dict[str, tuple[str, str]] = {
-    "models": ("smith_tui.app.screens.models_picker", "models_picker"),
-    "search": ("smith_tui.app.screens.search_hits", "search_picker"),
-}
 
 
 def _app_action(event: ev.Event) -> str:
@@ -191,7 +186,7 @@ class SmithApp(App[int]):
             self.call_from_thread(self._fail_start, message)
             return
         if self._pick is not None:
-            warm_sandbox_probe(runtime.config.effective)
+            warm_sandbox_probe(runtime.config.model)
             self.call_from_thread(self._show_session, runtime)
             try:
                 self._pick(runtime)
@@ -319,11 +314,12 @@ class SmithApp(App[int]):
         for event in message.events:
             if isinstance(event, ev.CommandOutput) and event.ok:
                 if event.data.get("action") == "edit":
-                    self.edit_file(str(event.data.get("path") or ""))
+                    command_effects.edit_file(self, str(event.data.get("path") or ""))
                 if event.data.get("action") == "copy":
-                    self.copy_text(str(event.data.get("text") or ""), event.text)
+                    text = str(event.data.get("text") or "")
+                    command_effects.copy_text(self, self.keymap, text, event.text)
             if isinstance(event, ev.PlanPresented) and event.job_id is None:
-                self.show_plan(event)
+                questions.show_plan(self, self.opened_runtime, event)
             action = _app_action(event)
             if action and isinstance(event, ev.CommandOutput):
                 actions.append((action, event))
@@ -334,7 +330,9 @@ class SmithApp(App[int]):
             self.notifier.follow(events)
         for action, output in actions:
             if action in PICKERS:
-                self.open_picker(action, output)
+                command_effects.open_picker(
+                    self, self.opened_runtime, action, output, self.action_pin_model
+                )
             else:
                 self._command_action(action)
 
@@ -367,29 +365,6 @@ class SmithApp(App[int]):
         done, said = await self.runtime.worktree(message.action, message.job_id)
         self.notify(said, severity="information" if done else "error", timeout=10)
 
-    def copy_text(self, text: str, what: str) -> None:
-        """Put ``text`` on the clipboard through the terminal (OSC 52) and say so, with the
-        way out for terminals that do not pass it on."""
-        self.copy_to_clipboard(text)
-        pager = key_for(self.keymap, "pager")
-        self.notify(
-            f"Copied {what} to the clipboard. Nothing arrived? Your terminal does not pass "
-            f"OSC 52 copies on: open the transcript ({pager}) and select the text there.",
-            timeout=6,
-        )
-
-    def edit_file(self, path: str) -> None:
-        """Open ``path`` in the user's editor (``$VISUAL``, ``$EDITOR``, else ``vi``), the
-        screen suspended until it exits (``/memory open``); a failure is a notice."""
-        from smith_tui.app.external_editor import open_in_editor
-
-        async def edit() -> None:
-            failed = await open_in_editor(self, path, fallback="vi")
-            if failed is not None:
-                self.notify(f"{failed}.", title=f"Could not edit {path}", severity="error")
-
-        self.run_worker(edit(), group="editor", exclusive=True, exit_on_error=False)
-
     def action_external_editor(self) -> None:
         """Edit the prompt (or the value the screen on top is editing) in ``$VISUAL`` /
         ``$EDITOR``; what is saved comes back (a failed editor is a notice)."""
@@ -413,28 +388,6 @@ class SmithApp(App[int]):
         prompt = self.main_screen.query_one(PromptInput)
         prompt.focus()
         prompt.insert(f"{name} ")
-
-    def open_picker(self, action: str, output: ev.CommandOutput) -> None:
-        """Show the picker of a command's output: a chosen model runs ``/model ID``, a chosen
-        ``/search`` hit opens the pager at its message."""
-        if self.runtime is None:
-            return
-        runtime = self.runtime
-        module_name, function = PICKERS[action]
-        picker = getattr(importlib.import_module(module_name), function)(runtime, output.data)
-
-        def chosen(key: str | None) -> None:
-            if key is None:
-                return
-            if action == "models":
-                self.action_pin_model(key)
-            else:
-                from smith_tui.app.screens.search_hits import hit_pager
-
-                hit = output.data["hits"][int(key)]
-                self.push_screen(hit_pager(runtime, hit, str(output.data.get("query") or "")))
-
-        self.push_screen(picker, chosen)
 
     def _command_action(self, action: str) -> None:
         if action == "quit":
@@ -467,63 +420,9 @@ class SmithApp(App[int]):
             message = error_text(exc)
             self.notify(message, title="Could not run that", severity="error")
 
-    def show_plan(self, presented: ev.PlanPresented) -> None:
-        """Show a presented plan for approval; run what the user decides in a worker."""
-        from smith_tui.app.screens.plan_screen import PlanScreen
-        from smith_tui.tools.builtin.plan import Plan
-
-        plan = Plan.model_validate(presented.plan)
-        self.push_screen(PlanScreen(plan), self._plan_decided)
-
-    def _plan_decided(self, decision: Any) -> None:
-        if decision is None or self.runtime is None:
-            return
-        self.run_worker(self._run_plan(decision), group="turn", exit_on_error=False)
-
-    async def _run_plan(self, decision: Any) -> None:
-        plans = self.opened_runtime.plans
-        try:
-            if decision.action == "reject":
-                await plans.reject(decision.feedback)
-            else:
-                await plans.approve(
-                    decision.plan, mode=decision.mode, fresh=decision.action == "fresh"
-                )
-        except Exception as exc:  # turn errors are events; this is the rest (a busy runtime)
-            message = error_text(exc)
-            self.notify(message, title="Could not run the plan", severity="error")
-
     async def ask_permission(self, request: Any) -> Any:
-        """The runtime's ask port: show the permission question and wait for the answer.
-
-        Cancelling the turn cancels this wait, which closes the question.
-        """
-        from smith_tui.app.screens.permission_screen import PermissionScreen
-        from smith_tui.engine.permission_gate import PermissionReply
-        from smith_tui.engine.presentation import role_label
-        from smith_tui.widgets.status_line import StatusLine
-
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        def answered(reply: Any) -> None:
-            if not answer.done():
-                answer.set_result(reply or PermissionReply("deny"))
-
-        screen = PermissionScreen(request)
-        self.push_screen(screen, answered)
-        status = self.main_screen.query_one(StatusLine)
-        asker = f" ({role_label(request.role)[0]})" if request.job_id is not None else ""
-        status.asking = f"{request.tool}{asker}"
-        if self.notifier is not None:
-            self.notifier.attention("permission", f"{request.tool}{asker} asks for permission")
-        try:
-            return await answer
-        except asyncio.CancelledError:
-            if self.screen is screen:
-                self.pop_screen()
-            raise
-        finally:
-            status.asking = ""
+        """The runtime's ask port: the permission question (app/questions.py)."""
+        return await questions.ask_permission(self, self.notifier, request)
 
     # -- actions --------------------------------------------------------------------------
 

@@ -122,7 +122,7 @@ def load_effective_config(options: LoadOptions | None = None) -> EffectiveConfig
     except ValidationError as exc:
         raise _attributed(problems_of(exc), layers, user_path) from None
     merged = merge_layers(layers)  # the same merge pydantic-settings made, kept for the snapshot
-    note_secret_variables(merged)  # child processes started from now on never see these keys
+    note_secret_variables(model)  # child processes started from now on never see these keys
     return EffectiveConfig(
         effective=freeze(merged),
         model=model,

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.config.defaults import DEFAULT_API_KEY_ENV
+
+if TYPE_CHECKING:  # the schema loads with a configuration, not with every child process helper
+    from smith_tui.config.schema import SmithConfig
 
 DEFAULT_WEB_SEARCH_KEY_ENV = "LINKUP_API_KEY"
 """Environment variable read for the web-search key unless the config names another."""
@@ -37,29 +40,14 @@ MIN_SECRET_CHARS = 8
 REDACTED = "***"
 """What a secret value is replaced with."""
 
-_CONFIG_PATHS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("llm_config", "api_key_env"), DEFAULT_API_KEY_ENV),
-    (("services", "tool", "web_search", "api_key_env"), DEFAULT_WEB_SEARCH_KEY_ENV),
-)
-
-_known_variables: set[str] = {default for _, default in _CONFIG_PATHS}
+_known_variables: set[str] = {DEFAULT_API_KEY_ENV, DEFAULT_WEB_SEARCH_KEY_ENV}
 
 
-def _lookup(config: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = config
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
-def note_secret_variables(config: Mapping[str, Any] | None) -> frozenset[str]:
+def note_secret_variables(config: SmithConfig | None) -> frozenset[str]:
     """Remember the key variables ``config`` names; return every secret variable known now."""
-    if config:
-        for path, _default in _CONFIG_PATHS:
-            name = _lookup(config, path)
-            if isinstance(name, str) and name.strip():
+    if config is not None:
+        for name in (config.llm_config.api_key_env, config.services.tool.web_search.api_key_env):
+            if name is not None and name.strip():
                 _known_variables.add(name.strip())
     return frozenset(_known_variables)
 
@@ -77,7 +65,7 @@ def scrubbed_environ(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def secret_values(
-    config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+    config: SmithConfig | None = None, environ: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
     """The values of the secret variables that are set, longest first, ready for :func:`redact`.
 

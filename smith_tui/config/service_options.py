@@ -117,6 +117,17 @@ class DispatchOptions(Section):
     )
 
 
+DEFAULT_OUTPUT_CHARS = 30_000
+"""What an absent ``max_output_chars`` of bash, web_search and most other tools stands for."""
+
+
+def _output_chars_field(absent: str = f"{DEFAULT_OUTPUT_CHARS}") -> Any:
+    return Field(
+        None,
+        description=f"Most characters of the tool's result shown to the model (absent: {absent}).",
+    )
+
+
 class WebSearchOptions(Section):
     """Options of the ``web_search`` tool (Linkup backend)."""
 
@@ -136,6 +147,7 @@ class WebSearchOptions(Section):
     )
     max_results: PositiveInt = Field(5, description="Most results returned per search.")
     timeout: PositiveNumber = Field(30.0, description="Seconds before a search request fails.")
+    max_output_chars: PositiveInt | None = _output_chars_field()
 
 
 class WebFetchOptions(Section):
@@ -168,6 +180,7 @@ class BashOptions(Section):
     max_timeout_s: PositiveNumber = Field(
         600.0, description="Largest timeout, in seconds, the model may ask for."
     )
+    max_output_chars: PositiveInt | None = _output_chars_field()
 
     @model_validator(mode="after")
     def _default_within_max(self) -> BashOptions:
@@ -177,6 +190,8 @@ class BashOptions(Section):
 
 
 def _absolute_folder(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character (\\0)")
     if not os.path.isabs(os.path.expanduser(value)):
         raise ValueError("must be an absolute folder path, e.g. /home/me/shared or ~/shared")
     return value
@@ -186,10 +201,34 @@ AbsoluteFolder = Annotated[NonEmptyStr, AfterValidator(_absolute_folder)]
 """An absolute folder path (``~`` allowed)."""
 
 
-class ToolOptions(Section):
-    """Options of the tool service. Other tools may take a free-form table under their name."""
+class ToolTable(Section):
+    """The table of a tool without options of its own above (``read``, ``edit``, ``code_grep``,
+    ``git``, ``note``, ``mcp``…): its common settings typed, any other key kept as written."""
 
     model_config = ConfigDict(extra="allow")
+
+    max_output_chars: PositiveInt | None = _output_chars_field(
+        "the tool's own budget: 30000; code_* tools 12000, git 16000"
+    )
+    max_file_bytes: PositiveInt | None = Field(
+        None,
+        description=(
+            "read and edit (skill and @path attachments follow read's): most bytes loaded "
+            "from one file (absent: 8 MiB)."
+        ),
+    )
+
+
+NO_TOOL_TABLE = ToolTable()
+"""The table of a tool the configuration does not mention."""
+
+
+class ToolOptions(Section):
+    """Options of the tool service. Every other tool may take a table under its name
+    (:class:`ToolTable`), validated with the rest of the configuration."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, ToolTable] = Field(init=False)
 
     extra_roots: list[AbsoluteFolder] = Field(
         default_factory=list,
@@ -208,19 +247,19 @@ class ToolOptions(Section):
     )
     bash: BashOptions = Field(default_factory=BashOptions, description="The bash tool.")
 
-    def options_for(self, tool: str) -> dict[str, Any]:
-        """The options table of ``tool``: typed defaults filled in when modelled, else free-form."""
-        value = getattr(self, tool) if tool in type(self).model_fields else None
-        if isinstance(value, Section):
-            return value.model_dump()
-        return dict((self.model_extra or {}).get(tool, {}))
+    def table(self, tool: str) -> ToolTable:
+        """``services.tool.<tool>`` of a tool without its own options class (empty when absent)."""
+        found = (self.model_extra or {}).get(tool)
+        return found if isinstance(found, ToolTable) else NO_TOOL_TABLE
 
-    @model_validator(mode="after")
-    def _extra_tools_are_tables(self) -> ToolOptions:
-        for name, value in (self.model_extra or {}).items():
-            if not isinstance(value, dict):
-                raise ValueError(f"services.tool.{name} must be a table (JSON object)")
-        return self
+    def max_output_chars(self, tool: str) -> int | None:
+        """``services.tool.<tool>.max_output_chars`` (``None``: the tool's own budget)."""
+        own: dict[str, int | None] = {
+            "bash": self.bash.max_output_chars,
+            "web_search": self.web_search.max_output_chars,
+            "web_fetch": self.web_fetch.max_output_chars,
+        }
+        return own[tool] if tool in own else self.table(tool).max_output_chars
 
 
 class ObserveOptions(Section):

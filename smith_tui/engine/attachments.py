@@ -34,6 +34,7 @@ from smith_tui.cancel import CancelToken
 from smith_tui.errors import error_text
 
 if TYPE_CHECKING:
+    from smith_tui.config.schema import SmithConfig
     from smith_tui.tools.spec import ToolContext
 
 #: Most files one prompt attaches (later ``@path`` tokens are left as typed).
@@ -106,7 +107,7 @@ async def attach(
     *,
     cwd: Path,
     project_root: Path | None,
-    config: Mapping[str, Any],
+    config: SmithConfig,
     role: str = "direct",
     cancel: CancelToken | None = None,
     resources: ResourceSource | None = None,
@@ -143,7 +144,7 @@ def attach_files(
     *,
     cwd: Path,
     project_root: Path | None,
-    config: Mapping[str, Any],
+    config: SmithConfig,
     role: str = "direct",
     cancel: CancelToken | None = None,
     resources: Mapping[str, str | Exception] | None = None,

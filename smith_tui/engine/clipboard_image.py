@@ -255,7 +255,6 @@ def read_pasted(
         turn_id="attach",
         cwd=root,
         cancel=cancel or Token(),
-        config={},
         project_root=root,
     )
     _shown, image = read_image(str(path), ctx)

@@ -34,8 +34,8 @@ from smith_tui.tools.permission_policy import (
     parse_rules,
     subject_of,
 )
-from smith_tui.tools.sandbox import sandbox_settings, sandbox_state
-from smith_tui.tools.spec import ToolContext, ToolError
+from smith_tui.tools.sandbox import sandbox_state
+from smith_tui.tools.spec import ToolContext
 
 GRANTS_KEY = "permission_grants"
 """The conversation metadata entry holding the session grants (rule texts)."""
@@ -343,10 +343,7 @@ async def _until_cancelled(
 
 
 def _sandboxed(ctx: ToolContext) -> bool:
-    try:
-        return sandbox_state(sandbox_settings(ctx.config)).active
-    except ToolError:
-        return False
+    return sandbox_state(ctx.config.sandbox).active
 
 
 def preview(name: str, args: Any, ctx: ToolContext) -> str:

@@ -345,7 +345,7 @@ class Runtime:
             return
         self.session = SessionState(status="running", started_at=time.time())
         self.emit(ev.SessionStarted(session_id=self.session_id, role=self.active_role))
-        self.sandbox.refresh(self.config.effective)
+        self.sandbox.refresh(self.config.model)
         self._report_mode()
         self.start_mcp()
         retention = self.config.model.services.observe.retention_days
@@ -840,7 +840,7 @@ class Runtime:
 
     def _config_changed(self) -> None:
         if self.session.status == "running":
-            self.sandbox.refresh(self.config.effective)
+            self.sandbox.refresh(self.config.model)
             self._report_mode()
         if not self._llm_injected:
             self._llm = None  # rebuilt from the new llm_config on next use

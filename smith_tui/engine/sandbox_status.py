@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from smith_tui.engine import events as ev
-from smith_tui.tools.sandbox import (
-    SandboxState,
-    cached_sandbox_state,
-    sandbox_settings,
-    sandbox_state,
-)
-from smith_tui.tools.spec import ToolError
+from smith_tui.tools.sandbox import SandboxState, cached_sandbox_state, sandbox_state
+
+if TYPE_CHECKING:
+    from smith_tui.config.schema import SmithConfig
 
 
 class SandboxReporter:
@@ -33,12 +30,9 @@ class SandboxReporter:
         """The state last reported (``None`` before the first report)."""
         return self._last
 
-    def refresh(self, config: Mapping[str, Any]) -> None:
+    def refresh(self, config: SmithConfig) -> None:
         """Work out the state under ``config`` (bwrap is probed once) and report a change."""
-        try:
-            state = sandbox_state(sandbox_settings(config))
-        except ToolError:
-            return  # an invalid table: the config loader reports it, and bash says so too
+        state = sandbox_state(config.sandbox)
         if state == self._last:
             return
         self._last = state
@@ -54,18 +48,13 @@ class SandboxReporter:
         )
 
 
-def sandbox_state_of(config: Mapping[str, Any]) -> SandboxState | None:
-    """The sandbox state under ``config`` (its cached probe when bwrap was probed), or
-    ``None`` for an invalid ``sandbox`` table (the session's own report explains it)."""
-    try:
-        settings = sandbox_settings(config)
-    except ToolError:
-        return None
-    return cached_sandbox_state(settings) or sandbox_state(settings)
+def sandbox_state_of(config: SmithConfig) -> SandboxState:
+    """The sandbox state under ``config`` (its cached probe when bwrap was probed)."""
+    return cached_sandbox_state(config.sandbox) or sandbox_state(config.sandbox)
 
 
-def warm_sandbox_probe(config: Mapping[str, Any]) -> None:
-    """Probe bwrap for the settings of ``config`` (a runtime's effective config) now; call it
+def warm_sandbox_probe(config: SmithConfig) -> None:
+    """Probe bwrap for the settings of ``config`` (a runtime's typed config) now; call it
     off the event loop: the status line then shows the sandbox in the same frame as the
     permission mode."""
     sandbox_state_of(config)

@@ -1,4 +1,4 @@
-"""Argument field types and tool-settings lookups shared by the tools.
+"""Argument field types and the result budget shared by the tools.
 
 A tool's ``Args`` model (a :class:`~smith_tui.tools.spec.ToolArgs`) builds its
 fields from the types here so the same argument is checked the same way in
@@ -20,14 +20,15 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator
 from pydantic_core import PydanticCustomError
 
+from smith_tui.config.service_options import DEFAULT_OUTPUT_CHARS
 from smith_tui.llm.nesting import MAX_JSON_DEPTH
 from smith_tui.tools.spec import ToolContext, ToolError
 
-DEFAULT_MAX_OUTPUT_CHARS = 30_000
-"""Character budget of a tool result read by :func:`max_output_chars`."""
+DEFAULT_MAX_OUTPUT_CHARS = DEFAULT_OUTPUT_CHARS
+"""Character budget of a tool result when its ``max_output_chars`` is absent."""
 
-DEFAULT_MAX_CHARS = 12_000
-"""Character budget of a tool result read by :func:`max_chars`."""
+DEFAULT_CODE_MAX_CHARS = 12_000
+"""Character budget of a code tool's result (``code_grep``, ``code_map``…) when absent."""
 
 
 # ---------------------------------------------------------------------------
@@ -87,46 +88,10 @@ Flag = Annotated[bool, BeforeValidator(_flag)]
 # settings
 
 
-def tool_settings(ctx: ToolContext, name: str) -> Mapping[str, Any]:
-    """Return ``services.tool.<name>`` from the context's config (empty when absent)."""
-    node: Any = ctx.config
-    for key in ("services", "tool", name):
-        if not isinstance(node, Mapping):
-            return {}
-        node = node.get(key, {})
-    return node if isinstance(node, Mapping) else {}
-
-
-def setting_number(settings: Mapping[str, Any], key: str, default: float, *, tool: str) -> float:
-    """Read a positive number from a tool's settings, falling back to ``default``.
-
-    A malformed value is a configuration mistake, reported as a tool error that
-    names the setting so the user can fix it.
-    """
-    value = settings.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ToolError(
-            f"config setting services.tool.{tool}.{key} must be a positive number, "
-            f"got {value!r}; fix or unset it.",
-            code="bad_config",
-        )
-    return float(value)
-
-
 def max_output_chars(ctx: ToolContext, name: str, default: int = DEFAULT_MAX_OUTPUT_CHARS) -> int:
-    """The character budget for tool ``name`` (``services.tool.<name>.max_output_chars``)."""
-    settings = tool_settings(ctx, name)
-    return int(setting_number(settings, "max_output_chars", default, tool=name))
-
-
-def max_chars(ctx: ToolContext, default: int = DEFAULT_MAX_CHARS) -> int:
-    """The result budget: ``config['tool_output_max_chars']`` when set, else ``default``."""
-    value = ctx.config.get("tool_output_max_chars") if ctx.config else None
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return default
+    """The character budget of tool ``name``: ``services.tool.<name>.max_output_chars`` of
+    the typed config (checked when it was loaded), else ``default``."""
+    return ctx.config.services.tool.max_output_chars(name) or default
 
 
 def bad_arguments(tool: str, message: str) -> ToolError:

@@ -20,12 +20,12 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from smith_tui.tools import beneath
-from smith_tui.tools.args import bad_arguments, setting_number, tool_settings
+from smith_tui.tools.args import bad_arguments
 from smith_tui.tools.spec import ToolContext, ToolError
 
 BINARY_SNIFF_BYTES = 8192
@@ -222,30 +222,10 @@ class ToolPath:
 
 
 def extra_roots(ctx: ToolContext) -> list[Path]:
-    """The folders of ``services.tool.extra_roots``, ``~`` expanded and symlinks resolved."""
-    node: object = ctx.config
-    for key in ("services", "tool"):
-        node = node.get(key) if isinstance(node, Mapping) else None
-    value = node.get("extra_roots") if isinstance(node, Mapping) else None
-    if value is None:
-        return []
-    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
-        raise ToolError(
-            f"config setting services.tool.extra_roots must be a list of absolute folder "
-            f"paths, got {value!r:.80}; fix or unset it.",
-            code="bad_config",
-        )
-    roots: list[Path] = []
-    for item in value:
-        expanded = os.path.expanduser(item) if isinstance(item, str) else ""
-        if not os.path.isabs(expanded) or "\x00" in expanded:
-            raise ToolError(
-                f"config setting services.tool.extra_roots holds {item!r:.80}, which is not "
-                f"an absolute folder path; fix or remove it.",
-                code="bad_config",
-            )
-        roots.append(Path(os.path.realpath(expanded)))
-    return roots
+    """The folders of ``services.tool.extra_roots`` (absolute, checked when the config was
+    loaded), ``~`` expanded and symlinks resolved."""
+    folders = ctx.config.services.tool.extra_roots
+    return [Path(os.path.realpath(os.path.expanduser(folder))) for folder in folders]
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -372,8 +352,7 @@ def max_file_bytes(ctx: ToolContext, tool: str) -> int:
 
     ``services.tool.<tool>.max_file_bytes``, default :data:`DEFAULT_MAX_FILE_BYTES`.
     """
-    settings = tool_settings(ctx, tool)
-    return int(setting_number(settings, "max_file_bytes", DEFAULT_MAX_FILE_BYTES, tool=tool))
+    return ctx.config.services.tool.table(tool).max_file_bytes or DEFAULT_MAX_FILE_BYTES
 
 
 def sha256_hex(data: bytes) -> str:

@@ -57,9 +57,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from smith_tui.config.frozen import thaw
 from smith_tui.config.locations import config_dir, data_dir
 
 if TYPE_CHECKING:
@@ -244,26 +243,6 @@ def _run_probe(path: str | None) -> Probe:
             )
         return Probe(path, False, f"bubblewrap ({path}) does not work here: {why}")
     return Probe(path, True)
-
-
-def sandbox_settings(config: Mapping[str, Any]) -> SandboxConfig:
-    """The ``sandbox`` table of ``config`` (defaults when absent)."""
-    from pydantic import ValidationError
-
-    from smith_tui.config.schema import SandboxConfig
-    from smith_tui.tools.spec import ToolError
-
-    table = config.get("sandbox") if isinstance(config, Mapping) else None
-    try:
-        return SandboxConfig.model_validate(thaw(table) if table is not None else {})
-    except ValidationError as exc:
-        problem = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in ("sandbox", *problem["loc"]))
-        raise ToolError(
-            f"the setting {where} is invalid: {problem['msg']}; fix it in the config file "
-            "or with /config set.",
-            code="bad_config",
-        ) from None
 
 
 def sandbox_state(settings: SandboxConfig) -> SandboxState:

@@ -25,6 +25,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config.schema import SmithConfig
 from smith_tui.errors import SmithError
 from smith_tui.store import Store
 from smith_tui.tools.command_runner import CommandRunner
@@ -95,7 +96,9 @@ class ToolContext:
     turn_id: str
     cwd: Path
     cancel: CancelToken
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: SmithConfig = field(default_factory=SmithConfig)
+    """The turn's configuration, validated once when it was loaded: a tool reads typed
+    settings (``config.services.tool.bash.default_timeout_s``), never walks a table."""
     conversation_id: str | None = None
     project_id: str | None = None
     project_root: Path | None = None

@@ -94,7 +94,7 @@ def test_the_first_frame_shows_what_the_runtime_opens_with_or_nothing(
         assert shown == "", exc.message
         return
     try:
-        state = sandbox_state_of(runtime.config.effective)
+        state = sandbox_state_of(runtime.config.model)
         assert state is not None
         assert early == EarlyStatus(runtime.permission_mode, state.label(), state.active)
         # Without bwrap's probe (as the app reads it) the sandbox is known only when off.

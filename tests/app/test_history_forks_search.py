@@ -13,7 +13,8 @@ from textual.widgets import Input, OptionList
 
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.fork_question import ForkQuestion
-from smith_tui.app.screens.history_screen import HistoryScreen, fork_source, tree_order
+from smith_tui.app.screens.history_rows import fork_source, tree_order
+from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.engine import forks

@@ -172,7 +172,7 @@ REJECTED = [
         "services.tool.web_search.endpoint",
         "http://",
     ),
-    ({"services": {"tool": {"note": 5}}}, "services.tool", "must be a table"),
+    ({"services": {"tool": {"note": 5}}}, "services.tool.note", "must be a table"),
     (
         {"services": {"tool": {"web_fetch": {"allow_private": "yes"}}}},
         "services.tool.web_fetch.allow_private",
@@ -347,15 +347,18 @@ def test_tool_options_are_found_by_tool_name() -> None:
     tools = validate(
         {"services": {"tool": {"web_fetch": {"max_bytes": 10}, "bash": {"max_timeout_s": 900}}}}
     ).services.tool
-    assert tools.options_for("web_fetch") == {
+    # Typed tables (the dict-returning options_for is gone: tools read attributes).
+    assert tools.web_fetch.model_dump() == {
         "timeout": 30.0,
         "max_bytes": 10,
         "max_output_chars": 30_000,
         "allow_private": False,
     }
-    assert validate(
-        {"services": {"tool": {"note": {"max_output_chars": 9}}}}
-    ).services.tool.options_for("note") == {"max_output_chars": 9}
-    assert tools.options_for("bash") == {"default_timeout_s": 120, "max_timeout_s": 900}
-    assert tools.options_for("web_search")["max_results"] == 5
-    assert tools.options_for("read") == {}
+    note = validate({"services": {"tool": {"note": {"max_output_chars": 9}}}}).services.tool
+    assert note.table("note").model_dump(exclude_none=True) == {"max_output_chars": 9}
+    assert tools.bash.model_dump(exclude_none=True) == {
+        "default_timeout_s": 120,
+        "max_timeout_s": 900,
+    }
+    assert tools.web_search.max_results == 5
+    assert tools.table("read").model_dump(exclude_none=True) == {}

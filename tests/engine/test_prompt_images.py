@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from smith_tui.config import SmithConfig
 from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import attach_files, display_text
 from smith_tui.engine.image_files import MAX_SIDE, prepare_image
@@ -188,7 +189,7 @@ def test_the_window_leaves_old_images_out_before_any_message() -> None:
 
 
 def _attach(prompt: str, repo: Path) -> Any:
-    return attach_files(prompt, cwd=repo, project_root=repo, config={})
+    return attach_files(prompt, cwd=repo, project_root=repo, config=SmithConfig())
 
 
 def test_hostile_image_files_are_refused_with_a_message(tmp_path: Path) -> None:

@@ -174,7 +174,6 @@ def make_ctx(root: Path) -> ToolContext:
         cwd=root,
         cancel=CancelToken.new_root(),
         project_root=root,
-        config={},
     )
 
 

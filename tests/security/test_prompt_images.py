@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from smith_tui.config import SmithConfig
 from smith_tui.engine.attachments import Attached, attach_files
 from tests.support.runtime import make_git_repo
 
@@ -46,7 +47,7 @@ def _with_gps(path: Path) -> Path:
 
 
 def _attach(prompt: str, repo: Path) -> Attached:
-    return attach_files(prompt, cwd=repo, project_root=repo, config={})
+    return attach_files(prompt, cwd=repo, project_root=repo, config=SmithConfig())
 
 
 @pytest.mark.attack(SECTION, "an @image symlinked to a picture outside the project")

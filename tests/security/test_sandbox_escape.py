@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
+from smith_tui.config.schema import SandboxConfig
 from smith_tui.tools.builtin.bash import TOOL
-from smith_tui.tools.sandbox import bwrap_argv, sandbox_settings
+from smith_tui.tools.sandbox import bwrap_argv
 from smith_tui.tools.spec import ToolOutput
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.smith_cli import server_args, smith_env
@@ -648,7 +649,7 @@ def test_sandbox_line_drops_the_terminal(project: Path) -> None:
         ["bash", "-c", TTY_PROBE],
         cwd=project,
         project=project,
-        settings=sandbox_settings({}),
+        settings=SandboxConfig(),
     )
     out = _in_a_terminal(line, project)
     assert "OPENED" not in out and "No such device or address" in out, out

@@ -16,6 +16,7 @@ from smith_tui.tools.builtin.bash import TOOL
 from smith_tui.tools.command_runner import CommandExit, RunnerOutput
 from smith_tui.tools.local_runner import LocalCommandRunner
 from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
+from tests.support.tools import load_error, typed_config
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -26,7 +27,7 @@ def make_ctx(cwd: Path, config: dict[str, Any] | None = None, **extra: Any) -> T
         turn_id="turn1",
         cwd=cwd,
         cancel=CancelToken.new_root(),
-        config=config or {},
+        config=typed_config(config),
         **extra,
     )
 
@@ -191,7 +192,7 @@ async def test_default_timeout_comes_from_config(tmp_path: Path) -> None:
 async def test_timeout_is_capped_by_config(tmp_path: Path) -> None:
     out = await handler(
         {"command": "echo quick", "timeout_s": 9000},
-        make_ctx(tmp_path, bash_config(max_timeout_s=5)),
+        make_ctx(tmp_path, bash_config(default_timeout_s=5, max_timeout_s=5)),
     )
     assert out.metadata["timeout_s"] == 5
     assert "capped at the configured maximum of 5 s" in out.content
@@ -304,9 +305,10 @@ async def test_missing_working_directory(tmp_path: Path) -> None:
         await handler({"command": "true"}, make_ctx(tmp_path / "gone"))
 
 
-async def test_bad_config_value_names_the_setting(tmp_path: Path) -> None:
-    with pytest.raises(ToolError, match=r"services\.tool\.bash\.max_timeout_s"):
-        await handler({"command": "true"}, make_ctx(tmp_path, bash_config(max_timeout_s="x")))
+def test_bad_config_value_names_the_setting(tmp_path: Path) -> None:
+    # Refused when the config is loaded; bash reads the checked, typed value.
+    message = load_error(tmp_path, bash_config(max_timeout_s="x"))
+    assert 'services.tool.bash.max_timeout_s: must be a number (got "x")' in message
 
 
 async def test_already_cancelled_call_does_not_run(tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ import pytest
 
 from smith_tui.cancel import CancelToken
 from smith_tui.tools import beneath
-from smith_tui.tools.builtin import read, write
+from smith_tui.tools.builtin import read
 from smith_tui.tools.files import ToolPath, atomic_write
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import load_error, typed_config
 
 
 @pytest.fixture(params=["openat2", "walk"])
@@ -146,18 +147,19 @@ def _ctx(root: Path, config: dict[str, object] | None = None) -> ToolContext:
         cwd=root,
         cancel=CancelToken.new_root(),
         project_root=root,
-        config=config or {},
+        config=typed_config(config),
     )
 
 
-async def test_a_nul_byte_in_a_path_or_extra_root_is_a_tool_error(root: Path, mode: str) -> None:
+async def test_a_nul_byte_in_a_path_or_extra_root_is_refused(
+    root: Path, mode: str, tmp_path: Path
+) -> None:
     with pytest.raises(ToolError) as caught:
         await read.TOOL.run({"path": "a/b\x00/f.txt"}, _ctx(root))
     assert caught.value.code == "bad_path"
-    ctx = _ctx(root, {"services": {"tool": {"extra_roots": ["/tmp/x\x00y"]}}})
-    with pytest.raises(ToolError) as config:
-        await write.TOOL.run({"path": "a/new.txt", "content": "x"}, ctx)
-    assert config.value.code == "bad_config"
+    # An extra root with a NUL is refused when the config is loaded, before any tool runs.
+    message = load_error(tmp_path, {"services": {"tool": {"extra_roots": ["/tmp/x\x00y"]}}})
+    assert "services.tool.extra_roots[0]: must not contain a NUL character" in message
 
 
 def test_writing_through_a_folder_that_leads_into_dot_git_is_refused(root: Path, mode: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from smith_tui.tools.builtin.code.file_search import TOOL, rank_files
 from smith_tui.tools.builtin.code.fuzzy import score_path
 from smith_tui.tools.spec import ToolContext, ToolError
-from tests.support.tools import project_context
+from tests.support.tools import project_context, tool_budget
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -96,7 +96,8 @@ async def test_budget_cuts_paths_with_a_note(tmp_path: Path) -> None:
     for n in range(200):
         (tmp_path / f"module_{n:03}_with_a_long_name.py").write_text("")
     out = await handler(
-        {"query": "module", "max_results": 200}, ctx_for(tmp_path, tool_output_max_chars=800)
+        {"query": "module", "max_results": 200},
+        ctx_for(tmp_path, services=tool_budget("code_files", 800)),
     )
     assert len(out.content) <= 800
     assert "more paths" in out.content and "left out to fit the 800-character budget" in out.content

@@ -18,7 +18,7 @@ from smith_tui.tools.builtin.code import grep as grep_module
 from smith_tui.tools.builtin.code.grep import FILE_MATCH_CAP, MATCH_CAP, TOOL, search
 from smith_tui.tools.process import RunningProcess
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
-from tests.support.tools import project_context
+from tests.support.tools import project_context, tool_budget
 from tests.support.tools import write_file as write
 
 handler = TOOL.run  # validates like the executor, then runs the handler
@@ -164,7 +164,8 @@ async def test_budget_drops_whole_files_with_a_note(tmp_path: Path) -> None:
     for n in range(40):
         write(tmp_path, f"f{n:02}.txt", "needle " + "x" * 100 + "\n")
     out = await handler(
-        {"pattern": "needle", "max_results": 40}, ctx_for(tmp_path, tool_output_max_chars=1500)
+        {"pattern": "needle", "max_results": 40},
+        ctx_for(tmp_path, services=tool_budget("code_grep", 1500)),
     )
     assert len(out.content) <= 1500
     assert re.search(

@@ -9,7 +9,7 @@ import pytest
 
 from smith_tui.tools.builtin.code.map import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
-from tests.support.tools import project_context
+from tests.support.tools import project_context, tool_budget
 from tests.support.tools import write_file as write
 
 handler = TOOL.run  # validates like the executor, then runs the handler
@@ -92,7 +92,9 @@ async def test_empty_folder(tmp_path: Path) -> None:
 async def test_budget_is_respected(tmp_path: Path) -> None:
     for n in range(60):
         write(tmp_path, f"pkg{n:02}/mod.py", "".join(f"def f{k}():\n    pass\n" for k in range(30)))
-    out = await handler({"max_files": 50}, ctx_for(tmp_path, tool_output_max_chars=3000))
+    out = await handler(
+        {"max_files": 50}, ctx_for(tmp_path, services=tool_budget("code_map", 3000))
+    )
     assert len(out.content) <= 3000
     assert "left out to fit" in out.content
 

@@ -9,7 +9,7 @@ import pytest
 
 from smith_tui.tools.builtin.code.outline import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
-from tests.support.tools import project_context
+from tests.support.tools import project_context, tool_budget
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -71,7 +71,9 @@ async def test_budget_cuts_long_outlines(tmp_path: Path) -> None:
     (tmp_path / "many.py").write_text(
         "".join(f"def function_number_{n}():\n    pass\n" for n in range(400))
     )
-    out = await handler({"path": "many.py"}, ctx_for(tmp_path, tool_output_max_chars=2000))
+    out = await handler(
+        {"path": "many.py"}, ctx_for(tmp_path, services=tool_budget("code_outline", 2000))
+    )
     assert len(out.content) <= 2000
     assert (
         "more symbols" in out.content and "left out to fit the 2000-character budget" in out.content

@@ -14,6 +14,7 @@ from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.edit import TOOL
 from smith_tui.tools.builtin.read import TOOL as READ_TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import typed_config
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 read_handler = READ_TOOL.run
@@ -21,7 +22,11 @@ read_handler = READ_TOOL.run
 
 def make_ctx(cwd: Path, config: dict[str, Any] | None = None) -> ToolContext:
     return ToolContext(
-        role="worker", turn_id="turn1", cwd=cwd, cancel=CancelToken.new_root(), config=config or {}
+        role="worker",
+        turn_id="turn1",
+        cwd=cwd,
+        cancel=CancelToken.new_root(),
+        config=typed_config(config),
     )
 
 

@@ -19,7 +19,6 @@ def make_ctx(project: Path, cwd: Path | None = None) -> ToolContext:
         turn_id="turn1",
         cwd=cwd or project,
         cancel=CancelToken.new_root(),
-        config={},
         project_root=project,
     )
 

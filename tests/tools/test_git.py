@@ -14,7 +14,7 @@ from smith_tui.tools.builtin.git import TOOL
 from smith_tui.tools.builtin.git_argv import build_command
 from smith_tui.tools.builtin.git_options import COMMANDS
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
-from tests.support.tools import project_context
+from tests.support.tools import project_context, tool_budget
 
 AUTHOR_ENV = {
     "GIT_AUTHOR_NAME": "Ada Author",
@@ -146,7 +146,7 @@ async def test_blame_whole_file_range_and_revision(repo: Path) -> None:
 async def test_long_output_is_budgeted_with_a_note(repo: Path) -> None:
     (repo / "big.txt").write_text("".join(f"line {n}\n" for n in range(5000)))
     commit_all(repo, "Big file")
-    out = await run(repo, "show", "HEAD", tool_output_max_chars=3000)
+    out = await run(repo, "show", "HEAD", services=tool_budget("git", 3000))
     assert len(out.content) < 3200
     assert "cut from the middle" in out.content
     assert out.content.startswith("commit ")

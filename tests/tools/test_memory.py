@@ -23,6 +23,7 @@ from smith_tui.tools.builtin.todo import save_todo
 from smith_tui.tools.executor import execute_tool_call
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.spec import ToolContext, ToolError, ToolServices
+from tests.support.tools import typed_config
 
 record_handler = RECORD_TOOL.run  # validates like the executor, then runs the handler
 recall_handler = RECALL_TOOL.run
@@ -42,7 +43,7 @@ def make_ctx(
         turn_id="t1",
         cwd=Path("/"),
         cancel=CancelToken.new_root(),
-        config=config or {},
+        config=typed_config(config),
         conversation_id=conversation_id,
         project_id="proj",
         services=ToolServices() if store is None else ToolServices(store=store),

@@ -12,6 +12,7 @@ from smith_tui.cancel import CancelToken
 from smith_tui.store import Store
 from smith_tui.tools.builtin.note import MAX_NOTE_CHARS, TOOL
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput, ToolServices
+from tests.support.tools import typed_config
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -33,7 +34,7 @@ def make_ctx(
         turn_id="t1",
         cwd=Path("/"),
         cancel=CancelToken.new_root(),
-        config=config or {},
+        config=typed_config(config),
         conversation_id=conversation_id,
         project_id=project_id,
         services=ToolServices() if store is None else ToolServices(store=store),

@@ -11,6 +11,7 @@ import pytest
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.read import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import typed_config
 
 handler = TOOL.run  # validates like the executor, then runs the handler
 
@@ -24,7 +25,7 @@ def make_ctx(
         turn_id="turn1",
         cwd=cwd,
         cancel=CancelToken.new_root(),
-        config=config or {},
+        config=typed_config(config),
         project_root=root,
     )
 

@@ -21,11 +21,13 @@ from typing import Any
 import pytest
 
 from smith_tui.cancel import CancelToken
+from smith_tui.config.schema import SandboxConfig
 from smith_tui.engine import events as ev
 from smith_tui.tools.builtin.bash import TOOL
-from smith_tui.tools.sandbox import failure_note, probe_bwrap, sandbox_settings, scratch_folder
+from smith_tui.tools.sandbox import failure_note, probe_bwrap, scratch_folder
 from smith_tui.tools.spec import ToolContext, ToolError, ToolOutput
 from tests.support.runtime import open_runtime
+from tests.support.tools import load_error, typed_config
 from tests.tools.test_bash import is_running, live_members
 
 PROBE = probe_bwrap()
@@ -61,7 +63,7 @@ def make_ctx(project: Path, sandbox: dict[str, Any] | None = None) -> ToolContex
         turn_id="turn1",
         cwd=project,
         cancel=CancelToken.new_root(),
-        config={"sandbox": sandbox} if sandbox is not None else {},
+        config=typed_config({"sandbox": sandbox} if sandbox is not None else {}),
         project_root=project,
     )
 
@@ -191,7 +193,7 @@ async def test_a_read_only_project_keeps_tmp_writable(project: Path) -> None:
         ["bash", "-c", "echo t > /tmp/$$.probe && rm /tmp/$$.probe && echo x > inside.txt"],
         cwd=project,
         project=project,
-        settings=sandbox_settings({}),
+        settings=SandboxConfig(),
         project_writable=False,
     )
     proc = await asyncio.create_subprocess_exec(*argv, stderr=asyncio.subprocess.PIPE)
@@ -372,17 +374,16 @@ async def test_the_runtime_reports_an_active_sandbox_without_a_notice(tmp_path: 
 
 
 def test_output_without_a_sign_of_the_sandbox_gets_no_note() -> None:
-    settings = sandbox_settings({})
+    settings = SandboxConfig()
     assert failure_note("make: *** [all] Error 2", settings) == ""
     assert "sandbox.network" in failure_note("curl: (6) Could not resolve host: x", settings)
-    networked = sandbox_settings({"sandbox": {"network": True}})
+    networked = typed_config({"sandbox": {"network": True}}).sandbox
     assert failure_note("Could not resolve host", networked) == ""
 
 
-def test_a_bad_sandbox_table_is_a_clear_tool_error() -> None:
-    with pytest.raises(ToolError) as caught:
-        sandbox_settings({"sandbox": {"mode": "sometimes"}})
-    assert "sandbox.mode" in caught.value.message
+def test_a_bad_sandbox_table_is_a_clear_load_error(tmp_path: Path) -> None:
+    # Checked once, when the config is loaded (bash reads the typed result, never the table).
+    assert "sandbox.mode" in load_error(tmp_path, {"sandbox": {"mode": "sometimes"}})
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from smith_tui.tools.process import run_capture
 from smith_tui.tools.registry import ToolRegistry
 from smith_tui.tools.safe_git import git_env
 from smith_tui.tools.spec import ToolContext, ToolResult
+from tests.support.tools import typed_config
 from tests.tools.test_web_fetch import LocalServer
 
 KEY = "lk-smith-search-9a8b7c6d5e4f3a2b1c0d"
@@ -38,7 +39,7 @@ def make_ctx(
         turn_id="t1",
         cwd=tmp_path,
         cancel=CancelToken.new_root(),
-        config=config,
+        config=typed_config(config),
         on_output=outputs.append if outputs is not None else None,
     )
 
@@ -135,7 +136,7 @@ async def test_every_child_environment_lacks_the_key_variables(
     monkeypatch.setenv("LLM_API_KEY", "sk-smith-default-abcdefgh")
     monkeypatch.setenv("LINKUP_API_KEY", "lk-smith-default-abcdefgh")
     # A name is remembered once a configuration names it (here: a tool call's config).
-    assert secret_values({"llm_config": {"api_key_env": custom}})
+    assert secret_values(typed_config({"llm_config": {"api_key_env": custom}}))
     for env in (git_env(), rg_env(), bash._child_env(False), bash._child_env(True)):
         assert not {custom, "LLM_API_KEY", "LINKUP_API_KEY"} & env.keys()
     assert "PATH" in git_env()

@@ -26,6 +26,7 @@ from smith_tui.tools.builtin import edit, read, write
 from smith_tui.tools.builtin.code.symbols import read_source
 from smith_tui.tools.files import open_regular_file, read_capped
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import load_error, typed_config
 
 HANG_GUARD_S = 30.0
 """Far longer than any of these calls takes; only a hang reaches it."""
@@ -44,7 +45,7 @@ def make_ctx(root: Path, *, extra_roots: list[str] | None = None, **tools: Any) 
         cwd=root,
         cancel=CancelToken.new_root(),
         project_root=root,
-        config={"services": {"tool": tool_config}},
+        config=typed_config({"services": {"tool": tool_config}}),
     )
 
 
@@ -196,10 +197,12 @@ def test_dev_stdin_on_an_open_pipe_is_refused_even_with_every_folder_allowed(
         "from pathlib import Path\n"
         "from smith_tui.cancel import CancelToken\n"
         "from smith_tui.tools.builtin.read import TOOL\n"
+        "from smith_tui.config import check_config\n"
         "from smith_tui.tools.spec import ToolContext, ToolError\n"
         "root = Path(sys.argv[1])\n"
+        "config = check_config({'services': {'tool': {'extra_roots': ['/']}}})\n"
         "ctx = ToolContext(role='worker', turn_id='t', cwd=root, cancel=CancelToken.new_root(),\n"
-        "    project_root=root, config={'services': {'tool': {'extra_roots': ['/']}}})\n"
+        "    project_root=root, config=config)\n"
         "try:\n"
         "    asyncio.run(TOOL.run({'path': '/dev/stdin'}, ctx))\n"
         "except ToolError as exc:\n"
@@ -320,14 +323,11 @@ async def test_extra_roots_from_a_home_relative_path(project: Path, tmp_path: Pa
 
 
 @pytest.mark.parametrize("bad", ["relative/dir", 3, "/ok,not-a-list"])
-async def test_malformed_extra_roots_are_a_config_error(project: Path, bad: Any) -> None:
-    (project / "a.txt").write_text("a\n")
+def test_malformed_extra_roots_are_a_config_error(tmp_path: Path, bad: Any) -> None:
+    # Refused when the config file is loaded: read, edit and write get checked folders.
     roots: Any = bad if bad == "/ok,not-a-list" else [bad]
-    ctx = make_ctx(project)
-    ctx.config = {"services": {"tool": {"extra_roots": roots}}}
-    err = await refusal("read", ctx, path="a.txt")
-    assert err.code == "bad_config"
-    assert "services.tool.extra_roots" in err.message
+    message = load_error(tmp_path, {"services": {"tool": {"extra_roots": roots}}})
+    assert "services.tool.extra_roots" in message
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 from smith_tui.cancel import CancelToken
 from smith_tui.tools.builtin.web_search import TOOL
 from smith_tui.tools.spec import ToolContext, ToolError
+from tests.support.tools import load_error, typed_config
 from tests.tools.test_web_fetch import LocalServer, Recorded, Reply
 
 KEY_ENV = "SMITH_TEST_LINKUP_KEY"
@@ -47,7 +48,7 @@ def make_ctx(server: LocalServer | None, **settings: Any) -> ToolContext:
         turn_id="turn1",
         cwd=Path("/"),
         cancel=CancelToken.new_root(),
-        config={"services": {"tool": {"web_search": config}}},
+        config=typed_config({"services": {"tool": {"web_search": config}}}),
     )
 
 
@@ -107,7 +108,7 @@ async def test_no_results(server: LocalServer, api_key: str) -> None:
 
 async def test_structured_output_is_shown_as_json(server: LocalServer, api_key: str) -> None:
     server.routes["/v1/search"] = lambda _: json_reply({"company": "ACME", "founded": 1947})
-    out = await handler({"query": "acme"}, make_ctx(server, output_type="structured"))
+    out = await handler({"query": "acme"}, make_ctx(server))
     assert json.loads(out.content) == {"company": "ACME", "founded": 1947}
 
 
@@ -196,27 +197,35 @@ async def test_unreachable_endpoint(api_key: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "settings", "message"),
+    ("args", "message"),
     [
-        ({}, {}, "missing required argument `query`"),
-        ({"query": "  "}, {}, "`query` must not be empty"),
-        ({"query": 5}, {}, "`query` must be a string"),
-        ({"query": "x"}, {"max_results": "many"}, "services.tool.web_search.max_results"),
-        ({"query": "x"}, {"depth": ""}, "services.tool.web_search.depth"),
-        ({"query": "x"}, {"timeout": -1}, "services.tool.web_search.timeout"),
+        ({}, "missing required argument `query`"),
+        ({"query": "  "}, "`query` must not be empty"),
+        ({"query": 5}, "`query` must be a string"),
     ],
 )
-async def test_bad_arguments_and_config(
-    server: LocalServer,
-    api_key: str,
-    args: dict[str, Any],
-    settings: dict[str, Any],
-    message: str,
+async def test_bad_arguments(
+    server: LocalServer, api_key: str, args: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ToolError) as err:
-        await handler(args, make_ctx(server, **settings))
+        await handler(args, make_ctx(server))
     assert message in err.value.message
     assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"max_results": "many"}, "services.tool.web_search.max_results"),
+        ({"depth": ""}, "services.tool.web_search.depth"),
+        ({"timeout": -1}, "services.tool.web_search.timeout"),
+    ],
+)
+def test_bad_settings_are_refused_when_the_config_loads(
+    tmp_path: Path, settings: dict[str, Any], message: str
+) -> None:
+    # Checked once by the loader; web_search reads the typed, checked options.
+    assert message in load_error(tmp_path, {"services": {"tool": {"web_search": settings}}})
 
 
 async def test_cancel_returns_quickly(server: LocalServer, api_key: str) -> None:

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from smith_tui.engine.active_conversation import NOTICES_KEY
 from smith_tui.engine.attachments import display_text
+from smith_tui.engine.kept_notices import NOTICES_KEY
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
     ChangesEntry,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -23,10 +22,18 @@ from textual.widgets import DataTable, Footer, Input, Label, OptionList, Static,
 from textual.widgets.option_list import Option
 
 from smith_tui.app.screens.confirm import ConfirmScreen
+from smith_tui.app.screens.history_rows import (
+    SEARCH_LIMIT,
+    HistoryRow,
+    count_text,
+    history_row,
+    hit_result,
+    title_result,
+    top_level,
+    tree_order,
+)
 from smith_tui.app.screens.modal import SmithModal
 from smith_tui.engine import forks
-from smith_tui.engine.persistence import message_dict
-from smith_tui.engine.transcript_text import message_preview
 from smith_tui.errors import error_text
 from smith_tui.store import Conversation
 from smith_tui.terminal_text import visible
@@ -36,9 +43,6 @@ if TYPE_CHECKING:
     from smith_tui.engine.runtime import Runtime
 
 LIST_LIMIT = 500
-SEARCH_LIMIT = 50
-HIGHLIGHT = ("«", "»")
-"""How the store's snippets mark the matched words (its default)."""
 SEARCH_DELAY = 0.12
 """Seconds of no typing before the filter runs."""
 TITLE_WIDTH = 60
@@ -47,74 +51,6 @@ TITLE_WIDTH = 60
 def format_time(timestamp: float) -> str:
     """Local date and time, minutes precision."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
-
-
-@dataclass(frozen=True)
-class HistoryRow:
-    """One conversation as the table shows it."""
-
-    conversation: Conversation
-    title: str
-    """The title, or a preview of the first message when there is none."""
-    titled: bool
-    turns: int
-    tokens: int
-    messages: int
-    depth: int = 0
-    """How many forks deep under its source (0: not shown under another row)."""
-    fork_turn: int | None = None
-    """For a fork: the source's turn (1-based) it was cut after."""
-    forked: bool = False
-
-
-def fork_source(conv: Conversation) -> str | None:
-    """The conversation ``conv`` was forked from (``None``: not a fork)."""
-    link = conv.metadata.get(forks.FORKED_FROM)
-    source = link.get("conversation") if isinstance(link, dict) else None
-    return source if isinstance(source, str) else None
-
-
-def tree_order(conversations: list[Conversation]) -> list[tuple[Conversation, int]]:
-    """``conversations`` (newest first) with each fork right under its source, newest fork
-    first, and its depth; a fork whose source is not listed stays a top-level row."""
-    ids = {conv.id for conv in conversations}
-    children: dict[str, list[Conversation]] = {}
-    roots: list[Conversation] = []
-    for conv in conversations:
-        source = fork_source(conv)
-        if source in ids and source != conv.id:
-            children.setdefault(source, []).append(conv)
-        else:
-            roots.append(conv)
-    ordered: list[tuple[Conversation, int]] = []
-    seen: set[str] = set()
-
-    def add(conv: Conversation, depth: int) -> None:
-        if conv.id in seen:
-            return
-        seen.add(conv.id)
-        ordered.append((conv, depth))
-        for child in children.get(conv.id, []):
-            add(child, depth + 1)
-
-    for conv in roots:
-        add(conv, 0)
-    for conv in conversations:  # a cycle of links (a hand-edited store) still shows up
-        add(conv, 0)
-    return ordered
-
-
-def snippet_text(snippet: str) -> Text:
-    """A search snippet with the matched words (between « and ») highlighted."""
-    text = Text(no_wrap=True, overflow="ellipsis")
-    rest = snippet.replace("\n", " ")
-    while HIGHLIGHT[0] in rest:
-        before, _, after = rest.partition(HIGHLIGHT[0])
-        match, _, rest = after.partition(HIGHLIGHT[1])
-        text.append(before)
-        text.append(match, style="bold reverse")
-    text.append(rest)
-    return text
 
 
 class HistoryScreen(SmithModal):
@@ -182,31 +118,6 @@ class HistoryScreen(SmithModal):
             return conversations.list_all(limit=LIST_LIMIT)
         return conversations.list_for_project(self.runtime.project_id, limit=LIST_LIMIT)
 
-    def _row(self, conv: Conversation, depth: int, turns_of: dict[str, list[str]]) -> HistoryRow:
-        store = self.runtime.store
-        turns = len(store.turns.list_for_conversation(conv.id))
-        tokens = sum(t.total_tokens for t in store.usage.totals_by_role(conv.id).values())
-        count = store.conversations.count_messages(conv.id)
-        title = (conv.title or "").strip()
-        titled = bool(title)
-        if not titled:
-            first = store.conversations.list_messages(conv.id, limit=1)
-            title = message_preview(message_dict(first[0]), 50) if first else "(empty)"
-        source = fork_source(conv)
-        fork_turn = None
-        if source is not None:
-            # A fork's copied turns have no records of their own (their usage stays the
-            # source's): count them by its messages.
-            turns = len(forks.turn_ids(store, conv.id))
-            if source not in turns_of:
-                turns_of[source] = forks.turn_ids(store, source)
-            turn = conv.metadata[forks.FORKED_FROM].get("turn")
-            if turn in turns_of[source]:
-                fork_turn = turns_of[source].index(turn) + 1
-        return HistoryRow(
-            conv, title, titled, turns, tokens, count, depth, fork_turn, source is not None
-        )
-
     def _title_cell(self, row: HistoryRow) -> Text:
         conv = row.conversation
         marker = "● " if conv.id == self.runtime.conversations.conversation_id else "  "
@@ -230,7 +141,8 @@ class HistoryScreen(SmithModal):
             keep = self.selected_row.conversation.id
         turns_of: dict[str, list[str]] = {}
         self.rows = [
-            self._row(conv, depth, turns_of) for conv, depth in tree_order(self._conversations())
+            history_row(self.runtime.store, conv, depth, turns_of)
+            for conv, depth in tree_order(self._conversations())
         ]
         table.clear(columns=True)
         table.add_column("Title", key="title")
@@ -282,19 +194,12 @@ class HistoryScreen(SmithModal):
             hit = self.selected_hit
             if isinstance(hit, HistoryRow):
                 return hit.conversation.id
-            return self._top_level(hit.conversation_id) if hit is not None else None
+            return top_level(self.runtime.store, hit.conversation_id) if hit is not None else None
         row = self.selected_row
         return row.conversation.id if row else None
 
-    def _top_level(self, conversation_id: str) -> str:
-        """The top-level conversation a (sub-agent's) conversation belongs to."""
-        seen = {conversation_id}
-        conv = self.runtime.store.conversations.get(conversation_id)
-        while conv is not None and conv.parent_id is not None and conv.parent_id not in seen:
-            seen.add(conv.parent_id)
-            conversation_id = conv.parent_id
-            conv = self.runtime.store.conversations.get(conversation_id)
-        return conversation_id
+    def _hit_title(self, hit: HistoryHit) -> str:
+        return self._title_of(hit.conversation_id) if not hit.parent_id else hit.title
 
     def _title_of(self, conversation_id: str) -> str:
         row = next((r for r in self.rows if r.conversation.id == conversation_id), None)
@@ -343,46 +248,14 @@ class HistoryScreen(SmithModal):
         self.title_hits = [
             row for row in self.rows if row.titled and needle in row.title.casefold()
         ]
-        options = [self._title_option(row) for row in self.title_hits]
-        options += [self._hit_option(hit) for hit in self.hits]
+        options = [Option(title_result(row, self.time_format)) for row in self.title_hits]
+        options += [Option(hit_result(hit, self._hit_title(hit))) for hit in self.hits]
         hits_list.set_options(options)
         hits_list.display = True
         table.display = False
         if options:
             hits_list.highlighted = 0
-        self._set_status(self._count_text())
-
-    def _title_option(self, row: HistoryRow) -> Option:
-        title = Text(visible(row.title), style="bold", no_wrap=True, overflow="ellipsis")
-        title.append(
-            f"  title · {row.turns} turn{'s' if row.turns != 1 else ''} · {self.time_format(row.conversation.updated_at)}",
-            style="dim",
-        )
-        return Option(title)
-
-    def _hit_option(self, hit: HistoryHit) -> Option:
-        title = self._title_of(hit.conversation_id) if not hit.parent_id else hit.title
-        child = " (sub-agent)" if hit.parent_id else ""
-        return Option(
-            Text.assemble(
-                (visible(title)[:30] + child, "bold"),
-                (f"  #{hit.position} {hit.role}: ", "dim"),
-                snippet_text(visible(hit.snippet)),
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-        )
-
-    def _count_text(self) -> str:
-        count, titles = len(self.hits), len(self.title_hits)
-        if not count and not titles:
-            return "No messages match."
-        text = f"{count} match{'es' if count != 1 else ''}" if count else "No messages match"
-        if count == SEARCH_LIMIT:
-            text += f" (first {SEARCH_LIMIT})"
-        if titles:
-            text += f" · {titles} title{'s' if titles != 1 else ''}"
-        return text + ". Enter opens the conversation at the message."
+        self._set_status(count_text(len(self.hits), len(self.title_hits)))
 
     def action_focus_search(self) -> None:
         """Put the cursor in the search box."""

@@ -140,7 +140,7 @@ async def export_command(ctx: CommandContext, args: list[str]) -> Reply:
         # (JSON escapes control characters itself.)
         text = visible(transcript_text(runtime.conversations.messages, markdown=True))
     # A key the user typed or pasted into the conversation must not reach the file.
-    text = redact(text, secret_values(runtime.config.effective))
+    text = redact(text, secret_values(runtime.config.model))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

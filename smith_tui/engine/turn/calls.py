@@ -139,7 +139,7 @@ class CallRunner:
             turn_id=turn.turn_id,
             cwd=turn.cwd,
             cancel=turn.cancel.child(),
-            config=turn.config,
+            config=turn.config_model,
             conversation_id=turn.conversation_id,
             project_id=turn.scope.project_id,
             project_root=turn.scope.project_root,

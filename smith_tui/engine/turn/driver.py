@@ -287,7 +287,7 @@ class TurnDriver:
                 turn.prompt,
                 cwd=turn.scope.cwd,
                 project_root=turn.scope.project_root,
-                config=turn.config,
+                config=turn.config_model,
                 role=turn.role_name,
                 cancel=turn.cancel,
                 resources=services.resources,

@@ -54,9 +54,10 @@ class Turn:
     cancel: CancelToken
     scope: TurnScope
     config: Mapping[str, Any]
-    """The effective config snapshot, as tools see it (``ToolContext.config``)."""
+    """The effective config snapshot (the merged layers as written)."""
     config_model: SmithConfig
-    """The validated, typed view of ``config`` (what ``settings`` come from)."""
+    """The validated, typed view of ``config``: what ``settings`` come from and what tools
+    get (``ToolContext.config``)."""
     prompt: str = ""
     history: Sequence[TranscriptMessage] = ()
     requested_model: str | None = None

@@ -42,7 +42,7 @@ from smith_tui.config.schema import SandboxConfig
 from smith_tui.config.secrets import scrubbed_environ, secret_values
 from smith_tui.config.service_options import BashOptions
 from smith_tui.tools import permission_policy
-from smith_tui.tools.args import NotBool, Text, max_output_chars, setting_number, tool_settings
+from smith_tui.tools.args import NotBool, Text, max_output_chars
 from smith_tui.tools.command_runner import (
     CommandExit,
     CommandRunner,
@@ -56,7 +56,6 @@ from smith_tui.tools.sandbox import (
     failure_note,
     require_sandbox,
     sandbox_environ,
-    sandbox_settings,
     sandbox_state,
 )
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
@@ -156,7 +155,7 @@ def _settings(args: Args, ctx: ToolContext) -> _Settings:
 
 
 async def _sandbox(ctx: ToolContext) -> _Sandbox:
-    settings = sandbox_settings(ctx.config)
+    settings = ctx.config.sandbox
     # Off the event loop only the first time, when bwrap is probed (it is run once).
     state = cached_sandbox_state(settings)
     if state is None:
@@ -167,9 +166,8 @@ async def _sandbox(ctx: ToolContext) -> _Sandbox:
 
 
 def _timeouts(args: Args, ctx: ToolContext) -> tuple[float, str | None]:
-    settings = tool_settings(ctx, "bash")
-    default = setting_number(settings, "default_timeout_s", DEFAULT_TIMEOUT_S, tool="bash")
-    ceiling = setting_number(settings, "max_timeout_s", DEFAULT_MAX_TIMEOUT_S, tool="bash")
+    options = ctx.config.services.tool.bash
+    default, ceiling = options.default_timeout_s, options.max_timeout_s
     requested = args.timeout_s
     timeout = requested if requested is not None else default
     note = None

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from smith_tui.tools.args import max_chars
+from smith_tui.tools.args import max_output_chars
 from smith_tui.tools.builtin.git_argv import build_command
 from smith_tui.tools.builtin.git_options import NAME, GitCommand
 from smith_tui.tools.builtin.git_repository import (
@@ -95,7 +95,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
         out = f"(git {shown}: {empty})"
     if truncated:
         out += f"\n[output stopped after {OUTPUT_CAP} bytes]"
-    content = budget_text(out, max_chars(ctx, DEFAULT_MAX_CHARS))
+    content = budget_text(out, max_output_chars(ctx, NAME, DEFAULT_MAX_CHARS))
     return ToolOutput(
         content,
         metadata={"command": args.command, "args": tail[1:], "chars": len(out)},

@@ -27,7 +27,6 @@ import ipaddress
 import json
 import re
 import socket
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -35,8 +34,7 @@ from urllib.parse import urljoin
 import httpx
 from pydantic import Field
 
-from smith_tui.config.service_options import WebFetchOptions
-from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
+from smith_tui.tools.args import Text
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
@@ -46,9 +44,6 @@ if TYPE_CHECKING:
     # start of smith about 55 ms, and most sessions never fetch a page.
     from bs4 import BeautifulSoup, Tag
 
-_DEFAULTS = WebFetchOptions()
-DEFAULT_TIMEOUT_S = _DEFAULTS.timeout
-DEFAULT_MAX_BYTES = _DEFAULTS.max_bytes
 MAX_REDIRECTS = 5
 MAX_HTML_BYTES = 1024 * 1024
 """Most bytes of an HTML page converted to Markdown (about 3 s of work on a slow machine)."""
@@ -466,17 +461,6 @@ async def _read(
     )
 
 
-def _allow_private(settings: Mapping[str, Any]) -> bool:
-    value = settings.get("allow_private", False)
-    if not isinstance(value, bool):
-        raise ToolError(
-            f"config setting {ALLOW_PRIVATE_SETTING} must be true or false, got {value!r}; "
-            f"fix or unset it.",
-            code="bad_config",
-        )
-    return value
-
-
 class Args(ToolArgs):
     """Arguments of ``web_fetch``."""
 
@@ -486,19 +470,15 @@ class Args(ToolArgs):
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Fetch ``args.url`` and return its content as text."""
     url = _check_url(args.url)
-    settings = tool_settings(ctx, "web_fetch")
-    timeout = setting_number(settings, "timeout", DEFAULT_TIMEOUT_S, tool="web_fetch")
-    max_bytes = int(setting_number(settings, "max_bytes", DEFAULT_MAX_BYTES, tool="web_fetch"))
-    allow_private = _allow_private(settings)
-    budget = max_output_chars(ctx, "web_fetch", _DEFAULTS.max_output_chars)
+    options = ctx.config.services.tool.web_fetch
     try:
         return await _fetch_as_text(
             ctx,
             url,
-            io_timeout_s=timeout,
-            max_bytes=max_bytes,
-            allow_private=allow_private,
-            budget=budget,
+            io_timeout_s=options.timeout,
+            max_bytes=options.max_bytes,
+            allow_private=options.allow_private,
+            budget=options.max_output_chars,
         )
     except asyncio.CancelledError:
         if ctx.is_cancelled():

@@ -12,48 +12,24 @@ import asyncio
 import json
 import os
 import re
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 from pydantic import Field
 
 from smith_tui.config.service_options import WebSearchOptions
-from smith_tui.tools.args import Text, max_output_chars, setting_number, tool_settings
+from smith_tui.tools.args import Text, max_output_chars
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
-_DEFAULTS = WebSearchOptions()
-DEFAULT_ENDPOINT = _DEFAULTS.endpoint
-DEFAULT_KEY_ENV = _DEFAULTS.api_key_env
-DEFAULT_TIMEOUT_S = _DEFAULTS.timeout
 SNIPPET_CHARS = 600
 
 
-def _setting_str(settings: Mapping[str, Any], key: str, default: str) -> str:
-    value = settings.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, str) or not value.strip():
-        raise ToolError(
-            f"config setting services.tool.web_search.{key} must be a non-empty string, "
-            f"got {value!r}; fix or unset it.",
-            code="bad_config",
-        )
-    return value.strip()
-
-
-def _request_body(query: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "q": query,
-        "depth": _setting_str(settings, "depth", _DEFAULTS.depth),
-        "outputType": _setting_str(settings, "output_type", _DEFAULTS.output_type),
-    }
-    if settings.get("max_results") is not None:
-        body["maxResults"] = int(
-            setting_number(settings, "max_results", _DEFAULTS.max_results, tool="web_search")
-        )
+def _request_body(query: str, options: WebSearchOptions) -> dict[str, Any]:
+    body: dict[str, Any] = {"q": query, "depth": options.depth, "outputType": options.output_type}
+    if "max_results" in options.model_fields_set:  # else the service's own default
+        body["maxResults"] = options.max_results
     return body
 
 
@@ -132,11 +108,9 @@ class Args(ToolArgs):
 async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     """Search the web for ``args.query`` and return titles, URLs and snippets."""
     query = args.query.strip()
-    settings = tool_settings(ctx, "web_search")
-    key_env = _setting_str(settings, "api_key_env", DEFAULT_KEY_ENV)
-    endpoint = _setting_str(settings, "endpoint", DEFAULT_ENDPOINT)
-    timeout = setting_number(settings, "timeout", DEFAULT_TIMEOUT_S, tool="web_search")
-    body = _request_body(query, settings)
+    options = ctx.config.services.tool.web_search
+    key_env, endpoint, timeout = options.api_key_env, options.endpoint, options.timeout
+    body = _request_body(query, options)
     api_key = os.environ.get(key_env, "").strip()
     if not api_key:
         raise ToolError(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from smith_tui.tools.args import Name, NotBool, max_chars
+from smith_tui.tools.args import DEFAULT_CODE_MAX_CHARS, Name, NotBool, max_output_chars
 from smith_tui.tools.builtin.code.fuzzy import prefilter, score_path
 from smith_tui.tools.builtin.code.render import fit_blocks
 from smith_tui.tools.builtin.code.rg import list_files
@@ -58,7 +58,9 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
     header = f"{len(ranked)} of {len(paths)} files match {query!r}"
     if len(ranked) > limit:
         header += f" (best {limit} shown)"
-    text, _ = fit_blocks(header, shown, max_chars(ctx), unit="paths")
+    text, _ = fit_blocks(
+        header, shown, max_output_chars(ctx, NAME, DEFAULT_CODE_MAX_CHARS), unit="paths"
+    )
     return ToolOutput(text, metadata={"matches": len(ranked), "files_searched": len(paths)})
 
 

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from smith_tui.tools.args import Flag, Name, NotBool, max_chars
+from smith_tui.tools.args import DEFAULT_CODE_MAX_CHARS, Flag, Name, NotBool, max_output_chars
 from smith_tui.tools.builtin.code.render import clip_line, fit_blocks, plural
 from smith_tui.tools.builtin.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.files import project_root, resolve_in_project
@@ -344,7 +344,11 @@ async def search(
         )
     header += _cap_notes(reader, len(ranked), capped_files, match_cap, file_match_cap)
     text, shown_files = fit_blocks(
-        header, blocks, max_chars(ctx), unit="files", hint="narrow 'path' or 'glob'"
+        header,
+        blocks,
+        max_output_chars(ctx, NAME, DEFAULT_CODE_MAX_CHARS),
+        unit="files",
+        hint="narrow 'path' or 'glob'",
     )
     return ToolOutput(
         text,

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from smith_tui.tools.args import Name, NotBool, max_chars
+from smith_tui.tools.args import DEFAULT_CODE_MAX_CHARS, Name, NotBool, max_output_chars
 from smith_tui.tools.builtin.code.render import fit_blocks, plural
 from smith_tui.tools.builtin.code.rg import list_files
 from smith_tui.tools.builtin.code.symbols import Symbol, language_for, symbols_of_file
@@ -144,7 +144,7 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             f"No files under {where} (hidden and ignored files are not listed).",
             metadata={"files": 0},
         )
-    budget = max_chars(ctx)
+    budget = max_output_chars(ctx, NAME, DEFAULT_CODE_MAX_CHARS)
     tree_text, _ = fit_blocks(
         f"Folders of {where} to depth {depth} (file counts include subfolders):",
         _tree(files, rel, depth),

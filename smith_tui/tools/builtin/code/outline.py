@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from smith_tui.tools.args import Name, max_chars
+from smith_tui.tools.args import DEFAULT_CODE_MAX_CHARS, Name, max_output_chars
 from smith_tui.tools.builtin.code.render import fit_blocks, plural
 from smith_tui.tools.builtin.code.symbols import (
     LANGUAGE_BY_SUFFIX,
@@ -64,7 +64,11 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
         )
     rows = [format_symbol(symbol) for symbol in symbols]
     content, shown = fit_blocks(
-        header, rows, max_chars(ctx), unit="symbols", hint="read the file in parts"
+        header,
+        rows,
+        max_output_chars(ctx, NAME, DEFAULT_CODE_MAX_CHARS),
+        unit="symbols",
+        hint="read the file in parts",
     )
     return ToolOutput(
         content,

@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from smith_tui.tools.args import Name, NotBool, max_chars
+from smith_tui.tools.args import DEFAULT_CODE_MAX_CHARS, Name, NotBool, max_output_chars
 from smith_tui.tools.builtin.code.render import fit_blocks
 from smith_tui.tools.builtin.code.rg import COMMON_FLAGS, find_rg, rg_env, strip_dot
 from smith_tui.tools.builtin.code.symbol import SymbolKind
@@ -174,7 +174,9 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             f"; only the first {MAX_CANDIDATE_FILES} of {len(candidates)} candidate files "
             "were scanned — use a longer name"
         )
-    text, _ = fit_blocks(header, blocks, max_chars(ctx), unit="groups")
+    text, _ = fit_blocks(
+        header, blocks, max_output_chars(ctx, NAME, DEFAULT_CODE_MAX_CHARS), unit="groups"
+    )
     return ToolOutput(
         text,
         metadata={"matches": len(hits), "files_scanned": len(candidates[:MAX_CANDIDATE_FILES])},
