@@ -330,6 +330,11 @@ class DispatchTree(Widget, can_focus=False):
         """Focus the tree with the cursor on the newest job (or the root)."""
         newest = next(reversed(self.jobs.values()), None)
         if newest is not None and newest.node is not None:
+            # Textual numbers a tree's lines when it next draws them, and move_cursor goes
+            # by that number: a job added since the last paint (panes hidden, a busy
+            # machine) would put the cursor on the first line. Asking for the lines
+            # numbers them now.
+            _ = self.job_tree.last_line
             self.job_tree.move_cursor(newest.node)
         self.job_tree.focus()
 

@@ -73,14 +73,15 @@ async def probe_local_servers(
     servers: tuple[tuple[str, int], ...] = LOCAL_SERVERS,
     *,
     host: str = "127.0.0.1",
-    timeout_s: float = PROBE_TIMEOUT_S,
+    timeout_s: float | None = None,
 ) -> list[FoundServer]:
-    """The servers of ``servers`` that answer on ``host``, in the order given."""
+    """The servers of ``servers`` that answer on ``host``, in the order given (each request
+    within ``timeout_s``, by default :data:`PROBE_TIMEOUT_S` as it is at the call)."""
     if not servers:
         return []
     import httpx
 
-    limits = httpx.Timeout(timeout_s)
+    limits = httpx.Timeout(PROBE_TIMEOUT_S if timeout_s is None else timeout_s)
     async with httpx.AsyncClient(timeout=limits, trust_env=False) as client:
         found = await asyncio.gather(
             *(_probe_one(client, name, port, host) for name, port in servers)

@@ -75,9 +75,9 @@ def make_app(runtime: Runtime) -> SmithApp:
     return SmithApp(runtime, animations=False)
 
 
-async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 10.0) -> str:
+async def wait_for_text(pilot: Pilot[Any], text: str, within: float = 30.0) -> str:
     """Wait until ``text`` is on screen; return the screen text. A timeout says which screen
-    was up and what it showed, so a failure shows its cause."""
+    was up and what it showed, so a failure shows its cause. (30 s: see ``wait_until``.)"""
     try:
         await wait_until(
             pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", within

@@ -152,17 +152,22 @@ async def test_matrix_rain_while_a_sub_agent_waits_and_never_for_smith(runtime) 
         await wait_until(pilot, lambda: rain.display, what="rain")
         assert rain.tint == "#FF4FD8"
         transcript = app.screen.query_one("#transcript")
+        # Shown is not yet laid out: the region comes with the next layout, the glyph
+        # columns with the resize after it (on a busy machine, after some pauses).
+        await wait_until(pilot, lambda: rain.region.width > 0, what="the rain's layout")
         assert rain.region.width == pytest.approx(transcript.region.width * 0.4, abs=2)
         assert not rain.region.overlaps(transcript.region)  # beside the text, never over it
-        await pilot.pause()
         region = rain.region
-        strip = [
-            line[region.x : region.right]
-            for line in screen_text(app).splitlines()[region.y : region.bottom]
-        ]
-        glyphs = [ch for line in strip for ch in line if ch != " "]
-        assert len(glyphs) > region.area // 8, "\n".join(strip)
-        assert set(glyphs) <= set(GLYPHS)
+
+        def strip() -> list[str]:
+            lines = screen_text(app).splitlines()[region.y : region.bottom]
+            return [line[region.x : region.right] for line in lines]
+
+        def glyphs() -> list[str]:
+            return [ch for line in strip() for ch in line if ch != " "]
+
+        await wait_until(pilot, lambda: len(glyphs()) > region.area // 8, what="the glyphs")
+        assert set(glyphs()) <= set(GLYPHS), "\n".join(strip())
         runtime.emit(ev.LLMRequestStarted(turn_id="t", model="m", role="explorer", job_id="j2"))
         await wait_until(pilot, lambda: rain.tint == "#00E5FF", what="Link's tint")
         runtime.emit(ev.ReasoningDelta(turn_id="t", text="hm", role="explorer", job_id="j2"))

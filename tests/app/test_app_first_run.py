@@ -32,8 +32,13 @@ def _port(server: ScriptedLLMServer) -> int:
 
 @pytest.fixture
 def fresh(tmp_path, monkeypatch):
-    """A runtime with no server configured, and the path of its (absent) config file."""
+    """A runtime with no server configured, and the path of its (absent) config file.
+
+    The probe may wait 30 s for an answer, not 0.6: the scripted server is a thread of
+    this process, which on a loaded machine answers later than a real local server (a
+    closed port is refused at once either way)."""
     isolate_environment(monkeypatch, tmp_path)
+    monkeypatch.setattr(server_probe, "PROBE_TIMEOUT_S", 30.0)
     runtime = app_runtime(tmp_path)
     yield runtime, tmp_path / "config.json"
     runtime.store.close()
@@ -41,7 +46,7 @@ def fresh(tmp_path, monkeypatch):
 
 async def test_probe_finds_a_loopback_server_and_skips_closed_ports(llm_server) -> None:
     port = _port(llm_server)
-    found = await probe_local_servers((("llama.cpp", port), ("vLLM", 9)), timeout_s=2.0)
+    found = await probe_local_servers((("llama.cpp", port), ("vLLM", 9)), timeout_s=30.0)
     assert [(s.name, s.url) for s in found] == [("llama.cpp", f"http://127.0.0.1:{port}/v1")]
     assert found[0].describe().startswith(f"llama.cpp at http://127.0.0.1:{port}/v1 (")
 
@@ -97,7 +102,14 @@ async def test_down_chooses_among_found_servers(fresh, monkeypatch) -> None:
         async with running(app) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "welcome")
             await wait_until(pilot, lambda: len(app.screen.found) == 2, "both servers")
-            await pilot.press("down", "down", "enter")
+            # One key at a time, each once the one before is answered (a busy machine
+            # answers after press returns): an enter still in the URL field saves the first.
+            found = app.screen.query_one("#first-run-found")
+            await pilot.press("down")
+            await wait_until(pilot, lambda: found.has_focus and found.highlighted == 0, "list")
+            await pilot.press("down")
+            await wait_until(pilot, lambda: found.highlighted == 1, "the second server")
+            await pilot.press("enter")
             await wait_until(pilot, lambda: app.screen is app.main_screen, "the main screen")
     saved = json.loads(config_path.read_text())
     assert saved["llm_config"]["api_url"] == f"http://127.0.0.1:{ports[1]}/v1"
@@ -135,23 +147,36 @@ async def test_f2_puts_connection_settings_first_and_filters(fresh, monkeypatch)
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfigScreen), "settings")
         screen = app.screen
+        table = screen.query_one("#config-table", DataTable)
+        # Text typed before the screen has focused its table reaches no field: wait for it.
+        await wait_until(pilot, lambda: table.has_focus, "the table's focus")
         paths = [row.path for row in screen.rows]
         assert paths[0] == "llm_config.api_url"
         first_other = next(i for i, p in enumerate(paths) if not p.startswith("llm_config."))
         assert paths[first_other] == "default_model"
         assert all(not p.startswith("llm_config.") for p in paths[first_other:])
-        await pilot.press("slash", *"timeout")
+        box = screen.query_one("#config-filter", Input)
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: box.has_focus, "the filter's focus")
+        await pilot.press(*"timeout")
+        # (the rows follow the box one change later: wait for the last one)
+        await wait_until(pilot, lambda: box.value == "timeout", "the typed filter")
         await wait_until(pilot, lambda: len(screen.rows) < len(paths), "the filter")
+        await wait_until(
+            pilot,
+            lambda: all("timeout" in f"{r.path} {r.description}" for r in screen.rows),
+            "the rows of the whole word",
+        )
         assert screen.rows and all("timeout" in f"{r.path} {r.description}" for r in screen.rows)
-        table = screen.query_one("#config-table", DataTable)
         assert table.row_count == len(screen.rows)
         await pilot.press("enter")
-        assert table.has_focus
+        await wait_until(pilot, lambda: table.has_focus, "the table's focus")
         # "/" typed into the value box is text, not the filter key.
         value = screen.query_one("#config-value", Input)
         value.focus()
+        await wait_until(pilot, lambda: value.has_focus, "the value box's focus")
         await pilot.press(*"a/b")
-        assert value.value.endswith("a/b")
+        await wait_until(pilot, lambda: value.value.endswith("a/b"), "the typed text")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)])

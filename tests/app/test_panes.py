@@ -317,22 +317,24 @@ async def test_activity_stays_bounded_and_fast_after_2000_calls() -> None:
     app = PanesHost()
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(ToolActivity)
-        started = time.perf_counter()
+        # The bounds are on this thread's CPU time: the work is synchronous here, and wall
+        # time on a loaded machine measured the other processes (3.1 s for the feed).
+        started = time.thread_time()
         for i in range(2000):
             app.feed(
                 tool_start("t1", f"c{i}", "bash", f'{{"command": "echo {i}"}}'),
                 ev.ToolOutputDelta(turn_id="t1", call_id=f"c{i}", text=f"{i}\n"),
                 tool_end("t1", f"c{i}", "bash", duration_s=0.01),
             )
-        feed_s = time.perf_counter() - started
+        feed_s = time.thread_time() - started
         await pilot.pause()
         assert len(pane.calls) == 500
         assert pane.calls[0].call_id == "c1500" and pane.calls[-1].call_id == "c1999"
         assert pane.virtual_size.height == 500
         assert list(pane.children) == []  # lines, not widgets
-        started = time.perf_counter()
+        started = time.thread_time()
         screen = screen_text(app)
-        render_s = time.perf_counter() - started
+        render_s = time.thread_time() - started
         assert "echo 1999" in screen  # it follows the newest call
         pane.scroll_home(animate=False)
         await pilot.pause()
@@ -341,8 +343,8 @@ async def test_activity_stays_bounded_and_fast_after_2000_calls() -> None:
         app.feed(tool_start("t1", "late", "bash", '{"command": "echo late"}'))
         await pilot.pause()
         assert pane.scroll_y == 0 and "echo 1501" in screen_text(app)
-        assert feed_s < 2.0, f"feeding 2000 calls took {feed_s:.2f}s"
-        assert render_s < 0.5, f"rendering the screen took {render_s:.2f}s"
+        assert feed_s < 2.0, f"feeding 2000 calls took {feed_s:.2f}s of CPU"
+        assert render_s < 0.5, f"rendering the screen took {render_s:.2f}s of CPU"
 
 
 def test_key_argument_and_output_cleaning() -> None:
@@ -480,6 +482,21 @@ async def test_selecting_a_job_shows_its_report_and_posts_job_selected() -> None
         await pilot.press("escape")
         await pilot.pause()
         assert "smith/config.py:42" not in screen_text(app)
+
+
+async def test_focusing_the_tree_puts_the_cursor_on_the_newest_job_before_any_paint() -> None:
+    # A job added since the tree last painted has no line number yet (Textual numbers the
+    # lines when it draws them): alt+d pressed then (the side panes hidden, or a busy
+    # machine) must still land on that job, not on "Session".
+    app = PanesHost()
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(DispatchTree)
+        app.feed(*dispatch_turn_events({}))  # no pause: nothing painted since
+        tree.focus_tree()
+        node = tree.job_tree.cursor_node
+        assert node is not None and node.data == ("job", "job-work")
+        await pilot.pause()
+        assert tree.job_tree.has_focus
 
 
 async def test_cancel_key_posts_cancel_requested_for_a_running_job_only() -> None:

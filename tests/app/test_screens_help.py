@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 
 from smith_tui.app.screens.help_screen import HelpScreen
 from smith_tui.app.screens.palette import palette_entries
 from smith_tui.engine.slash import COMMANDS
-from tests.app.app_harness import screen_text
+from tests.app.app_harness import screen_text, wait_until
 from tests.support.screen_host import ScreenHost, offline_runtime
 
 
@@ -46,29 +47,40 @@ async def test_help_lists_configured_keys_and_every_command(tmp_path: Path) -> N
     await runtime.aclose()
 
 
+def _first_hit(app: Any) -> str:
+    """The text of the palette's highlighted hit ("" while it has none)."""
+    option = app.screen.query_one(CommandList).highlighted_option
+    return str(option.hit.text) if option is not None else ""
+
+
 async def test_palette_lists_smith_commands_and_runs_actions_by_name(tmp_path: Path) -> None:
     runtime = offline_runtime(tmp_path)
     async with ScreenHost(lambda: HelpScreen(runtime)).run_test(size=(110, 50)) as pilot:
         app = pilot.app
         await pilot.pause()
+        # The palette opens and searches in workers: each step waits for what it needs
+        # (a fixed 0.2 s pause was too short on a loaded machine).
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, CommandPalette)
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        titles = [entry.title for entry in palette_entries()]
+        await wait_until(pilot, lambda: all(t in screen_text(app) for t in titles), "entries")
         text = screen_text(app)
         for entry in palette_entries():
             assert entry.title in text, entry.title
         assert "Theme" in text  # Textual's theme switcher stays
 
         await pilot.press(*"histo")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: _first_hit(app).startswith("History"), "History")
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.actions, "the action")
         assert app.actions == ["open_history"]
 
-        await pilot.press("ctrl+p", *"tank")
-        await pilot.pause(0.2)
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"tank")
+        await wait_until(pilot, lambda: "Tank" in _first_hit(app), "Tank")
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_until(pilot, lambda: len(app.actions) == 2, "the second action")
         assert app.actions == ["open_history", "switch_role:orchestrator"]
 
     await runtime.aclose()

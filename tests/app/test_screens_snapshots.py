@@ -69,8 +69,18 @@ def test_config_screen_validation_error(snap_compare, runtime: Runtime) -> None:
         table.move_cursor(row=[r.path for r in screen.rows].index("tool_step_budget"))
 
         async def type_value() -> None:
-            await pilot.pause()
-            await pilot.press("enter", *"-2", "enter")
+            # Each key waits for what the one before did: on a busy machine a key can
+            # arrive before the focus moved (then "-2" would go to the filter).
+            path_box = screen.query_one("#config-path", Input)
+            value_box = screen.query_one("#config-value", Input)
+            await wait_until(pilot, lambda: path_box.value == "tool_step_budget", "the row")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: value_box.has_focus, "the value box")
+            await pilot.press(*"-2")
+            await wait_until(pilot, lambda: value_box.value == "-2", "the typed value")
+            await pilot.press("enter")
+            error = screen.query_one("#config-error")
+            await wait_until(pilot, lambda: error.has_class("-shown"), "the error")
 
         return type_value()
 

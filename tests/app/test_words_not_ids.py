@@ -39,6 +39,13 @@ def _flat(app: Any) -> str:
 
 async def _turn(pilot: Any, runtime: Any, text: str) -> None:
     await submit(pilot, text)
+    # Not busy also holds before the turn's worker has started (on a busy machine, after
+    # submit returns): the prompt is stored when the turn starts.
+    await wait_until(
+        pilot,
+        lambda: any(m.get("content") == text for m in runtime.conversations.messages),
+        what=f"the turn {text[:12]!r} to start",
+    )
     await wait_until(pilot, lambda: not runtime.busy, what=f"the turn {text[:12]!r} to end")
 
 

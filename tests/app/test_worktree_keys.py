@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from smith_tui.widgets.dispatch_tree import DispatchTree
-from tests.app.app_harness import isolated_runtime, make_app, running, submit, wait_until
+from tests.app.app_harness import (
+    isolated_runtime,
+    make_app,
+    running,
+    submit,
+    wait_for_text,
+    wait_until,
+)
 from tests.dispatch.support import dispatch, report
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import make_git_repo
@@ -53,13 +60,24 @@ async def test_merge_and_drop_from_the_dispatch_tree(
         app = make_app(runtime)
         async with running(app, size=(160, 45)) as pilot:
             await submit(pilot, "two workers")
+            # Not busy also holds before the turn has started (a busy machine starts it
+            # after submit returns); its last answer comes once both workers reported.
+            await wait_for_text(pilot, "Both reported.", within=60)
             await wait_until(pilot, lambda: not runtime.busy, "the turn to end")
             tree = app.main_screen.query_one(DispatchTree)
+            # The tree hears of the jobs' ends through the app's queue.
+            await wait_until(
+                pilot,
+                lambda: len(tree.jobs) == 2 and all(j.result for j in tree.jobs.values()),
+                "both reports in the tree",
+            )
             assert all("worktree" in (job.result or {}) for job in tree.jobs.values())
             assert not (repo / "shared.txt").exists()  # nothing in the project yet
             await pilot.press("alt+d")  # the tree, the cursor on the newest job
+            # (The key is answered after press returns when the machine is busy.)
+            await wait_until(pilot, lambda: tree.job_tree.has_focus, "the tree's focus")
             node = tree.job_tree.cursor_node
-            assert node is not None and node.data is not None
+            assert node is not None and node.data is not None and node.data[0] == "job"
             newest = node.data[1]
             word = tree.jobs[newest].result["summary"].split()[-1]  # type: ignore[index]
             await pilot.press("m")
@@ -67,6 +85,7 @@ async def test_merge_and_drop_from_the_dispatch_tree(
             assert (repo / "shared.txt").read_text() == f"{word}\n"
 
             await pilot.press("up")  # the other job
+            await wait_until(pilot, lambda: tree.job_tree.cursor_node is not node, "the move")
             node = tree.job_tree.cursor_node
             assert node is not None and node.data is not None and node.data[1] != newest
             other = node.data[1]

@@ -39,16 +39,23 @@ async def test_a_call_past_timeout_s_is_an_error_result_and_the_server_stays(
     tmp_path: Path,
     llm_server: ScriptedLLMServer,
 ) -> None:
-    # timeout_s bounds the start-up too: 4 s leaves the toy server room on a busy machine.
     slow = tool_call("mcp__toy__slow", {"seconds": 60})
     picture = tool_call("mcp__toy__picture", {})
     llm_server.enqueue(
         text_reply(tool_calls=[slow]), text_reply(tool_calls=[picture]), text_reply("ok")
     )
+    # timeout_s bounds the start-up too, and the toy server's start (importing the MCP
+    # SDK: about 1 s of CPU) took 29 s on a loaded machine. So the server starts under a
+    # wide bound, and its calls get 4 s once it is ready.
     runtime, rec = open_runtime(
-        tmp_path, llm_server.base_url, config={"mcp_servers": {"toy": toy(timeout_s=4)}}
+        tmp_path, llm_server.base_url, config={"mcp_servers": {"toy": toy(timeout_s=300)}}
     )
     try:
+        runtime.start_mcp()
+        await runtime.mcp.wait_started()
+        server = runtime.mcp.get("toy")
+        assert server is not None and server.status == "ready", server
+        server.config = server.config.model_copy(update={"timeout_s": 4})
         result = await runtime.run_turn("go")
     finally:
         await runtime.aclose()
@@ -78,7 +85,8 @@ async def test_cancelling_the_turn_cancels_the_running_call(
     )
     try:
         turn = asyncio.create_task(runtime.run_turn("go"))
-        for _ in range(500):
+        # The server's start can take half a minute on a loaded machine (see above).
+        for _ in range(6000):
             if started.exists():
                 break
             await asyncio.sleep(0.02)

@@ -26,11 +26,15 @@ def screen_text(app: App[Any]) -> str:
 
 
 async def wait_until(
-    pilot: Pilot[Any], predicate: Callable[[], object], what: str = "", within: float = 10.0
+    pilot: Pilot[Any], predicate: Callable[[], object], what: str = "", within: float = 30.0
 ) -> None:
     """Let the app run until ``predicate()`` holds; fail naming ``what`` after ``within`` s.
 
     Use it instead of a fixed pause whenever the test waits for something it can see.
+    The 30 s default is for a loaded machine: the suite must pass while other processes
+    keep both cores busy, and there a step that takes 1-4 s idle took over 10 s (a
+    starved test process gets a few percent of a core). A wait ends when its condition
+    holds, so the bound only decides how long a broken test takes to fail.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
@@ -41,11 +45,16 @@ async def wait_until(
 
 
 async def wait_for_still_screen(
-    pilot: Pilot[Any], quiet: float = 0.2, within: float = 10.0
+    pilot: Pilot[Any], quiet: float = 0.2, within: float = 30.0
 ) -> None:
     """Let the app run until its screenshot (text and colours) stops changing for ``quiet``
     seconds and several looks in a row: a snapshot taken then does not depend on how busy
-    the machine is (a starved event loop can let ``quiet`` pass in one look)."""
+    the machine is (a starved event loop can let ``quiet`` pass in one look).
+
+    Text cursors stop blinking first (:func:`stop_cursor_blink`): a blink changes the
+    screen twice a second, and on a loaded machine the looks took longer than that, so
+    a screen with a focused field never looked still."""
+    stop_cursor_blink(pilot.app)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     last = pilot.app.export_screenshot()
