@@ -196,6 +196,10 @@ class Transcript(VerticalScroll, can_focus=True):
         """Entries mounted at the top that the parking window has not reached yet: built to
         be read next, they stay built until then if they are within a screen of the window
         (a page can be taller than the window; parked, it would be built again when read)."""
+        self._unfinished: weakref.WeakSet[Widget] = weakref.WeakSet()
+        """Assistant messages from their start until their end job has run. Parking one
+        would take it out of the screen while that job still writes its buffered text and
+        waits for its stream to render, which it then never does (the queue would stall)."""
 
     # -- lifecycle ----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -292,6 +296,7 @@ class Transcript(VerticalScroll, can_focus=True):
         )
         mounted = self.mount(widget)
         self._track_live(widget)
+        self._unfinished.add(widget)
         self._stream = _Stream(widget=widget, mounted=mounted)
         self._prune()
         return widget
@@ -324,11 +329,14 @@ class Transcript(VerticalScroll, can_focus=True):
 
         async def finish() -> None:
             widget = stream.widget
-            with one_update(self):
-                await self._write(stream)
-                await widget.finish()
-                if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
-                    await widget.remove()
+            try:
+                with one_update(self):
+                    await self._write(stream)
+                    await widget.finish()
+                    if not widget.entry.text.strip() and not widget.entry.reasoning.strip():
+                        await widget.remove()
+            finally:
+                self._unfinished.discard(widget)
             if widget.body.unmeasured:
                 await self._next_refresh()  # the answer's end on screen before the rest is built
             self._schedule_parking()
@@ -344,9 +352,12 @@ class Transcript(VerticalScroll, can_focus=True):
         stream.reasoning.clear()
 
         async def discard() -> None:
-            await stream.mounted
-            await stream.widget.clear()
-            await stream.widget.remove()
+            try:
+                await stream.mounted
+                await stream.widget.clear()
+                await stream.widget.remove()
+            finally:
+                self._unfinished.discard(stream.widget)
 
         self._enqueue(discard)
 
@@ -677,7 +688,12 @@ class Transcript(VerticalScroll, can_focus=True):
                 else:
                     run.append((child, child.items))
                 continue
-            parkable = not near and child is not streaming and hasattr(child, "entry")
+            parkable = (
+                not near
+                and child is not streaming
+                and child not in self._unfinished
+                and hasattr(child, "entry")
+            )
             if child in self._unreached and y + h > window[0] - height:
                 if y + h > window[0]:
                     self._unreached.discard(child)  # reached: parked as usual from now on
