@@ -7,24 +7,19 @@ peers' rows were lost that way once). This check makes such a loss fail instead.
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.bench.bench_modules import bench_module
+
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
 
 
 @pytest.fixture(scope="module")
 def run_all() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("run_all")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("run_all")
 
 
 def test_every_benchmark_has_rows_in_the_generated_table(run_all: ModuleType) -> None:

@@ -3,7 +3,6 @@ requests from the scripted turn (with the real routed server), the process-tree 
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
@@ -14,16 +13,12 @@ from types import ModuleType
 import httpx
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench.bench_modules import bench_module
 
 
 @pytest.fixture(scope="module")
 def peers() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("peers")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("peers")
 
 
 def test_npm_specs_split_into_name_and_version(peers: ModuleType) -> None:

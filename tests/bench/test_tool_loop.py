@@ -3,7 +3,6 @@ bench/headless.py's baseline, run for real (httpx, the scripted server, bubblewr
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import subprocess
@@ -13,18 +12,13 @@ from types import ModuleType
 
 import pytest
 
+from tests.bench.bench_modules import bench_module
 from tests.support.llm_server import ScriptedLLMServer, ToolCall, text_reply, tool_call
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def tool_loop() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("tool_loop")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("tool_loop")
 
 
 def _bash(command: str) -> ToolCall:
