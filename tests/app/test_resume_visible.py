@@ -142,6 +142,10 @@ async def test_an_edit_saved_in_inspect_keeps_the_notices(
                 )
             )
             await pilot.pause()
+            # The event reaches the screen through the event bridge, which delivers once a
+            # frame: a starved process settles the transcript before the reload is even
+            # queued (an empty transcript was on screen). Wait for the reload's last line.
+            await wait_for_text(pilot, "Error: the stream ended")
             await pilot.app.screen.query_one("#transcript").settle()  # type: ignore[attr-defined]
             reloaded = screen_text(pilot.app)
             for needle in ("(attempt 1): HTTP 503", "Error: the stream ended"):
