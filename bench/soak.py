@@ -38,7 +38,7 @@ for path in (ROOT, ROOT / "bench"):
 
 from figures import Figure, emit, load_average  # noqa: E402
 from peers import RoutedServer  # noqa: E402
-from tui import AppSession, _cpu_seconds, _p95, _rss_mb, smith_command  # noqa: E402
+from tui import COLUMNS, ROWS, AppSession, _cpu_seconds, _p95, _rss_mb, _tmux, smith_command  # noqa: E402
 
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call  # noqa: E402
 
@@ -224,11 +224,43 @@ def wait_turn(app: AppSession, server: ScriptedLLMServer, turn: int, timeout_s: 
                 "● idle", timeout_s=max(1.0, deadline - time.time()), every_s=0.1
             )
         except TimeoutError:
-            return f"turn {turn}: answer on screen, status line not idle within {timeout_s:.0f} s"
+            said = repaint_probe(app, turn)
+            return (
+                f"turn {turn}: answer on screen, status line not idle within {timeout_s:.0f} s"
+                f" ({said})"
+            )
         return f"turn {turn}: status line idle only {idle_at - shown:.1f} s after the answer showed"
     if recorded:
         return f"turn {turn}: replies asked for only after more than {STUCK_AFTER_S:.0f} s"
     return ""
+
+
+def repaint_probe(app: AppSession, turn: int) -> str:
+    """Make smith paint its whole screen anew (the terminal one column wider, then back: a
+    resize lays out and paints everything from the widgets' state) and say what its status
+    line says then; the screen goes to ``soak-repainted-{turn}.txt``.
+
+    Tells the two kinds of stuck status line apart: "idle after a full repaint" means the
+    app knew the turn had ended and only the paint of its status line was lost; still busy
+    means the status line's own state missed the end.
+    """
+    for columns in (COLUMNS + 1, COLUMNS):
+        before = app.screen()
+        _tmux("resize-window", "-t", app.name, "-x", str(columns), "-y", str(ROWS))
+        deadline = time.time() + 5.0
+        while app.screen() == before and time.time() < deadline:
+            time.sleep(0.05)
+    try:  # (the repaint may take a few frames)
+        app.wait_for("● idle", timeout_s=2.0, every_s=0.05)
+    except TimeoutError:
+        pass
+    screen = app.screen()
+    Path(f"soak-repainted-{turn}.txt").write_text(screen, encoding="utf-8")
+    status = next((line.strip() for line in screen.splitlines() if "│  mode:" in line), "")
+    kind = (
+        "idle after a full repaint" if "● idle" in screen else "still not idle after a full repaint"
+    )
+    return f"{kind}: {status[:60]!r}, screen in soak-repainted-{turn}.txt"
 
 
 def wait_compacted(app: AppSession, timeout_s: float) -> None:
