@@ -27,10 +27,11 @@ RecordLoader = Callable[[list[str]], Mapping[str, Mapping[str, Any]]]
 
 @dataclass
 class _Kept:
-    """The window as it was when it was opened at the start, to go back to at the end."""
+    """What lay above the mounted entries when the window was opened at the start (the
+    mounted ones stay with the transcript), to go back to at the end."""
 
-    entries: list[Entry]
-    """Every entry in memory then, oldest first: those above the mounted ones, then those."""
+    older: list[Entry]
+    """The entries in memory above the mounted ones, oldest first."""
     before: int | None
     """The store position where ``entries`` begin (``None``: no stored message above)."""
     oldest_turn: str | None
@@ -83,7 +84,7 @@ class HistoryWindow:
         self._oldest_turn: str | None = None
         self._kept: _Kept | None = None  # while opened at the start
         self._after: int | None = None  # the last stored position mounted (store part left)
-        self._newer: list[Entry] = []  # kept entries not mounted yet, oldest first
+        self._newer: list[Entry] = []  # kept older entries not mounted yet, oldest first
 
     @property
     def has_older(self) -> bool:
@@ -142,23 +143,25 @@ class HistoryWindow:
         return self._entries(messages, drop_unanswered_calls=True)
 
     # -- opened at the start --------------------------------------------------------------
-    def open_start(self, mounted: list[Entry], size: int) -> list[Entry]:
-        """Open the window at the conversation's first messages: keep ``mounted`` (the
-        entries shown now, oldest first) and everything above them for :meth:`reattach`,
-        and return the first page (about ``size`` stored messages; oldest first)."""
+    def open_start(self, size: int) -> list[Entry]:
+        """Open the window at the conversation's first messages, above the entries mounted
+        now (which the transcript keeps, hidden): keep what lies above them for
+        :meth:`reattach` and return the first page (about ``size`` stored messages, oldest
+        first). Newer pages then lead down to the kept entries."""
         kept = self._kept
         if kept is None:  # (opened at the start already: the window to go back to stays)
-            kept = _Kept([*self._older, *mounted], self._before, self._oldest_turn)
+            kept = _Kept(self._older, self._before, self._oldest_turn)
         self._kept = kept
         self._older, self._before, self._oldest_turn = [], None, None
         has_store = self.newer is not None and kept.before is not None
         self._after = -1 if has_store else None
-        self._newer = list(kept.entries)
+        self._newer = list(kept.older)
         return self.take_newer(size)
 
     def take_newer(self, size: int) -> list[Entry]:
-        """The entries just below the mounted ones (oldest first; [] when none): stored
-        messages until where the kept entries begin, cut between rounds, then those."""
+        """The entries between the window opened at the start and the kept ones (oldest
+        first; [] when none are left): stored messages until where the entries in memory
+        begin, cut between rounds, then those."""
         kept = self._kept
         while kept is not None and self._after is not None and self.newer is not None:
             limit = kept.before
@@ -185,21 +188,18 @@ class HistoryWindow:
             return page_entries
         return []
 
-    def reattach(self, shown: int) -> list[Entry]:
-        """Back to the window kept by :meth:`open_start`: its newest ``shown`` entries
-        (those above them come back a page at a time, as after an open)."""
+    def reattach(self) -> None:
+        """Back to the window as it was before :meth:`open_start` (the transcript shows its
+        kept entries again): what lay above them comes back a page at a time, as before."""
         kept = self._kept
         if kept is None:
-            return []
+            return
         self._kept, self._after, self._newer = None, None, []
-        split = max(0, len(kept.entries) - max(shown, 1))
-        self._older = kept.entries[:split]
-        self._before, self._oldest_turn = kept.before, kept.oldest_turn
-        return kept.entries[split:]
+        self._older, self._before, self._oldest_turn = kept.older, kept.before, kept.oldest_turn
 
     def reached_newest(self) -> None:
-        """The window opened at the start has mounted down to the newest entries: what it
-        shows is the whole window again (nothing to go back to)."""
+        """Everything between the window opened at the start and the kept entries is
+        mounted: one window again, from the first message (nothing above it)."""
         if not self.has_newer:
             self._kept = None
 

@@ -199,9 +199,13 @@ class Transcript(VerticalScroll, can_focus=True):
         goes on while no later one came."""
         self._start_request: int | None = None
         """The :attr:`_to_start` of a queued open at the start (live output cancels it)."""
+        self._kept: list[Widget] = []
+        """While the window is opened at the start: the entries mounted before (hidden,
+        below it), shown again by ``End`` or when scrolling down reaches them."""
         self._attaching = False
-        """While going back from the window opened at the start to the newest entries:
-        live output mounted meanwhile stays hidden until the newest entries are in."""
+        """While going back from the window opened at the start to the kept entries: live
+        output mounted meanwhile stays hidden (in :attr:`_hidden_live`) until they show."""
+        self._hidden_live: list[Widget] = []
         self._below: weakref.WeakSet[Widget] = weakref.WeakSet()
         """Entries mounted at the bottom of the window opened at the start that the parking
         window has not reached yet (as :attr:`_unreached`, below the view)."""
@@ -305,9 +309,13 @@ class Transcript(VerticalScroll, can_focus=True):
 
     @property
     def entry_widgets(self) -> list[Widget]:
-        """The mounted top-level widgets, oldest first."""
+        """The mounted top-level widgets, oldest first (while the window is opened at the
+        start, not those it keeps hidden)."""
+        kept = set(self._kept)
         return [
-            child for child in self.children if hasattr(child, "entry") and not is_pruning(child)
+            child
+            for child in self.children
+            if hasattr(child, "entry") and not is_pruning(child) and child not in kept
         ]
 
     @property
@@ -484,6 +492,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._stream = None
         self._tools.clear()
         self._below.clear()
+        self._kept = []  # (removed with the rest by the replace)
         for entry in shown:  # a call still running: its output and result come live
             if isinstance(entry, ToolEntry) and not entry.finished:
                 entry.output = OutputTail(TAIL_LINES)
@@ -522,9 +531,6 @@ class Transcript(VerticalScroll, can_focus=True):
                 # In screen order: a row appended while an answer streams sits above it.
                 kept = [child for child in self.children if child in live]
                 await self.remove_children([c for c in self.children if c not in kept])
-                for child in kept:  # (hidden while the window was opened at the start)
-                    child.display = True
-                self._attaching = False
                 if widgets:
                     if kept:
                         await self.mount_all(widgets, before=kept[0])
@@ -571,10 +577,29 @@ class Transcript(VerticalScroll, can_focus=True):
         self.anchor()
 
     def _reattach(self) -> asyncio.Future[None]:
-        """From the window opened at the start back to the newest entries: those it kept."""
+        """From the window opened at the start back to the entries it kept (what a reopen
+        showed, unless the reader had paged up before): shown again, the window dropped."""
+        self.history.reattach()
         self._attaching = True
         self._below.clear()
-        return self._show(self.history.reattach(self.first_page))
+
+        async def back() -> None:
+            kept, self._kept = self._kept, []
+            live, self._hidden_live = self._hidden_live, []
+            stays = {*kept, *live}
+            window = [child for child in self.children if child not in stays]
+            try:
+                with one_update(self):
+                    for child in window:
+                        child.display = False
+                    for child in (*kept, *live):
+                        child.display = True
+                    await self.remove_children(window)
+            finally:
+                self._attaching = False
+            self.anchor()
+
+        return self._enqueue(back)
 
     def page(self, pages: int) -> None:
         """Scroll ``pages`` screens down (negative: up); paging up past the top loads older
@@ -644,9 +669,12 @@ class Transcript(VerticalScroll, can_focus=True):
         )
 
     async def _open_start(self) -> None:
-        """Drop the mounted entries (kept by the history window for :meth:`_reattach`) and
-        mount the conversation's first page, scrolled to the top."""
-        page = self.history.open_start(self.entries, self.page_size)
+        """Hide the mounted entries (kept for :meth:`_reattach`) and mount the
+        conversation's first page above them, scrolled to the top."""
+        page = self.history.open_start(self.page_size)
+        if not self._kept:
+            self._kept = [child for child in self.children if not is_pruning(child)]
+        window = [child for child in self.children if child not in set(self._kept)]
         self.anchor(False)  # the bottom of this window is not the conversation's end
         self._unreached.clear()
         self._below.clear()
@@ -654,14 +682,23 @@ class Transcript(VerticalScroll, can_focus=True):
             self._park_timer.stop()
             self._park_timer = None
         widgets = [build_widget(entry, part_chars=self.part_chars) for entry in page]
+        # The oldest entries that fill the view go first and are painted before the rest of
+        # the page is mounted below them (as an open paints its newest first).
+        first = newest_filling(page[::-1], self._first_paint_rows())
         self._opening = True
         try:
             with one_update(self):
-                await self.remove_children(list(self.children))
-                if widgets:
-                    await self.mount_all(widgets)
+                for child in self._kept:
+                    child.display = False
+                await self.remove_children(window)  # (Home again: the window opened before)
+                await self._mount_below(widgets[:first])
                 self.scroll_home(animate=False, immediate=True)
             await self._next_refresh()
+            if widgets[first:] and self.history.detached:
+                await asyncio.sleep(FRAME_OUT_S)  # (the frame out to the terminal first)
+                with one_update(self):
+                    await self._mount_below(widgets[first:])
+                await self._next_refresh()
             self.scroll_home(animate=False, immediate=True)
         finally:
             self._opening = False
@@ -685,12 +722,18 @@ class Transcript(VerticalScroll, can_focus=True):
                 widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
                 self._below.update(widgets)
                 with one_update(self):
-                    await self.mount_all(widgets)  # below the view: nothing it shows moves
+                    await self._mount_below(widgets)  # below the view: nothing it shows moves
                 await self._next_refresh()
-            if not self.history.has_newer:
-                # The newest entries are in: this is the whole window again; the view stays
-                # where it is and follows the end once the reader scrolls there.
+            if self.history.detached and not self.history.has_newer:
+                # Down to the kept entries: they show below, and this is one window again;
+                # the view stays where it is and follows the end once the reader gets there.
                 self.history.reached_newest()
+                kept, self._kept = self._kept, []
+                self._below.update(kept)
+                with one_update(self):
+                    for child in kept:
+                        child.display = True
+                await self._next_refresh()
                 top = self.scroll_y
                 self.anchor()
                 if top < self.max_scroll_y:
@@ -698,6 +741,16 @@ class Transcript(VerticalScroll, can_focus=True):
         finally:
             self._loading_newer = False
         self.call_after_refresh(self._fill_below)
+
+    async def _mount_below(self, widgets: list[Widget]) -> None:
+        """Mount ``widgets`` at the bottom of the window opened at the start (above the
+        entries it keeps hidden)."""
+        if not widgets:
+            return
+        if self._kept:
+            await self.mount_all(widgets, before=self._kept[0])
+        else:
+            await self.mount_all(widgets)
 
     def _fill_below(self) -> None:
         """Load newer entries while the view is within a screen of the bottom of a window
@@ -933,10 +986,11 @@ class Transcript(VerticalScroll, can_focus=True):
             self._start_request = None
             if self.history.detached:
                 self._reattach()
+        if self._attaching:
+            widget.display = False
+            self._hidden_live.append(widget)
         if self._live_since_load is not None:
             self._live_since_load.append(widget)
-            if self._attaching:
-                widget.display = False
 
     def _append(self, widget: _W) -> _W:
         self._track_live(widget)
