@@ -189,6 +189,15 @@ async def test_end_after_home_shows_the_reopened_end_and_follows(tmp_path: Path)
             assert not transcript.detached and transcript.following
             assert [key(e) for e in transcript.entries] == shown, "not what the reopen showed"
             assert "Question 0" not in screen_text(app)
+            # End with the pane itself focused does the same (not the window's bottom).
+            transcript.scroll_to_start()
+            await wait_until(pilot, lambda: "Question 0" in screen_text(app), "the start again")
+            transcript.focus()
+            await pilot.press("end")
+            await transcript.settle()
+            await wait_until(pilot, lambda: "Answer 999" in screen_text(app), "the end again")
+            assert not transcript.detached and transcript.following
+            assert [key(e) for e in transcript.entries] == shown
             # Paging up from there reads the same older pages a reopen would.
             assert transcript.has_older
             transcript.add_notice("AFTER-END")

@@ -61,9 +61,9 @@ def test_list_messages_after_a_position(store: Store) -> None:
     assert contents(after) == ["m4", "m5", "m6"]
     assert [m.position for m in after] == [4, 5, 6]
     assert contents(store.conversations.list_messages(cid, after_position=7)) == ["m8", "m9"]
-    assert contents(store.conversations.list_messages(cid, offset=1, limit=1, after_position=7)) == [
-        "m9"
-    ]
+    assert contents(
+        store.conversations.list_messages(cid, offset=1, limit=1, after_position=7)
+    ) == ["m9"]
     assert store.conversations.list_messages(cid, after_position=9) == []
     assert contents(store.conversations.list_messages(cid, limit=2, after_position=-1)) == [
         "m0",

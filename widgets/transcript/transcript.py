@@ -576,6 +576,14 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         self.anchor()
 
+    def action_scroll_end(self) -> None:
+        """``End`` with the pane focused: the bottom, or, while the window is opened at the
+        start, back to the newest entries (its bottom is not the conversation's end)."""
+        if self.history.detached:
+            self.follow()
+        else:
+            super().action_scroll_end()
+
     def _reattach(self) -> asyncio.Future[None]:
         """From the window opened at the start back to the entries it kept (what a reopen
         showed, unless the reader had paged up before): shown again, the window dropped."""
