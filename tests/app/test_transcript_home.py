@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from smith_tui.engine.persistence import message_dict
 from smith_tui.store import Store
 from smith_tui.widgets.transcript import Transcript
@@ -294,3 +296,79 @@ async def test_home_in_the_app_then_a_turn_shows_at_the_end(runtime, llm_server)
         at = texts.index("hello")
         assert texts[at - 1].startswith("Answer 599") and texts[-1] == "A FRESH ANSWER"
         assert "Question 0" not in texts
+
+
+@pytest.mark.parametrize("pages_up", [0, 3])
+def test_pages_from_the_start_meet_the_kept_entries_with_every_turn_mark(
+    tmp_path: Path, pages_up: int
+) -> None:
+    """Turns longer than a page (tool loops), each with its file-change mark: read from the
+    start a page at a time and joined to what a reopen had in memory (after ``pages_up``
+    pages read above it, which end inside a turn), the entries are those of the whole
+    conversation read at once up to there (no mark lost, repeated or out of its turn)."""
+    from smith_tui.widgets.transcript.history_window import HistoryWindow
+
+    messages: list[dict[str, Any]] = []
+    for turn in range(40):
+        turn_id = f"t{turn}"
+        messages.append({"role": "user", "content": f"Question {turn}", "turn_id": turn_id})
+        for step in range(1 + (turn % 3) * 6):  # 1, 7 or 13 tool rounds
+            call_id = f"c{turn}-{step}"
+            call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": "bash", "arguments": ""},
+            }
+            messages.append(
+                {"role": "assistant", "content": "", "tool_calls": [call], "turn_id": turn_id}
+            )
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": f"out {call_id}",
+                    "turn_id": turn_id,
+                }
+            )
+        messages.append({"role": "assistant", "content": f"Answer {turn}", "turn_id": turn_id})
+    marks = {
+        f"t{turn}": {
+            "checkpoint": f"k{turn}",
+            "files": [["M", f"f{turn}.py"]],
+            "turn_id": f"t{turn}",
+        }
+        for turn in range(40)
+    }
+    with contextlib.closing(Store.open(tmp_path / "smith.db")) as store:
+        conversation = store.conversations.create("project")
+        store.conversations.append_messages(conversation, messages)
+        conv = Stored(store, conversation)
+        whole = conv.whole()
+        expected = [key(e) for e in entries_from_messages(whole, marks=marks)]
+        window = HistoryWindow(conv.before)
+        window.newer = conv.after
+        window.marks = lambda ids: {i: marks[i] for i in ids if i in marks}
+        recent = conv.recent(100)
+        shown = window.open(recent, PAGE)  # what stays mounted (kept by the transcript)
+        for _ in range(pages_up):  # (mounted above it by paging up)
+            shown = window.take_page(PAGE) + shown
+        kept_from = min(e.position for e in shown if e.position is not None)
+        if pages_up:  # the pages above ended inside a turn: up to there, as paging up cut it
+            upto = [m for m in whole if m["position"] < kept_from]
+            turn = next(m["turn_id"] for m in whole if m["position"] == kept_from)
+            cut = entries_from_messages(
+                upto, marks=marks, continued_turn=turn, drop_unanswered_calls=True
+            )
+            expected = [key(e) for e in cut] + [key(e) for e in shown]
+        pages = [window.open_start(PAGE)]
+        while window.has_newer:
+            pages.append(window.take_newer(PAGE))
+        assert all(pages) and len(pages) > 10
+        window.reached_newest()
+        assert not window.detached and not window.has_older
+        read = [key(e) for page in pages for e in page] + [key(e) for e in shown]
+        assert read == expected
+        assert sum(k[0] == "ChangesEntry" for k in read) == 40
+        assert [k for k in read if k[0] == "UserEntry"] == [
+            ("UserEntry", m["position"], m["content"]) for m in whole if m["role"] == "user"
+        ]

@@ -497,10 +497,6 @@ class Transcript(VerticalScroll, can_focus=True):
             if isinstance(entry, ToolEntry) and not entry.finished:
                 entry.output = OutputTail(TAIL_LINES)
                 self._tools[entry.call_id] = entry
-        return self._show(shown)
-
-    def _show(self, shown: list[Entry]) -> asyncio.Future[None]:
-        """Replace the content with ``shown``, the newest entries (as an open shows them)."""
         rows = self._first_paint_rows()
         widgets = [self._build_from_bottom(entry, rows) for entry in shown]
         # What the live session shows from now on (the user's prompt sent while this load
