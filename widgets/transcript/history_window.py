@@ -85,6 +85,7 @@ class HistoryWindow:
         self._kept: _Kept | None = None  # while opened at the start
         self._after: int | None = None  # the last stored position mounted (store part left)
         self._newer: list[Entry] = []  # kept older entries not mounted yet, oldest first
+        self._ahead: list[Entry] = []  # taken, then given back unmounted (next in line)
 
     @property
     def has_older(self) -> bool:
@@ -99,7 +100,9 @@ class HistoryWindow:
     @property
     def has_newer(self) -> bool:
         """True when a newer page can still be taken (only while :attr:`detached`)."""
-        return self._kept is not None and (self._after is not None or bool(self._newer))
+        return self._kept is not None and bool(
+            self._ahead or self._after is not None or self._newer
+        )
 
     def above(self) -> int:
         """About how many entries lie above the mounted ones: those in memory, and the
@@ -115,7 +118,7 @@ class HistoryWindow:
     def open(self, messages: list[dict[str, Any]], shown: int) -> list[Entry]:
         """Start over with a stored conversation; return the newest ``shown`` entries."""
         self._oldest_turn = None
-        self._kept, self._after, self._newer = None, None, []
+        self._kept, self._after, self._newer, self._ahead = None, None, [], []
         entries = self._entries(messages)
         positions = [m["position"] for m in messages if isinstance(m.get("position"), int)]
         self._older = entries[:-shown] if len(entries) > shown else []
@@ -155,14 +158,23 @@ class HistoryWindow:
         self._older, self._before, self._oldest_turn = [], None, None
         has_store = self.newer is not None and kept.before is not None
         self._after = -1 if has_store else None
-        self._newer = list(kept.older)
+        self._newer, self._ahead = list(kept.older), []
         return self.take_newer(size)
+
+    def give_back(self, entries: list[Entry]) -> None:
+        """Entries taken by :meth:`take_newer` but not mounted (oldest first): the next
+        ones it hands out."""
+        self._ahead[:0] = entries
 
     def take_newer(self, size: int) -> list[Entry]:
         """The entries between the window opened at the start and the kept ones (oldest
         first; [] when none are left): stored messages until where the entries in memory
         begin, cut between rounds, then those."""
         kept = self._kept
+        if self._ahead:
+            page_entries = self._ahead[:size]
+            del self._ahead[:size]
+            return page_entries
         while kept is not None and self._after is not None and self.newer is not None:
             limit = kept.before
             read = [
@@ -194,7 +206,7 @@ class HistoryWindow:
         kept = self._kept
         if kept is None:
             return
-        self._kept, self._after, self._newer = None, None, []
+        self._kept, self._after, self._newer, self._ahead = None, None, [], []
         self._older, self._before, self._oldest_turn = kept.older, kept.before, kept.oldest_turn
 
     def reached_newest(self) -> None:

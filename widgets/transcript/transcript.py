@@ -685,24 +685,21 @@ class Transcript(VerticalScroll, can_focus=True):
         if self._park_timer is not None:  # (it would run on the page half mounted)
             self._park_timer.stop()
             self._park_timer = None
-        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in page]
-        # The oldest entries that fill the view go first and are painted before the rest of
-        # the page is mounted below them (as an open paints its newest first).
-        first = newest_filling(page[::-1], self._first_paint_rows())
+        # Only the oldest entries that fill the view and the parking window's margin below
+        # it are built: the rest of the page comes as the reader scrolls down (built now,
+        # most of it would be parked again by the next pass).
+        first = newest_filling(page[::-1], self._start_rows())
+        self.history.give_back(page[first:])
+        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in page[:first]]
         self._opening = True
         try:
             with one_update(self):
                 for child in self._kept:
                     child.display = False
                 await self.remove_children(window)  # (Home again: the window opened before)
-                await self._mount_below(widgets[:first])
+                await self._mount_below(widgets)
                 self.scroll_home(animate=False, immediate=True)
             await self._next_refresh()
-            if widgets[first:] and self.history.detached:
-                await asyncio.sleep(FRAME_OUT_S)  # (the frame out to the terminal first)
-                with one_update(self):
-                    await self._mount_below(widgets[first:])
-                await self._next_refresh()
             self.scroll_home(animate=False, immediate=True)
         finally:
             self._opening = False
@@ -756,13 +753,22 @@ class Transcript(VerticalScroll, can_focus=True):
         else:
             await self.mount_all(widgets)
 
+    def _start_rows(self) -> int:
+        """Rows the window opened at the start mounts first: the view and the parking
+        window's margin below it (:data:`BUILT_ROWS` for a pane without a size)."""
+        height = self.scrollable_content_region.height
+        return height + height // 2 if height > 0 else BUILT_ROWS
+
+    def _near_bottom(self, y: float) -> bool:
+        """Whether a view at ``y`` is less than half a screen from the bottom of what is
+        mounted (where newer entries of a window opened at the start are loaded)."""
+        return y > self.max_scroll_y - self.scrollable_content_region.height // 2
+
     def _fill_below(self) -> None:
-        """Load newer entries while the view is within a screen of the bottom of a window
-        opened at the start (or the page does not fill it)."""
-        if self.history.has_newer and self.children:
-            height = self.scrollable_content_region.height
-            if self.scroll_y >= self.max_scroll_y - height:
-                self.load_newer()
+        """Load newer entries while the view is near the bottom of a window opened at the
+        start (or the mounted entries do not fill it)."""
+        if self.history.has_newer and self.children and self._near_bottom(self.scroll_y):
+            self.load_newer()
 
     def load_older(self) -> None:
         """Queue loading one page of older entries at the top."""
@@ -822,10 +828,7 @@ class Transcript(VerticalScroll, can_focus=True):
         near_top = new_value <= self.scrollable_content_region.height
         if near_top and self.max_scroll_y > 0 and not self.following and not self._attaching:
             self.load_older()
-        if (
-            self.history.has_newer
-            and new_value >= self.max_scroll_y - self.scrollable_content_region.height
-        ):
+        if self.history.has_newer and self._near_bottom(new_value):
             self.load_newer()
         if round(old_value) != round(new_value):
             self._schedule_parking(0.02)
