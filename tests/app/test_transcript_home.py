@@ -234,6 +234,25 @@ async def test_live_output_after_home_goes_to_the_end_never_into_the_start(
             assert "Question 0" not in screen_text(app)
 
 
+async def test_live_output_right_after_home_calls_the_open_at_the_start_off(
+    tmp_path: Path,
+) -> None:
+    with stored(tmp_path, 1000) as conv:
+        app = app_for(conv)
+        async with app.run_test(size=SIZE) as pilot:
+            transcript = app.transcript
+            shown = await reopened(pilot, app, conv)
+            opened = transcript.scroll_to_start()  # queued, not run yet
+            transcript.add_notice("LIVE BEFORE THE OPEN")
+            await opened
+            await transcript.settle()
+            assert not transcript.detached and transcript.following
+            await wait_until(
+                pilot, lambda: "LIVE BEFORE THE OPEN" in screen_text(app), "the live line"
+            )
+            assert [key(e) for e in transcript.entries][:-1] == shown
+
+
 async def test_home_while_an_answer_streams_keeps_loading_pages_above(tmp_path: Path) -> None:
     with stored(tmp_path, 1000) as conv:
         app = app_for(conv)

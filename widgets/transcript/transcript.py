@@ -993,6 +993,8 @@ class Transcript(VerticalScroll, can_focus=True):
             self._start_request = None
             if self.history.detached:
                 self._reattach()
+            else:
+                self.anchor()  # (Home had let go of the end; the open at the start is off)
         if self._attaching:
             widget.display = False
             self._hidden_live.append(widget)
