@@ -90,7 +90,7 @@ def stored(tmp_path: Path, count: int) -> Iterator[Stored]:
         store.close()
 
 
-def app_for(conv: Stored) -> TranscriptApp:
+def app_for() -> TranscriptApp:
     """The transcript as the app builds it (pages of 16), not wired to ``conv`` yet."""
     return TranscriptApp(page_size=PAGE, first_page=PAGE)
 
@@ -119,7 +119,7 @@ async def reopened(pilot: Any, app: TranscriptApp, conv: Stored) -> list[tuple[A
 
 async def test_home_shows_the_first_message_with_about_a_page_mounted(tmp_path: Path) -> None:
     with stored(tmp_path, 1000) as conv:  # 4,000 messages
-        app = app_for(conv)
+        app = app_for()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
             await reopened(pilot, app, conv)
@@ -131,8 +131,8 @@ async def test_home_shows_the_first_message_with_about_a_page_mounted(tmp_path: 
             await transcript.settle()
             assert transcript.detached
             assert transcript.scroll_y == 0
-            # About a page: the first 16 stored messages (12 entries) and, as they do not
-            # fill the view, the next page or two; never the thousands above.
+            # At most about a page: what fills the view from the first of the 16 stored
+            # messages read (and the next page if they do not); never the thousands above.
             assert len(transcript.entries) <= 4 * PAGE, len(transcript.entries)
             assert conv.before_calls == [], "Home read the pages above the view"
             assert conv.after_calls[0] == -1 and len(conv.after_calls) <= 4
@@ -143,7 +143,7 @@ async def test_home_shows_the_first_message_with_about_a_page_mounted(tmp_path: 
 
 async def test_scrolling_down_loads_newer_pages_in_order_nothing_lost(tmp_path: Path) -> None:
     with stored(tmp_path, 90) as conv:  # 360 messages: 200 stored below, then the kept ones
-        app = app_for(conv)
+        app = app_for()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
             shown = await reopened(pilot, app, conv)
@@ -177,7 +177,7 @@ async def test_scrolling_down_loads_newer_pages_in_order_nothing_lost(tmp_path: 
 
 async def test_end_after_home_shows_the_reopened_end_and_follows(tmp_path: Path) -> None:
     with stored(tmp_path, 1000) as conv:
-        app = app_for(conv)
+        app = app_for()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
             shown = await reopened(pilot, app, conv)
@@ -212,7 +212,7 @@ async def test_live_output_after_home_goes_to_the_end_never_into_the_start(
     tmp_path: Path,
 ) -> None:
     with stored(tmp_path, 1000) as conv:
-        app = app_for(conv)
+        app = app_for()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
             shown = await reopened(pilot, app, conv)
@@ -238,7 +238,7 @@ async def test_live_output_right_after_home_calls_the_open_at_the_start_off(
     tmp_path: Path,
 ) -> None:
     with stored(tmp_path, 1000) as conv:
-        app = app_for(conv)
+        app = app_for()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
             shown = await reopened(pilot, app, conv)
@@ -255,7 +255,7 @@ async def test_live_output_right_after_home_calls_the_open_at_the_start_off(
 
 async def test_home_while_an_answer_streams_keeps_loading_pages_above(tmp_path: Path) -> None:
     with stored(tmp_path, 1000) as conv:
-        app = app_for(conv)
+        app = app_for()
         async with app.run_test(size=SIZE) as pilot:
             transcript = app.transcript
             shown = await reopened(pilot, app, conv)

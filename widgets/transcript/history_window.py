@@ -109,12 +109,6 @@ class HistoryWindow:
         stored messages before the oldest position seen (positions count from 0)."""
         return len(self._older) + (self._before or 0)
 
-    @property
-    def can_open_start(self) -> bool:
-        """Whether :meth:`open_start` can reach the first message: every entry above is in
-        memory, or stored ones can be read forwards."""
-        return self._before is None or self.newer is not None
-
     def open(self, messages: list[dict[str, Any]], shown: int) -> list[Entry]:
         """Start over with a stored conversation; return the newest ``shown`` entries."""
         self._oldest_turn = None
@@ -150,7 +144,9 @@ class HistoryWindow:
         """Open the window at the conversation's first messages, above the entries mounted
         now (which the transcript keeps, hidden): keep what lies above them for
         :meth:`reattach` and return the first page (about ``size`` stored messages, oldest
-        first). Newer pages then lead down to the kept entries."""
+        first). Newer pages then lead down to the kept entries. Needs :attr:`newer` when
+        stored messages lie above (without it, the first page would be the entries in
+        memory, not the conversation's first)."""
         kept = self._kept
         if kept is None:  # (opened at the start already: the window to go back to stays)
             kept = _Kept(self._older, self._before, self._oldest_turn)
