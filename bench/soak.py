@@ -246,14 +246,24 @@ def wait_turn(app: AppSession, server: ScriptedLLMServer, turn: int, timeout_s: 
 
 
 def repaint_probe(app: AppSession, turn: int) -> str:
-    """Make smith paint its whole screen anew (the terminal one column wider, then back: a
-    resize lays out and paints everything from the widgets' state) and say what its status
-    line says then; the screen goes to ``soak-repainted-{turn}.txt``.
+    """Whether smith still paints (a key typed into the prompt shows, and is erased), then
+    make it paint its whole screen anew (the terminal one column wider, then back: a resize
+    lays out and paints everything from the widgets' state) and say what its status line
+    says then; that screen goes to ``soak-repainted-{turn}.txt``.
 
-    Tells the two kinds of stuck status line apart: "idle after a full repaint" means the
-    app knew the turn had ended and only the paint of its status line was lost; still busy
-    means the status line's own state missed the end.
+    Tells the kinds of stuck status line apart: a key that does not show means no frame
+    reaches the terminal at all; "idle after a full repaint" means the app knew the turn
+    had ended and only the paint of its status line was lost; still busy means the status
+    line's own state missed the end.
     """
+    before = app.screen().count(PROBE)
+    sent = app.keys("-l", PROBE)
+    live = False
+    while not live and time.time() < sent + 3.0:
+        live = app.screen().count(PROBE) > before
+        time.sleep(0.02)
+    app.keys("BSpace")
+    painting = "a typed key showed" if live else "a typed key did not show within 3 s"
     for columns in (COLUMNS + 1, COLUMNS):
         before = app.screen()
         _tmux("resize-window", "-t", app.name, "-x", str(columns), "-y", str(ROWS))
@@ -270,7 +280,7 @@ def repaint_probe(app: AppSession, turn: int) -> str:
     kind = (
         "idle after a full repaint" if "● idle" in screen else "still not idle after a full repaint"
     )
-    return f"{kind}: {status[:60]!r}, screen in soak-repainted-{turn}.txt"
+    return f"{painting}; {kind}: {status[:60]!r}, screen in soak-repainted-{turn}.txt"
 
 
 def wait_compacted(app: AppSession, timeout_s: float) -> None:
