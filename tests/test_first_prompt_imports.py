@@ -6,7 +6,9 @@ httpcore, h11, anyio, the email and cookie modules are about 3 MB and 150 module
 RSS before the first prompt (docs/PERFORMANCE.md, "RSS before the first prompt"). The first
 request imports them, and works: an answer, a model catalog, and a refused connection
 reported in words. The app asks a repository's hook question with a modal screen it
-imports only when there is a question. Each check runs in a fresh interpreter.
+imports only when there is a question, and loads the Markdown machinery of answers
+(markdown-it, pygments, Textual's Markdown widget, about 3 MB) for the first answer it
+shows. Each check runs in a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -104,12 +106,27 @@ def test_a_refused_first_request_still_says_what_failed(tmp_path: Path) -> None:
     assert report["catalog"] == []  # the app's price lookup finds nothing, quietly
 
 
+ANSWER_MACHINERY = (
+    "smith_tui.widgets.transcript.assistant_message",
+    "smith_tui.widgets.transcript.streaming_markdown",
+    "textual.widgets._markdown",
+    "markdown_it",
+    "pygments",
+)
+"""Loaded for the first answer (or a reopened conversation's), not before the first prompt."""
+
 PILOT_WITHOUT_A_QUESTION = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
+    import smith_tui.cli  # as the program starts (httpx's command-line client off)
     from tests.app.app_harness import make_app, running, screen_text, submit, wait_until
     from tests.support.runtime import open_runtime
+
+    MARKDOWN = {markdown!r}
+
+    def markdown():
+        return {{name for name in MARKDOWN if name in sys.modules}}
 
     async def main():
         runtime, _ = open_runtime(Path(sys.argv[1]), sys.argv[2], record=False)
@@ -119,19 +136,22 @@ PILOT_WITHOUT_A_QUESTION = textwrap.dedent(
                              what="the panes")
             screens = sorted(m for m in sys.modules if m.startswith("smith_tui.app.screens"))
             print("SCREENS", ",".join(screens) or "-")
+            print("MARKDOWN", ",".join(sorted(markdown())) or "-")
             await submit(pilot, "hi")  # the first request, after the deferred imports
             await wait_until(pilot, lambda: "first answer" in screen_text(app), what="the answer")
-            print("ANSWERED")
+            print("ANSWERED", ",".join(sorted(markdown())) or "-")
 
     asyncio.run(main())
     """
-)
+).format(markdown=ANSWER_MACHINERY)
 
 
-def test_without_a_hook_question_the_app_waits_for_its_prompt_without_the_modal_screens(
+def test_the_app_waits_for_its_first_prompt_without_modal_screens_or_markdown(
     tmp_path: Path,
 ) -> None:
-    # ... and answers its first prompt (Pilot, in a fresh interpreter).
+    # No hook question, no answer yet: neither the modal screens nor the Markdown machinery
+    # are loaded; the first prompt is answered, its answer bringing the machinery (Pilot,
+    # in a fresh interpreter).
     root = Path(__file__).resolve().parent.parent
     path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     with ScriptedLLMServer(default_reply=text_reply("first answer")) as server:
@@ -145,4 +165,5 @@ def test_without_a_hook_question_the_app_waits_for_its_prompt_without_the_modal_
         )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "SCREENS -" in done.stdout, done.stdout[-2000:]
-    assert "ANSWERED" in done.stdout
+    assert "MARKDOWN -" in done.stdout  # nothing of the answer's machinery yet
+    assert f"ANSWERED {','.join(sorted(ANSWER_MACHINERY))}" in done.stdout
