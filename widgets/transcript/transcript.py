@@ -25,7 +25,7 @@ import sys
 import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -127,7 +127,7 @@ class ParkedEntry(Placeholder):
         return [entry for entry, _ in self.items]
 
 
-def _is_answer(widget: Widget) -> bool:
+def _is_answer(widget: Widget) -> TypeGuard[AssistantMessage]:
     """Whether ``widget`` is an assistant message (none exists before its module is loaded)."""
     module = sys.modules.get(ANSWER_MODULE)
     return module is not None and isinstance(widget, module.AssistantMessage)
