@@ -17,7 +17,8 @@ program idle: RSS (``/proc``), CPU over ``--idle-seconds`` of idle (whole proces
 p95 of how long a typed key takes to show in the prompt (20 presses), PageUp's time to
 change the screen, and the wall and CPU time per turn over the turns since the previous
 checkpoint. Then smith quits and ``smith --continue`` reopens the conversation: the time
-from launch until the last answer's marker is on screen.
+from launch until the last answer's marker is on screen. ``BENCH_WORKDIR=dir`` keeps the
+program's folder (config, database) there, to reopen or profile it afterwards.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +38,7 @@ for path in (ROOT, ROOT / "bench"):
 
 from figures import Figure, emit, load_average  # noqa: E402
 from peers import RoutedServer  # noqa: E402
-from tui import AppSession, _cpu_seconds, _p95, _rss_mb, smith_command  # noqa: E402
+from tui import AppSession, _cpu_seconds, _p95, _rss_mb, _workdir, smith_command  # noqa: E402
 
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call  # noqa: E402
 
@@ -255,7 +255,7 @@ def run(turns: int, idle_s: float, timeout_s: float) -> tuple[list[Checkpoint], 
     done: list[Checkpoint] = []
     problems: list[str] = []
     with (
-        tempfile.TemporaryDirectory() as tmp,
+        _workdir() as tmp,
         RoutedServer(
             lambda body: not body.get("tools"),
             side_reply="Summary: the user checks loaders.",

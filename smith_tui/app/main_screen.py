@@ -75,6 +75,10 @@ class ConversationView(EventSink, Protocol):
     loader: Callable[[int, int], Sequence[Mapping[str, Any]]] | None
     """``loader(before_position, limit)``: stored messages older than those shown."""
 
+    newer_loader: Callable[[int, int], Sequence[Mapping[str, Any]]] | None
+    """``newer_loader(after_position, limit)``: stored messages after a position (``Home``
+    in a long conversation opens at its first messages and reads on from there)."""
+
     turn_marks: Callable[[list[str]], Mapping[str, dict[str, Any]]] | None
     """``turn_marks(turn_ids)``: the stored checkpoint marks of those turns that changed files."""
 
@@ -408,6 +412,7 @@ class MainScreen(Screen[None]):
         messages = runtime.conversations.recent(OPEN_MESSAGES)
         view: ConversationView = self._sink(CONVERSATION_VIEW_ID, ConversationView)
         view.loader = runtime.conversations.before
+        view.newer_loader = runtime.conversations.after
         view.turn_marks = runtime.turn_marks
         view.turn_records = runtime.conversations.turn_records
         shown = self._guarded(view, view.load_messages, messages)
@@ -532,7 +537,8 @@ class MainScreen(Screen[None]):
             return
         transcript = self._transcript()
         if message.key == "home":
-            transcript.scroll_to_start()
+            # During a turn every page above is loaded instead (see Transcript.scroll_to_start).
+            transcript.scroll_to_start(turn_running=bool(self.runtime and self.runtime.busy))
         elif message.key == "end":
             transcript.follow()
         else:

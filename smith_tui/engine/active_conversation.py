@@ -162,6 +162,17 @@ class Conversations:
         )
         return [message_dict(m) for m in found]
 
+    def after(self, position: int, limit: int) -> list[TranscriptMessage]:
+        """Up to ``limit`` stored messages just after ``position``, oldest first (``-1``: from
+        the conversation's first message)."""
+        conversation_id = self.conversation_id
+        if not self.saved or conversation_id is None:
+            return []
+        found = self.store.conversations.list_messages(
+            conversation_id, after_position=position, limit=limit
+        )
+        return [message_dict(m) for m in found]
+
     def prompts(self, limit: int) -> list[str]:
         """The text of the newest ``limit`` user messages, oldest first (prompt history)."""
         conversation_id = self.conversation_id

@@ -262,6 +262,7 @@ class MessageOperations(Repository):
         offset: int = 0,
         limit: int | None = None,
         before_position: int | None = None,
+        after_position: int | None = None,
     ) -> list[Message]:
         """Return messages in position order.
 
@@ -269,11 +270,19 @@ class MessageOperations(Repository):
         With `before_position`: the `limit` messages (all when `None`) immediately before that
         position, skipping `offset` more recent ones first; still returned oldest first. This
         is how a view loads older history on demand.
+        With `after_position` (not with `before_position`): the same as without, counted from
+        the first message after that position: how a view opened at the start of a
+        conversation loads newer history.
         """
+        if before_position is not None and after_position is not None:
+            raise StoreError("list_messages takes before_position or after_position, not both")
         # Plain SQL and tuples: a resumed conversation is read whole, and building a peewee
         # model per row cost about twice the query and the decoding together.
         params: list[Any] = [conversation_id]
-        if before_position is None:
+        if after_position is not None:
+            sql = f"{_SELECT_SQL} WHERE conversation_id = ? AND position > ? ORDER BY position"
+            params.append(after_position)
+        elif before_position is None:
             sql = f"{_SELECT_SQL} WHERE conversation_id = ? ORDER BY position"
         else:
             sql = f"{_SELECT_SQL} WHERE conversation_id = ? AND position < ? ORDER BY position DESC"

@@ -38,6 +38,11 @@ async def test_a_resumed_conversation_is_shown_from_its_end(tmp_path: Path, llm_
         assert recent[-1]["content"] == "answer 249" and len(recent) == 48
         older = runtime.conversations.before(recent[0]["position"], 4)
         assert [m["content"] for m in older] == ["question 237", "", "out 237", "answer 237"]
+        # From the start, newer pages (a view opened at the conversation's first message).
+        first = runtime.conversations.after(-1, 3)
+        assert [m["content"] for m in first] == ["question 0", "", "out 0"]
+        newer = runtime.conversations.after(first[-1]["position"], 2)
+        assert [m["content"] for m in newer] == ["answer 0", "question 1"]
         assert runtime.conversations.prompts(3) == ["question 247", "question 248", "question 249"]
 
         # The whole transcript is there for the next turn, and the turn adds to it.
@@ -59,6 +64,7 @@ def test_a_new_conversation_has_nothing_to_show(tmp_path: Path) -> None:
         runtime.conversations.new()
         assert runtime.conversations.recent(50) == []
         assert runtime.conversations.before(10, 5) == []
+        assert runtime.conversations.after(-1, 5) == []
         assert runtime.conversations.prompts(5) == []
         assert runtime.conversations.messages == []
     finally:

@@ -54,6 +54,30 @@ def test_list_messages_paging(store: Store) -> None:
     assert store.conversations.list_messages("nope") == []
 
 
+def test_list_messages_after_a_position(store: Store) -> None:
+    cid = fill(store, 10)
+    # Newer history on demand: the page just after position 3, oldest first.
+    after = store.conversations.list_messages(cid, limit=3, after_position=3)
+    assert contents(after) == ["m4", "m5", "m6"]
+    assert [m.position for m in after] == [4, 5, 6]
+    assert contents(store.conversations.list_messages(cid, after_position=7)) == ["m8", "m9"]
+    assert contents(
+        store.conversations.list_messages(cid, offset=1, limit=1, after_position=7)
+    ) == ["m9"]
+    assert store.conversations.list_messages(cid, after_position=9) == []
+    assert contents(store.conversations.list_messages(cid, limit=2, after_position=-1)) == [
+        "m0",
+        "m1",
+    ]
+    # Positions are what counts, not how many messages come first: a gap is skipped.
+    gap = fill(store, 5)
+    assert store.conversations.delete_message(store.conversations.list_messages(gap)[2].id)
+    after_gap = store.conversations.list_messages(gap, limit=2, after_position=1)
+    assert [(m.content, m.position) for m in after_gap] == [("m3", 3), ("m4", 4)]
+    with pytest.raises(StoreError, match="not both"):
+        store.conversations.list_messages(cid, before_position=5, after_position=1)
+
+
 def test_update_message_changes_fields_and_keeps_position(store: Store) -> None:
     cid = fill(store, 3)
     target = store.conversations.list_messages(cid)[1]

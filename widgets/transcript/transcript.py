@@ -7,7 +7,10 @@ Costs stay in proportion to what is new:
   (:class:`StreamingMarkdown`), so only the tail is laid out again;
 - at most ``max_widgets`` entries are mounted: older ones are pruned from the
   top while the view follows the bottom, and come back (from memory, then from
-  ``loader``) when the user scrolls to the top.
+  ``loader``) when the user scrolls to the top;
+- ``Home`` in a long conversation opens the window at its first messages (from
+  ``newer_loader``) instead of mounting every page above, loads newer pages as the
+  user scrolls down, and goes back to the newest entries on ``End`` or live output.
 
 The view is anchored: it follows new output until the user scrolls up, and
 follows again once they scroll back to the bottom. Apps hosting it should set
@@ -52,6 +55,7 @@ from smith_tui.widgets.transcript.history_window import (
     HistoryWindow,
     Loader,
     MarkLoader,
+    NewerLoader,
     RecordLoader,
 )
 from smith_tui.widgets.transcript.notice import Notice
@@ -83,6 +87,10 @@ ANSWER_MODULE = "smith_tui.widgets.transcript.assistant_message"
 
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4
+
+#: ``Home`` opens the window at the conversation's start (instead of mounting every page
+#: above) when more than this many pages of entries or stored messages lie above.
+START_PAGES = 4
 
 #: Seconds an open waits after painting its newest entries before mounting the rest.
 FRAME_OUT_S = 0.05
@@ -201,9 +209,22 @@ class Transcript(VerticalScroll, can_focus=True):
         """While a :meth:`load_messages` waits in the queue: the entries appended since, which
         its replace keeps (``None`` when no load is pending)."""
         self._loading_older = False
+        self._loading_newer = False
         self._to_start = 0
         """Counts :meth:`scroll_to_start` and :meth:`follow` calls: a scroll to the start
         goes on while no later one came."""
+        self._start_request: int | None = None
+        """The :attr:`_to_start` of a queued open at the start (live output cancels it)."""
+        self._kept: list[Widget] = []
+        """While the window is opened at the start: the entries mounted before (hidden,
+        below it), shown again by ``End`` or when scrolling down reaches them."""
+        self._attaching = False
+        """While going back from the window opened at the start to the kept entries: live
+        output mounted meanwhile stays hidden (in :attr:`_hidden_live`) until they show."""
+        self._hidden_live: list[Widget] = []
+        self._below: weakref.WeakSet[Widget] = weakref.WeakSet()
+        """Entries mounted at the bottom of the window opened at the start that the parking
+        window has not reached yet (as :attr:`_unreached`, below the view)."""
         self._opening = False
         """While :meth:`load_messages` mounts its page (parking waits until it is in)."""
         self._park_timer: Timer | None = None
@@ -231,6 +252,22 @@ class Transcript(VerticalScroll, can_focus=True):
     @loader.setter
     def loader(self, loader: Loader | None) -> None:
         self.history.loader = loader
+
+    @property
+    def newer_loader(self) -> NewerLoader | None:
+        """Where newer stored messages come from (see :data:`NewerLoader`): with it, ``Home``
+        in a long conversation opens at its first messages."""
+        return self.history.newer
+
+    @newer_loader.setter
+    def newer_loader(self, newer: NewerLoader | None) -> None:
+        self.history.newer = newer
+
+    @property
+    def detached(self) -> bool:
+        """True while the window is opened at the conversation's start (``Home``) and not
+        back at the newest entries."""
+        return self.history.detached
 
     @property
     def turn_marks(self) -> MarkLoader | None:
@@ -288,9 +325,13 @@ class Transcript(VerticalScroll, can_focus=True):
 
     @property
     def entry_widgets(self) -> list[Widget]:
-        """The mounted top-level widgets, oldest first."""
+        """The mounted top-level widgets, oldest first (while the window is opened at the
+        start, not those it keeps hidden)."""
+        kept = set(self._kept)
         return [
-            child for child in self.children if hasattr(child, "entry") and not is_pruning(child)
+            child
+            for child in self.children
+            if hasattr(child, "entry") and not is_pruning(child) and child not in kept
         ]
 
     @property
@@ -471,6 +512,8 @@ class Transcript(VerticalScroll, can_focus=True):
         shown = self.history.open(messages, self.first_page)
         self._stream = None
         self._tools.clear()
+        self._below.clear()
+        self._kept = []  # (removed with the rest by the replace)
         for entry in shown:  # a call still running: its output and result come live
             if isinstance(entry, ToolEntry) and not entry.finished:
                 entry.output = OutputTail(TAIL_LINES)
@@ -541,9 +584,47 @@ class Transcript(VerticalScroll, can_focus=True):
     # -- keyboard navigation ------------------------------------------------------------
     def follow(self) -> None:
         """Jump to the newest output and follow it again (the user just sent something);
-        a :meth:`scroll_to_start` still loading pages stops."""
+        a :meth:`scroll_to_start` still loading pages stops, and a window opened at the
+        start goes back to the newest entries (as a reopen shows them)."""
         self._to_start += 1
+        self._start_request = None
+        if self.history.detached:
+            self._reattach()  # (it follows the end once they are in)
+            return
         self.anchor()
+
+    def action_scroll_end(self) -> None:
+        """``End`` with the pane focused: the bottom, or, while the window is opened at the
+        start, back to the newest entries (its bottom is not the conversation's end)."""
+        if self.history.detached:
+            self.follow()
+        else:
+            super().action_scroll_end()
+
+    def _reattach(self) -> asyncio.Future[None]:
+        """From the window opened at the start back to the entries it kept (what a reopen
+        showed, unless the reader had paged up before): shown again, the window dropped."""
+        self.history.reattach()
+        self._attaching = True
+        self._below.clear()
+
+        async def back() -> None:
+            kept, self._kept = self._kept, []
+            live, self._hidden_live = self._hidden_live, []
+            stays = {*kept, *live}
+            window = [child for child in self.children if child not in stays]
+            try:
+                with one_update(self):
+                    for child in window:
+                        child.display = False
+                    for child in (*kept, *live):
+                        child.display = True
+                    await self.remove_children(window)
+            finally:
+                self._attaching = False
+            self.anchor()
+
+        return self._enqueue(back)
 
     def page(self, pages: int) -> None:
         """Scroll ``pages`` screens down (negative: up); paging up past the top loads older
@@ -557,15 +638,33 @@ class Transcript(VerticalScroll, can_focus=True):
             self.scroll_page_up(animate=False)
         elif pages > 0:
             self.scroll_page_down(animate=False)
+            if self.history.detached:
+                self.call_after_refresh(self._fill_below)
 
-    def scroll_to_start(self) -> asyncio.Future[None]:
-        """Show the conversation's very first message: every older page is loaded first."""
+    def scroll_to_start(self, turn_running: bool = False) -> asyncio.Future[None]:
+        """Show the conversation's very first message.
+
+        With more than :data:`START_PAGES` pages above and no turn running, the window is
+        opened at the conversation's first messages (:meth:`_open_start`); otherwise every
+        older page is loaded first (a turn's output must keep arriving where it belongs).
+        """
         self.release_anchor()
         self._to_start += 1
         request = self._to_start
 
         def wanted() -> bool:  # (not once the user went back to the end)
             return self._to_start == request
+
+        if self._may_open_start(turn_running):
+            self._start_request = request
+
+            async def open_start() -> None:
+                if self._start_request == request:
+                    self._start_request = None
+                if wanted() and self._may_open_start(turn_running):
+                    await self._open_start()
+
+            return self._enqueue(open_start)
 
         async def to_start() -> None:
             self._loading_older = True
@@ -582,6 +681,115 @@ class Transcript(VerticalScroll, can_focus=True):
                 self.scroll_home(animate=False, immediate=True)
 
         return self._enqueue(to_start)
+
+    def _may_open_start(self, turn_running: bool) -> bool:
+        """Whether ``Home`` opens the window at the start: a long history above, a way to
+        read it forwards, and nothing live (no turn, no answer streaming or finishing)."""
+        return (
+            not turn_running
+            and self._stream is None
+            and not self._unfinished
+            and self.history.newer is not None
+            and self.history.above() > START_PAGES * self.page_size
+        )
+
+    async def _open_start(self) -> None:
+        """Hide the mounted entries (kept for :meth:`_reattach`) and mount the
+        conversation's first page above them, scrolled to the top."""
+        page = self.history.open_start(self.page_size)
+        if not self._kept:
+            self._kept = [child for child in self.children if not is_pruning(child)]
+        window = [child for child in self.children if child not in set(self._kept)]
+        self.anchor(False)  # the bottom of this window is not the conversation's end
+        self._unreached.clear()
+        self._below.clear()
+        if self._park_timer is not None:  # (it would run on the page half mounted)
+            self._park_timer.stop()
+            self._park_timer = None
+        # Only the oldest entries that fill the view and the parking window's margin below
+        # it are built: the rest of the page comes as the reader scrolls down (built now,
+        # most of it would be parked again by the next pass).
+        first = newest_filling(page[::-1], self._start_rows())
+        self.history.give_back(page[first:])
+        widgets = [build_widget(entry, part_chars=self.part_chars) for entry in page[:first]]
+        self._opening = True
+        try:
+            with one_update(self):
+                for child in self._kept:
+                    child.display = False
+                await self.remove_children(window)  # (Home again: the window opened before)
+                await self._mount_below(widgets)
+                self.scroll_home(animate=False, immediate=True)
+            await self._next_refresh()
+            self.scroll_home(animate=False, immediate=True)
+        finally:
+            self._opening = False
+        self.call_after_refresh(self._fill_below)
+        self._schedule_parking(0.02)
+
+    def load_newer(self) -> None:
+        """Queue loading one page of newer entries at the bottom of a window opened at the
+        start."""
+        if self._loading_newer or not self.history.has_newer:
+            return
+        self._loading_newer = True
+        self._enqueue(self._load_newer)
+
+    async def _load_newer(self) -> None:
+        try:
+            if not self.history.detached:
+                return  # back at the newest entries meanwhile
+            entries = self.history.take_newer(self.page_size)
+            if entries:
+                widgets = [build_widget(entry, part_chars=self.part_chars) for entry in entries]
+                self._below.update(widgets)
+                with one_update(self):
+                    await self._mount_below(widgets)  # below the view: nothing it shows moves
+                await self._next_refresh()
+            if self.history.detached and not self.history.has_newer:
+                # Down to the kept entries: they show below, and this is one window again;
+                # the view stays where it is and follows the end once the reader gets there.
+                self.history.reached_newest()
+                kept, self._kept = self._kept, []
+                self._below.update(kept)
+                with one_update(self):
+                    for child in kept:
+                        child.display = True
+                await self._next_refresh()
+                top = self.scroll_y
+                self.anchor()
+                if top < self.max_scroll_y:
+                    self.scroll_to(y=top, animate=False, immediate=True)
+        finally:
+            self._loading_newer = False
+        self.call_after_refresh(self._fill_below)
+
+    async def _mount_below(self, widgets: list[Widget]) -> None:
+        """Mount ``widgets`` at the bottom of the window opened at the start (above the
+        entries it keeps hidden)."""
+        if not widgets:
+            return
+        if self._kept:
+            await self.mount_all(widgets, before=self._kept[0])
+        else:
+            await self.mount_all(widgets)
+
+    def _start_rows(self) -> int:
+        """Rows the window opened at the start mounts first: the view and the parking
+        window's margin below it (:data:`BUILT_ROWS` for a pane without a size)."""
+        height = self.scrollable_content_region.height
+        return height + height // 2 if height > 0 else BUILT_ROWS
+
+    def _near_bottom(self, y: float) -> bool:
+        """Whether a view at ``y`` is less than half a screen from the bottom of what is
+        mounted (where newer entries of a window opened at the start are loaded)."""
+        return y > self.max_scroll_y - self.scrollable_content_region.height // 2
+
+    def _fill_below(self) -> None:
+        """Load newer entries while the view is near the bottom of a window opened at the
+        start (or the mounted entries do not fill it)."""
+        if self.history.has_newer and self.children and self._near_bottom(self.scroll_y):
+            self.load_newer()
 
     def load_older(self) -> None:
         """Queue loading one page of older entries at the top."""
@@ -639,8 +847,10 @@ class Transcript(VerticalScroll, can_focus=True):
         """Load older entries at the top; rebuild parked content coming into view."""
         super().watch_scroll_y(old_value, new_value)
         near_top = new_value <= self.scrollable_content_region.height
-        if near_top and self.max_scroll_y > 0 and not self.following:
+        if near_top and self.max_scroll_y > 0 and not self.following and not self._attaching:
             self.load_older()
+        if self.history.has_newer and self._near_bottom(new_value):
+            self.load_newer()
         if round(old_value) != round(new_value):
             self._schedule_parking(0.02)
 
@@ -671,6 +881,7 @@ class Transcript(VerticalScroll, can_focus=True):
         anchor = None if self.following else ViewAnchor.take(self)
         if self.following:
             self._unreached.clear()  # back at the bottom: nothing is about to be read above
+            self._below.clear()
         height = self.scrollable_content_region.height
         top = round(self.scroll_y)
         margin = height // 2
@@ -720,6 +931,11 @@ class Transcript(VerticalScroll, can_focus=True):
                     self._unreached.discard(child)  # reached: parked as usual from now on
                 else:
                     parkable = False  # about to be read: a screen more stays built
+            if child in self._below and y < window[1] + height:
+                if y < window[1]:
+                    self._below.discard(child)  # reached: parked as usual from now on
+                else:
+                    parkable = False  # about to be read (scrolling down): stays built
             if parkable and focused is not None:
                 parkable = not (focused is child or child in focused.ancestors)
             if parkable:
@@ -787,7 +1003,22 @@ class Transcript(VerticalScroll, can_focus=True):
 
     # -- internals ----------------------------------------------------------------------
     def _track_live(self, widget: Widget) -> None:
-        """Note ``widget`` as live output a pending :meth:`load_messages` must keep."""
+        """Note ``widget`` as live output a pending :meth:`load_messages` must keep.
+
+        Live output belongs after the newest entries: a window opened at the start goes
+        back to them first (the widget stays hidden until they are in), and a queued open
+        at the start does not happen.
+        """
+        if self.history.detached or self._start_request == self._to_start:
+            self._to_start += 1
+            self._start_request = None
+            if self.history.detached:
+                self._reattach()
+            else:
+                self.anchor()  # (Home had let go of the end; the open at the start is off)
+        if self._attaching:
+            widget.display = False
+            self._hidden_live.append(widget)
         if self._live_since_load is not None:
             self._live_since_load.append(widget)
 
