@@ -249,12 +249,13 @@ class SmithApp(App[int]):
     def _ask_hook_trust(self) -> None:
         """The repository's .smith/settings.json hooks, if nobody answered for this content
         yet: show what they run and ask once (the answer is kept with the user's data)."""
-        from smith_tui.app.screens.hook_trust_screen import HookTrustScreen
-
         setup = self.opened_runtime.hook_setup
         project = setup.question(self.opened_runtime.scope.project_root)
         if project is None:
             return
+        # Imported only when there is a question: the modal screens and importlib.resources
+        # (with zipfile) are not needed before the first prompt otherwise.
+        from smith_tui.app.screens.hook_trust_screen import HookTrustScreen
 
         def answered(trusted: bool | None) -> None:
             if trusted is not None:  # escape: not now, asked again next session

@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import httpx
-
 from smith_tui.llm.errors import PROTOCOL, LLMError, error_from_http
+
+if TYPE_CHECKING:
+    import httpx  # imported by the first request (see smith_tui/llm/client.py)
 
 _MAX_PAGES = 10
 _CTX_FLAGS = ("--ctx-size", "-c", "--ctx_size")
@@ -251,6 +252,8 @@ async def fetch_catalog(
     http: httpx.AsyncClient, base_url: str, headers: Mapping[str, str]
 ) -> list[ModelDescriptor]:
     """GET ``{base_url}/models`` (following ``links.next`` / ``has_more`` pages)."""
+    import httpx
+
     headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
     headers["Accept"] = "application/json"
     url = base_url.rstrip("/") + "/models"

@@ -11,12 +11,9 @@ import asyncio
 import inspect
 import json
 import logging
-import ssl
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from smith_tui.llm import catalog as _catalog
 from smith_tui.llm.config import LLMConfig, coerce_config
@@ -43,6 +40,14 @@ from smith_tui.llm.sse import SSEParser
 from smith_tui.llm.stream import StreamAssembler
 from smith_tui.llm.types import ChatRequest, ChatResponse, StreamHandlers, Usage, coerce_handlers
 from smith_tui.llm.usage import normalize_usage
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx (with httpcore, h11, anyio, the email and cookie modules: about 3 MB and 150
+# modules) is imported by the first request, not with the client: the app opens its runtime
+# before the first prompt and sends nothing until then (docs/PERFORMANCE.md, RSS before the
+# first prompt). Each function that needs it imports it.
 
 log = logging.getLogger("smith_tui.llm")
 
@@ -74,6 +79,8 @@ def error_from_exception(exc: BaseException, *, started: bool = False) -> LLMErr
     """Map a transport exception onto a stable code (``started``: the body was being read)."""
     if isinstance(exc, LLMError):
         return exc
+    import httpx
+
     phase = "stream" if started else "connect"
     if isinstance(exc, httpx.ConnectTimeout):
         return LLMError(
@@ -233,6 +240,10 @@ class LLMClient:
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._http is None or (self._owns_http and self._http_loop is not loop):
+            import ssl
+
+            import httpx
+
             cfg = self.config
             verify: ssl.SSLContext | bool = True
             if self.base_url.startswith("http://"):
@@ -300,6 +311,8 @@ class LLMClient:
         checked a few times per period) both count silence; when the stall limit is not the
         longer one it had passed too, and it is the setting a user of streams tunes.
         """
+        import httpx
+
         cfg = self.config
         return isinstance(exc, httpx.ReadTimeout) and cfg.stream_stall_timeout <= cfg.recv_timeout
 
@@ -313,6 +326,8 @@ class LLMClient:
         if cancel is not None and cancel.is_cancelled():
             raise cancelled_error("request")
         log.debug("POST %s model=%s stream=false", url, req.model)
+        import httpx
+
         guard = Watchdog(cancel, deadline=self.config.timeout).start()
         try:
             return await self._chat_once(url, headers, payload)
@@ -382,6 +397,8 @@ class LLMClient:
             await _call(hs.on_error, bad_request)
             raise
         log.debug("POST %s model=%s stream=true", url, req.model)
+        import httpx
+
         guard = Watchdog(cancel, stall=self.config.stream_stall_timeout).start()
         try:
             response = await self._stream_once(url, headers, payload, hs, guard)
@@ -495,6 +512,8 @@ class LLMClient:
             and now - self._catalog_at < self.config.catalog_ttl
         ):
             return self._catalog
+        import httpx
+
         try:
             models = await _catalog.fetch_catalog(
                 self._client(), self.base_url, build_headers(self.config)

@@ -8,7 +8,6 @@ a stable ``kind`` and ``code``. The turn layer decides about retries from
 
 from __future__ import annotations
 
-import email.utils
 import json
 import time
 from collections.abc import Mapping
@@ -181,6 +180,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     try:
         seconds = float(value)
     except ValueError:
+        import email.utils  # an HTTP date: rare, and the email package is 15 modules
+
         try:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):

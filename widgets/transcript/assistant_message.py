@@ -8,13 +8,11 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from smith_tui.engine.presentation import role_label
+from smith_tui.widgets.transcript.block_split import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.entries import AssistantEntry
 from smith_tui.widgets.transcript.parking import child_offsets
 from smith_tui.widgets.transcript.reasoning import ReasoningBlock
-from smith_tui.widgets.transcript.streaming_markdown import (
-    DEFAULT_PART_CHARS,
-    StreamingMarkdown,
-)
+from smith_tui.widgets.transcript.streaming_markdown import StreamingMarkdown
 
 
 class AssistantMessage(Vertical):

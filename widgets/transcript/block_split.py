@@ -14,6 +14,11 @@ from __future__ import annotations
 
 import re
 
+#: A part is frozen at the first safe boundary past this many characters (here, not in
+#: streaming_markdown.py, so that the transcript knows it without importing the Markdown
+#: machinery before the first answer).
+DEFAULT_PART_CHARS = 800
+
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widget import Widget
 
-from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+from smith_tui.widgets.transcript.block_split import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
@@ -16,7 +16,6 @@ from smith_tui.widgets.transcript.entries import (
     UserEntry,
 )
 from smith_tui.widgets.transcript.notice import Notice
-from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import ToolCallEntry
 from smith_tui.widgets.transcript.turn_changes import TurnChanges
 from smith_tui.widgets.transcript.user_message import UserMessage
@@ -33,6 +32,10 @@ def build_widget(
     if isinstance(entry, UserEntry):
         return UserMessage(entry)
     if isinstance(entry, AssistantEntry):
+        # Here: its module brings the Markdown machinery (markdown-it, pygments, Textual's
+        # Markdown widget), which waits for the first answer (see transcript.py).
+        from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+
         return AssistantMessage(entry, part_chars=part_chars, built_rows=built_rows)
     if isinstance(entry, ToolEntry):
         return ToolCallEntry(entry)

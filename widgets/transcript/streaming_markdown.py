@@ -21,7 +21,11 @@ from textual.widget import AwaitMount, Widget
 
 from smith_tui.terminal_text import visible
 from smith_tui.widgets.textual_compat import is_pruning, resume_parsing_at
-from smith_tui.widgets.transcript.block_split import BlockSplitter, split_parts
+from smith_tui.widgets.transcript.block_split import (
+    DEFAULT_PART_CHARS,
+    BlockSplitter,
+    split_parts,
+)
 from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
 from smith_tui.widgets.transcript.parking import (
     Placeholder,
@@ -32,9 +36,6 @@ from smith_tui.widgets.transcript.parking import (
 )
 from smith_tui.widgets.transcript.row_estimate import estimated_rows
 from smith_tui.widgets.transcript.tail_stream import TailStream
-
-#: A part is frozen at the first safe boundary past this many characters.
-DEFAULT_PART_CHARS = 800
 
 #: With ``defer_far_parts``: a write that freezes more text than this builds only its
 #: newest parts (those that fill the bottom of the view) at once; the older ones wait,

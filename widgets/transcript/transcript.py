@@ -23,10 +23,12 @@ callback); the work that must wait for widgets runs in order on one queue.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import sys
 import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -36,7 +38,7 @@ from textual.widget import Widget
 from smith_tui.widgets.activity import clean_output
 from smith_tui.widgets.output_tail import OutputTail, tail_text
 from smith_tui.widgets.textual_compat import anchor_released, is_pruning
-from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+from smith_tui.widgets.transcript.block_split import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.dispatch_card import DispatchCard
 from smith_tui.widgets.transcript.entries import (
     AssistantEntry,
@@ -66,14 +68,22 @@ from smith_tui.widgets.transcript.parking import (
     replace_widgets,
 )
 from smith_tui.widgets.transcript.row_estimate import newest_filling
-from smith_tui.widgets.transcript.streaming_markdown import DEFAULT_PART_CHARS
 from smith_tui.widgets.transcript.tool_call import TAIL_LINES, ToolCallEntry
 from smith_tui.widgets.transcript.turn_changes import TurnChanges, changes_entry
 from smith_tui.widgets.transcript.user_message import UserMessage
 from smith_tui.widgets.transcript.view_anchor import ViewAnchor
 from smith_tui.widgets.transcript.work_queue import Job, WorkQueue
 
+if TYPE_CHECKING:
+    from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+
 _W = TypeVar("_W", bound=Widget)
+
+#: The assistant message's module, with the Markdown machinery it brings (markdown-it,
+#: mdurl, linkify, pygments, Textual's Markdown widget: about 3 MB and 90 modules). Not
+#: needed before the first prompt: imported when an answer is first shown, or just after
+#: the user's first message is painted, while the model is asked (docs/PERFORMANCE.md).
+ANSWER_MODULE = "smith_tui.widgets.transcript.assistant_message"
 
 #: Older entries are mounted this many at a time (the UI answers in between).
 LOAD_CHUNK = 4
@@ -123,6 +133,12 @@ class ParkedEntry(Placeholder):
     def entries(self) -> list[Entry]:
         """The entries of the run, oldest first."""
         return [entry for entry, _ in self.items]
+
+
+def _is_answer(widget: Widget) -> TypeGuard[AssistantMessage]:
+    """Whether ``widget`` is an assistant message (none exists before its module is loaded)."""
+    module = sys.modules.get(ANSWER_MODULE)
+    return module is not None and isinstance(widget, module.AssistantMessage)
 
 
 def _entries_of(widget: Widget) -> list[Entry]:
@@ -326,10 +342,15 @@ class Transcript(VerticalScroll, can_focus=True):
     # -- adding content -----------------------------------------------------------------
     def add_user(self, text: str, images: list[dict[str, Any]] | None = None) -> UserMessage:
         """Show a message the user sent (``images``: its image attachments)."""
-        return self._append(UserMessage(UserEntry(text=text, images=list(images or []))))
+        widget = self._append(UserMessage(UserEntry(text=text, images=list(images or []))))
+        if ANSWER_MODULE not in sys.modules:  # the answer's widgets, while the model thinks
+            self.call_after_refresh(importlib.import_module, ANSWER_MODULE)
+        return widget
 
     def begin_assistant(self, role: str = "direct", job_id: str | None = None) -> AssistantMessage:
         """Start an assistant message that text and reasoning stream into."""
+        from smith_tui.widgets.transcript.assistant_message import AssistantMessage
+
         if self._stream is not None:
             self.end_assistant()
         widget = AssistantMessage(
@@ -921,7 +942,7 @@ class Transcript(VerticalScroll, can_focus=True):
                 run.append((child, [(child.entry, parked_height(child))]))  # type: ignore[attr-defined]
                 continue
             end_run()
-            if near and isinstance(child, AssistantMessage):
+            if near and _is_answer(child):
                 settled = await child.park_outside((window[0] - y, window[1] - y)) and settled
                 building = building or child.body.unmeasured > 0
         end_run()

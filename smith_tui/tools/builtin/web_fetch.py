@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import httpx
 from pydantic import Field
 
 from smith_tui.tools.args import Text
@@ -40,6 +39,8 @@ from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
 if TYPE_CHECKING:
+    import httpx  # imported by the first fetch (see smith_tui/llm/client.py)
+
     # bs4 and markdownify are imported when a page is converted: importing them costs every
     # start of smith about 55 ms, and most sessions never fetch a page.
     from bs4 import BeautifulSoup, Tag
@@ -114,6 +115,8 @@ class Converted:
 
 def _check_url(raw: str, *, hop: str = "") -> httpx.URL:
     """Parse and vet a URL: http(s) with a host, or a ToolError saying what to fix."""
+    import httpx
+
     text = raw.strip()
     where = f" (redirect target{hop})" if hop else ""
     try:
@@ -366,6 +369,8 @@ async def _send_pinned(
     The URL names the address, so nothing resolves the host again; the Host header and
     the TLS server name (SNI, also the name the certificate must match) stay the host's.
     """
+    import httpx
+
     headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Host": url.netloc.decode("ascii")}
     extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
 
@@ -389,6 +394,8 @@ async def _get(
 
     Every hop is resolved, checked and connected to by address (see ``_send_pinned``).
     """
+    import httpx
+
     seen = [str(url)]
     tls = httpx.create_ssl_context()
     hop = ""
@@ -552,6 +559,8 @@ async def _download(
     allow_private: bool,
 ) -> Fetched:
     """GET ``url`` within twice the I/O timeout; a timeout or network error says so."""
+    import httpx
+
     try:
         # The per-operation httpx timeout does not bound a slow trickle; this does.
         return await until_cancelled(

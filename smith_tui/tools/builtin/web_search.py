@@ -12,9 +12,8 @@ import asyncio
 import json
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import Field
 
 from smith_tui.config.service_options import WebSearchOptions
@@ -22,6 +21,9 @@ from smith_tui.tools.args import Text, max_output_chars
 from smith_tui.tools.cancellable import until_cancelled
 from smith_tui.tools.output_budget import budget_text
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
+
+if TYPE_CHECKING:
+    import httpx  # imported by the first request (see smith_tui/llm/client.py)
 
 SNIPPET_CHARS = 600
 
@@ -121,6 +123,8 @@ async def handler(args: Args, ctx: ToolContext) -> ToolOutput:
             code="not_configured",
         )
     headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
+    import httpx
+
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await until_cancelled(ctx, client.post(endpoint, json=body, headers=headers))
