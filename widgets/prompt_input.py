@@ -15,6 +15,7 @@ from textual.widgets import TextArea
 from smith_tui.engine.roles import role_display
 from smith_tui.widgets.completion.candidates import Completer, Completion
 from smith_tui.widgets.completion.menu import CompletionMenu
+from smith_tui.widgets.textual_compat import paint_now
 from smith_tui.widgets.vim_keys import Mode, VimKeys
 
 PLACEHOLDER = "Ask {role}… (enter sends, ctrl+j new line, / commands, @ files)"
@@ -218,6 +219,10 @@ class PromptInput(TextArea):
 
     async def on_key(self, event: events.Key) -> None:
         """Handle the prompt's own keys before the text area (which then never sees them)."""
+        # Once every handler of the key has run, draw what it changed in the prompt at once:
+        # while an answer streams, the screen's next update waits for the transcript's
+        # write and lays out the whole screen first (see textual_compat.paint_now).
+        self.call_next(paint_now, self)
         if self._handle_key(event.key, event.character if event.is_printable else None):
             event.stop()
             event.prevent_default()

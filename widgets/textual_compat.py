@@ -48,6 +48,15 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
 ``Widget._message_loop_exit`` / ``._styles_cache`` / ``._layout_cache``
     The last step of a removed widget's clean-up, and the caches of its rendered lines and
     layouts, which :mod:`textual_fixes` empties there. No upstream issue found.
+``Widget._layout_required`` / ``._exchange_repaint_regions``, ``Screen._compositor`` /
+``._layout_widgets``,
+``Compositor._dirty_regions`` / ``.render_update``, ``App._batch_count`` / ``._display`` /
+``._background_screens``
+    What :func:`paint_now` needs to draw one widget's change (a key echoed in the prompt)
+    at once, from the screen's last layout, while a batch holds the screen's updates or a
+    layout of the rest of the screen is pending. Textual paints only from its update
+    timer, after laying out the whole screen; no public call draws one region. No
+    upstream issue found.
 """
 
 from __future__ import annotations
@@ -80,6 +89,7 @@ __all__ = [
     "drop_render_caches",
     "footer_key_action",
     "is_pruning",
+    "paint_now",
     "pending_children",
     "replace_inner_outer",
     "resume_parsing_at",
@@ -201,3 +211,60 @@ def drop_render_caches(widget: Widget) -> None:
     """Empty ``widget``'s cache of rendered lines and of layouts."""
     widget._styles_cache.clear()
     widget._layout_cache.clear()
+
+
+# -- painting ---------------------------------------------------------------------------------
+
+
+def paint_now(widget: Widget) -> bool:
+    """Draw ``widget``'s pending repaint on the terminal now; False when it must wait.
+
+    Textual draws only from the screen's update timer, after laying out the whole screen,
+    and not at all while a batch (``App.batch_update``) is open. A key typed while the
+    transcript writes streamed text would wait for that write, its layout and its paint.
+    When nothing else can change where ``widget`` is drawn (it asked for no layout of its
+    own, and nothing but its ancestors and its own parts, such as its scroll bars, covers
+    it), its changed lines are drawn from the last layout at once, by themselves; the rest
+    of the screen is drawn as usual, later. Otherwise it waits as before (False).
+    """
+    try:
+        screen = widget.screen
+    except Exception:  # not on a screen (any more)
+        return False
+    app = widget.app
+    if app.is_inline or not screen.is_current:
+        return False
+    if widget._layout_required or any(widget in asked for asked in screen._layout_widgets.values()):
+        return False  # its size may change: the screen's layout comes first
+    compositor = screen._compositor
+    placed = compositor.visible_widgets.get(widget)
+    if placed is None or compositor.size != screen.outer_size:
+        return False
+    region, clip = placed
+    area = region.intersection(clip)
+    lineage = {widget, *widget.ancestors}
+    for other, (other_region, other_clip) in compositor.visible_widgets.items():
+        if other in lineage or not other_region.intersection(other_clip).overlaps(area):
+            continue
+        if widget not in other.ancestors:
+            return False  # a sibling or an overlay shares the cells (a menu, a tooltip)
+    regions = [
+        changed
+        for dirty in widget._exchange_repaint_regions()
+        if (changed := area.intersection(dirty.translate(region.offset)))
+    ]
+    if not regions:
+        return False
+    others = set(compositor._dirty_regions)
+    compositor._dirty_regions.clear()
+    compositor._dirty_regions.update(regions)
+    try:
+        update = compositor.render_update(screen_stack=app._background_screens)
+    finally:
+        compositor._dirty_regions.update(others)
+    held, app._batch_count = app._batch_count, 0
+    try:
+        app._display(screen, update)
+    finally:
+        app._batch_count = held
+    return True

@@ -17,6 +17,7 @@ import pytest
 import textual
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
@@ -24,6 +25,7 @@ from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 from smith_tui.widgets import textual_compat as compat
 from smith_tui.widgets import textual_fixes
 from smith_tui.widgets.transcript.tail_stream import TailStream
+from tests.support.pilot import wait_until
 
 
 def params(function: Callable[..., Any]) -> list[str]:
@@ -78,6 +80,24 @@ def test_patched_members_had_the_signatures_the_patches_keep() -> None:
     assert params(compat.ORIGINAL_MESSAGE_LOOP_EXIT) == ["self"]
     assert compat.StylesCache.get_inner_outer is textual_fixes._get_inner_outer
     assert Widget._message_loop_exit is not compat.ORIGINAL_MESSAGE_LOOP_EXIT  # patched
+
+
+def test_the_members_paint_now_draws_with_exist_with_their_shapes() -> None:
+    from textual._compositor import Compositor
+    from textual.screen import Screen
+
+    widget = Widget()
+    assert widget._layout_required is False
+    assert callable(widget._exchange_repaint_regions)
+    assert isinstance(Compositor()._dirty_regions, set)
+    assert params(Compositor.render_update) == ["self", "full", "screen_stack", "simplify"]
+    assert isinstance(Screen()._compositor, Compositor)
+    assert Screen()._layout_widgets == {}
+    app = App()
+    assert app._batch_count == 0
+    assert params(app._display) == ["screen", "renderable"]
+    assert "if self._batch_count:" in inspect.getsource(App._display)
+    assert isinstance(app._background_screens, list)
 
 
 def test_the_tail_stream_shares_no_attribute_with_markdown_stream() -> None:
@@ -236,3 +256,48 @@ def test_styles_cache_still_caches_per_instance() -> None:
 )
 def test_every_accessor_is_documented(name: str) -> None:
     assert inspect.getdoc(getattr(compat, name))
+
+
+class OneLine(Widget):
+    """A line of fixed height: changing its text asks for no layout."""
+
+    DEFAULT_CSS = "OneLine { height: 1; }"
+    text = reactive("")
+
+    def render(self) -> str:
+        return self.text
+
+
+class TwoLines(App[None]):
+    def compose(self) -> ComposeResult:
+        yield OneLine(id="first")
+        yield Static("second", id="second")
+
+
+async def test_paint_now_draws_one_widget_while_a_batch_holds_the_screen() -> None:
+    app = TwoLines()
+    async with app.run_test(size=(40, 10)) as pilot:
+        drawn: list[str] = []
+        original = app._display
+
+        def display(screen: Any, renderable: Any) -> None:
+            if renderable is not None:
+                drawn.append(renderable.render_segments(app.console))
+            original(screen, renderable)
+
+        app._display = display  # type: ignore[method-assign]
+        first, second = app.query_one("#first", OneLine), app.query_one("#second", Static)
+        await wait_until(pilot, lambda: not app.screen._layout_widgets, "the first layout")
+        drawn.clear()
+        with app.batch_update():
+            first.text = "FIRST CHANGED"
+            second.update("SECOND CHANGED")  # (asks for a layout)
+            await pilot.pause()
+            assert drawn == []  # Textual draws nothing while the batch is open
+            assert not compat.paint_now(second)  # its size may change: it waits
+            assert compat.paint_now(first)
+            assert len(drawn) == 1
+            assert "FIRST CHANGED" in drawn[0]
+            assert "SECOND" not in drawn[0]  # the rest waits for the screen's update
+        await pilot.pause()
+        assert any("SECOND CHANGED" in text for text in drawn[1:])

@@ -107,9 +107,17 @@ class _Stream:
     """The assistant message being streamed and the text not written to it yet."""
 
     widget: AssistantMessage
-    mounted: Awaitable[Any]
+    mounted: Awaitable[Any] | None
+    """The message's mount until it has been awaited (then None: each await of a Textual
+    ``AwaitMount`` asks the transcript for another layout of the whole screen)."""
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
+
+    async def wait_mounted(self) -> None:
+        """Wait until the message is mounted (once; at once afterwards)."""
+        if self.mounted is not None:
+            await self.mounted
+            self.mounted = None
 
 
 class ParkedEntry(Placeholder):
@@ -415,7 +423,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
         async def discard() -> None:
             try:
-                await stream.mounted
+                await stream.wait_mounted()
                 await stream.widget.clear()
                 await stream.widget.remove()
             finally:
@@ -1092,7 +1100,7 @@ class Transcript(VerticalScroll, can_focus=True):
             self._schedule_parking(0.02)
 
     async def _write(self, stream: _Stream) -> None:
-        await stream.mounted
+        await stream.wait_mounted()
         if stream.reasoning:
             reasoning = "".join(stream.reasoning)
             stream.reasoning.clear()
