@@ -2,8 +2,9 @@
 
 Smith leans on a few Textual internals that have no public equivalent: knowing that a widget
 is being removed, that the user scrolled an anchored view away, waiting for a widget's mount
-to finish, resuming Markdown parsing at the right line, growing a list block in place, and
-the two patches of :mod:`textual_fixes`. No other module of the app or the widgets touches a
+to finish, resuming Markdown parsing at the right line, growing a list block in place,
+drawing one widget's change ahead of the screen's update (a typed key), and the two patches
+of :mod:`textual_fixes`. No other module of the app or the widgets touches a
 Textual name that starts with ``_`` (``TailStream`` keeps its own state instead of
 ``MarkdownStream``'s). ``tests/app/test_textual_compat.py`` checks on the installed Textual
 that each member below still exists with the kind and signature used here, so an upgrade
