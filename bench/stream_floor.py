@@ -9,6 +9,10 @@ a second, tmux 160x50), three ways, alternating, ``--runs`` of each:
   ``PYTHONPATH``, which shows the streamed answer as plain wrapped lines in one Line-API
   widget (no Markdown block widgets): the cost of everything but the answer's Markdown,
   the best a transcript drawn as lines could do;
+* ``exact``: the same ``smith`` with ``bench/stream_lines/sitecustomize.py``, which draws
+  each part of the streamed answer as one Line-API widget whose lines match Textual's
+  Markdown widgets cell for cell (``bench/stream_lines/line_markdown.py``: template styles,
+  no block widget mounted): what a shipped Line-API transcript could cost;
 * ``headless``: ``smith -p go`` on the same stream, no screen at all: the engine, the LLM
   client and the text printed (the cost under any front end).
 
@@ -31,12 +35,12 @@ sys.path.insert(0, str(ROOT))
 
 import tui  # noqa: E402
 
-FLOOR_PATCH = ROOT / "stream_floor"
+PATCHES = {"lines": ROOT / "stream_floor", "exact": ROOT / "stream_lines"}
 
 
 def run_tmux(kind: str, answer: str, workdir: Path) -> tui.StreamFigures:
-    """``smith`` or ``lines`` in tmux (``bench/tui.py``'s driver)."""
-    extra = {"PYTHONPATH": str(FLOOR_PATCH)} if kind == "lines" else {}
+    """``smith``, ``lines`` or ``exact`` in tmux (``bench/tui.py``'s driver)."""
+    extra = {"PYTHONPATH": str(PATCHES[kind])} if kind in PATCHES else {}
     return tui.bench_stream("smith", answer, 200.0, workdir, extra_env=extra, label=kind)
 
 
@@ -69,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     answer = tui.long_answer(args.chars)
     print(f"answer: {len(answer):,} chars, {tui.RATE:.0f} chunks/s; load {tui._load()}")
-    results: dict[str, list[tui.StreamFigures]] = {"smith": [], "lines": [], "headless": []}
+    results: dict[str, list[tui.StreamFigures]] = {
+        kind: [] for kind in ("smith", "lines", "exact", "headless")
+    }
     with tui._workdir() as tmp:
         for _ in range(args.runs):
             for kind in results:
