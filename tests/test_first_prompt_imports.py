@@ -167,3 +167,80 @@ def test_the_app_waits_for_its_first_prompt_without_modal_screens_or_markdown(
     assert "SCREENS -" in done.stdout, done.stdout[-2000:]
     assert "MARKDOWN -" in done.stdout  # nothing of the answer's machinery yet
     assert f"ANSWERED {','.join(sorted(ANSWER_MACHINERY))}" in done.stdout
+
+
+ON_FIRST_USE = (
+    "smith_tui.engine.slash",
+    "smith_tui.engine.slash_commands",
+    "smith_tui.tools.builtin.plan",
+)
+"""Imported by the first ``/`` line and the first turn in plan mode, not by a plain turn."""
+
+PLAIN_TURN_THEN_COMMAND_AND_PLAN = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+
+    ON_FIRST_USE = {names!r}
+
+    def loaded():
+        return sorted(name for name in ON_FIRST_USE if name in sys.modules)
+
+    async def main():
+        import smith_tui.cli
+        from smith_tui.engine import routing
+        from smith_tui.engine.runtime import Runtime, RuntimeOptions
+
+        runtime = Runtime.open(RuntimeOptions(
+            cwd=Path.cwd(), db_path=sys.argv[2], model="scripted-model",
+            ephemeral={{"llm_config": {{"api_url": sys.argv[1], "retry_max_retries": 0}}}},
+        ))
+        report = {{}}
+        try:
+            runtime.conversations.new()
+            result = await runtime.run_turn("hi")
+            report["answer"] = result.text
+            report["after_turn"] = loaded()
+            report["patterns_compiled"] = routing._patterns.cache_info().currsize
+            out = await runtime.submit("/help")
+            report["help"] = out.text
+            report["after_command"] = loaded()
+            runtime.set_permission_mode("plan")
+            await runtime.run_turn("plan it")
+            report["after_plan_turn"] = loaded()
+            long = "first refactor the api module, then update the tests and the docs\\n" * 3
+            report["complex"] = routing.looks_complex(long)
+        finally:
+            await runtime.aclose()
+        print(json.dumps(report))
+
+    asyncio.run(main())
+    """
+).format(names=ON_FIRST_USE)
+
+
+def test_a_plain_turn_loads_no_slash_commands_nor_plan_tool_and_both_still_work(
+    tmp_path: Path,
+) -> None:
+    # The runtime builds the command service for the first "/" line, the planner imports
+    # present_plan for the first turn in plan mode, the routing heuristic compiles its word
+    # lists for the first long prompt; each then works as before.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    with ScriptedLLMServer(default_reply=text_reply("hello there")) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", PLAIN_TURN_THEN_COMMAND_AND_PLAN, server.base_url,
+             str(tmp_path / "smith.db")],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        plan_tools = [tool["function"]["name"] for tool in server.chat_requests()[-1]["tools"]]
+    assert report["answer"] == "hello there"
+    assert report["after_turn"] == []
+    assert report["patterns_compiled"] == 0  # "hi" is short: never counted
+    assert "/help" in report["help"] and "/config" in report["help"]
+    assert report["after_command"] == ["smith_tui.engine.slash", "smith_tui.engine.slash_commands"]
+    assert report["after_plan_turn"] == sorted(ON_FIRST_USE)
+    assert "present_plan" in plan_tools
+    assert report["complex"] is True
