@@ -244,3 +244,78 @@ def test_a_plain_turn_loads_no_slash_commands_nor_plan_tool_and_both_still_work(
     assert report["after_plan_turn"] == sorted(ON_FIRST_USE)
     assert "present_plan" in plan_tools
     assert report["complex"] is True
+
+
+OPEN_THEN_SET = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+
+    async def main():
+        import smith_tui.cli
+        from smith_tui.config.schema import SmithConfig
+        from smith_tui.config.settings_sources import SmithSettings
+        from smith_tui.engine.runtime import Runtime, RuntimeOptions
+
+        runtime = Runtime.open(RuntimeOptions(
+            cwd=Path.cwd(), db_path=sys.argv[2], model="scripted-model",
+            ephemeral={"llm_config": {"api_url": sys.argv[1]}},
+        ))
+        report = {
+            "settings_built": SmithSettings.__pydantic_complete__,
+            "schema_built": SmithConfig.__pydantic_complete__,
+        }
+        try:
+            bad = await runtime.submit("/config set context_management.trim_threshold_pct 150")
+            good = await runtime.submit("/config set context_management.trim_threshold_pct 60")
+            report.update(
+                bad=[bad.ok, bad.text], good=[good.ok, good.text],
+                value=runtime.config.effective["context_management"]["trim_threshold_pct"],
+                schema_built_after=SmithConfig.__pydantic_complete__,
+            )
+        finally:
+            await runtime.aclose()
+        print(json.dumps(report))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_the_config_is_validated_at_open_without_building_the_plain_schema(
+    tmp_path: Path,
+) -> None:
+    # The layers are validated by SmithSettings (SmithConfig as a BaseSettings); SmithConfig's
+    # own validator is built by the first check of a /config set value, which still refuses
+    # a bad value with a message and takes a good one.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_THEN_SET, "http://127.0.0.1:9/v1", str(tmp_path / "s.db")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["settings_built"] is True
+    assert report["schema_built"] is False
+    ok, text = report["bad"]
+    assert ok is False and "trim_threshold_pct" in text, text
+    assert report["good"][0] is True, report["good"]
+    assert report["value"] == 60
+    assert report["schema_built_after"] is True
+
+
+def test_a_bad_config_file_is_still_refused_at_start_with_its_message(tmp_path: Path) -> None:
+    # The control for the deferral above: the start still validates the whole config.
+    config = tmp_path / "config.json"
+    config.write_text('{"context_management": {"trim_threshold_pct": 150}}')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    smith = [sys.executable, "-c", "import sys; from smith_tui.cli import main; sys.exit(main())"]
+    done = subprocess.run(
+        [*smith, "-p", "hi", "--config", str(config), "--api-url", "http://127.0.0.1:9/v1"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert "Invalid configuration" in done.stderr and "trim_threshold_pct" in done.stderr
+    assert "Traceback" not in done.stderr
