@@ -296,16 +296,22 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def smith_command(workdir: Path, url: str, *args: str) -> list[str]:
+def smith_command(
+    workdir: Path, url: str, *args: str, extra_env: dict[str, str] | None = None
+) -> list[str]:
     """The installed ``smith`` against ``url``, with its config and data under ``workdir``.
 
     With Python's bytecode cache, as installed programs run (this sandbox sets
     ``PYTHONDONTWRITEBYTECODE``, which would compile every module of ours on each start).
+    ``extra_env`` is added to its environment (a ``PYTHONPATH`` in it goes first).
     """
     smith = str(Path(sys.executable).with_name("smith"))
     source = os.environ.get("BENCH_SOURCE")  # another checkout's smith_tui (see headless.py)
+    extra = dict(extra_env or {})
+    path = os.pathsep.join(filter(None, [extra.pop("PYTHONPATH", ""), source or ""]))
     env = {
-        **({"PYTHONPATH": source} if source else {}),
+        **({"PYTHONPATH": path} if path else {}),
+        **extra,
         "PYTHONPYCACHEPREFIX": str(workdir / "pycache"),
         "XDG_CONFIG_HOME": str(workdir / "config"),
         "XDG_DATA_HOME": str(workdir / "data"),
@@ -470,17 +476,27 @@ class StreamFigures:
         )
 
 
-def bench_stream(kind: str, answer: str, cap_s: float, workdir: Path) -> StreamFigures:
+def bench_stream(
+    kind: str,
+    answer: str,
+    cap_s: float,
+    workdir: Path,
+    extra_env: dict[str, str] | None = None,
+    label: str = "",
+) -> StreamFigures:
     """Stream ``answer`` into ``smith`` (a prompt typed into the real app) or the ``bare``
-    baseline, and time it. CPU is counted from the first chunk sent to the last probe."""
+    baseline, and time it. CPU is counted from the first chunk sent to the last probe.
+    ``extra_env`` goes to smith's environment (see :func:`smith_command`); ``label`` names
+    the run (default ``kind``)."""
     server = PacedServer(answer).start()
+    label = label or kind
     if kind == "smith":
         # A database of its own per run: a second run on the first one's showed its answer.
-        db = workdir / f"{kind}-{time.monotonic_ns()}.db"
-        argv = smith_command(workdir, server.url, "--db", str(db))
+        db = workdir / f"{label}-{time.monotonic_ns()}.db"
+        argv = smith_command(workdir, server.url, "--db", str(db), extra_env=extra_env)
     else:
         argv = [sys.executable, str(Path(__file__).resolve()), "bare-app", "--url", server.url]
-    app = AppSession.start(argv, workdir, kind)
+    app = AppSession.start(argv, workdir, label)
     try:
         if kind == "smith":
             app.wait_for("no tool calls yet", "Quit")  # the runtime is open, the panes are in
@@ -499,7 +515,7 @@ def bench_stream(kind: str, answer: str, cap_s: float, workdir: Path) -> StreamF
         app.stop()
         server.stop()
     visible = None if seen is None else seen - server.started_at
-    return StreamFigures(kind, server.send_time, visible, cpu, rss, latencies, cap_s)
+    return StreamFigures(label, server.send_time, visible, cpu, rss, latencies, cap_s)
 
 
 def stream_figures(

@@ -85,6 +85,7 @@ __all__ = [
     "resume_parsing_at",
     "set_block_items",
     "terminal_driver",
+    "updates_held",
     "wait_mounted",
 ]
 
@@ -123,6 +124,12 @@ async def wait_mounted(widget: Widget) -> None:
 def pending_children(widget: Widget) -> list[Widget]:
     """The children ``widget`` composed but has not mounted yet."""
     return list(widget._pending_children)
+
+
+def updates_held(app: App[Any]) -> bool:
+    """Whether screen updates are held (an ``App.batch_update`` entered and not left): no
+    refresh can happen until it is left."""
+    return app._batch_count > 0
 
 
 def terminal_driver(app: App[Any]) -> Driver | None:

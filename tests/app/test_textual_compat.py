@@ -57,6 +57,17 @@ def test_the_app_driver_member_exists() -> None:
     assert compat.terminal_driver(App()) is None  # set once the app runs (checked below)
 
 
+def test_held_updates_follow_batch_update() -> None:
+    app = App()
+    assert compat.updates_held(app) is False
+    with app.batch_update():
+        assert compat.updates_held(app) is True
+        with app.batch_update():
+            assert compat.updates_held(app) is True
+        assert compat.updates_held(app) is True
+    assert compat.updates_held(app) is False
+
+
 def test_markdown_members_exist_with_their_signatures() -> None:
     markdown = Markdown()
     assert isinstance(markdown._last_parsed_line, int)

@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Collapsible, Markdown
 
-from smith_tui.widgets.textual_compat import is_pruning
+from smith_tui.widgets.textual_compat import is_pruning, updates_held
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.streaming_markdown import (
     EAGER_CHARS,
@@ -210,3 +210,42 @@ async def test_a_long_write_builds_its_end_first_and_the_rest_by_parking() -> No
         assert "LAST-LINE-MARKER" in screen_text(app)
         transcript.scroll_home(animate=False)
         await wait_until(pilot, lambda: "Step 1 changes" in screen_text(app), "top of the answer")
+
+
+async def test_a_flush_never_waits_for_a_paint_it_holds_back() -> None:
+    """A flush holds screen updates while it writes and parks. Parking waits for a paint
+    between passes that build a long answer's parts; inside a flush no paint can come (the
+    wait returns on idle with nothing painted), so there it schedules the next pass."""
+    text = sample_markdown(50)
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        waits_while_held: list[bool] = []
+        flushes_while_building: list[bool] = []
+        next_refresh, flush = transcript._next_refresh, transcript._flush
+
+        async def recording_next_refresh() -> None:
+            waits_while_held.append(updates_held(app))
+            await next_refresh()
+
+        async def recording_flush() -> None:
+            messages = transcript.query(AssistantMessage)
+            flushes_while_building.append(any(m.body.unmeasured for m in messages))
+            await flush()
+
+        transcript._next_refresh = recording_next_refresh  # type: ignore[method-assign]
+        transcript._flush = recording_flush  # type: ignore[method-assign]
+        transcript.add_user("Explain the steps")
+        transcript.append_text(text)  # one write far longer than a flush builds at once
+        await wait_until(pilot, lambda: len(flushes_while_building) >= 1, "the first flush")
+        for step in range(6):  # the answer goes on while its older parts are being built
+            flushes = len(flushes_while_building)
+            transcript.append_text(f"\n\nAnd one more line, number {step}.\n")
+            await wait_until(pilot, lambda n=flushes: len(flushes_while_building) > n, "a flush")
+        transcript.end_assistant()
+        await transcript.settle()
+        assert any(flushes_while_building)  # the case happened
+        assert waits_while_held and True not in waits_while_held
+        assert "".join(shown_parts(transcript.query_one(AssistantMessage))) == (
+            text + "".join(f"\n\nAnd one more line, number {s}.\n" for s in range(6))
+        )

@@ -9,6 +9,7 @@ again from its source when the user scrolls near it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -78,20 +79,46 @@ def is_near(top: int, height: int, window: tuple[int, int]) -> bool:
     return top < end and top + height > start
 
 
+#: The longest :func:`one_update` holds the screen (seconds). Work inside it awaits mounts
+#: and renders; should one never come, the whole screen (keys, status line, every pane)
+#: would stand still: past this the screen paints what there is, and the work goes on.
+HOLD_LIMIT_S = 3.0
+
+
 @contextmanager
-def one_update(widget: Widget) -> Iterator[None]:
-    """Hold screen updates (``App.batch_update``) and wake the screen afterwards.
+def one_update(widget: Widget, limit_s: float = HOLD_LIMIT_S) -> Iterator[None]:
+    """Hold screen updates (``App.batch_update``) and wake the screen afterwards; at most
+    ``limit_s`` seconds when used in a running event loop.
 
     A screen that was asked to refresh during the batch only looks again when its
     own queue goes idle; without the nudge it may not repaint until some other
     message reaches it.
     """
-    with widget.app.batch_update():
-        yield
+    batch = widget.app.batch_update()
+    batch.__enter__()
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if released:
+            return
+        released = True
+        batch.__exit__(None, None, None)
+        try:
+            widget.screen.check_idle()
+        except Exception:  # not on a screen any more: nothing to wake
+            pass
+
     try:
-        widget.screen.check_idle()
-    except Exception:  # not on a screen any more: nothing to wake
-        pass
+        limit = asyncio.get_running_loop().call_later(limit_s, release)
+    except RuntimeError:  # no loop: nothing can wait inside
+        limit = None
+    try:
+        yield
+    finally:
+        if limit is not None:
+            limit.cancel()
+        release()
 
 
 async def swap_widgets(parent: Widget, swaps: list[tuple[Widget, Widget]]) -> None:

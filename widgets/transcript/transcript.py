@@ -872,11 +872,15 @@ class Transcript(VerticalScroll, can_focus=True):
         self._park_timer = None
         self._enqueue(self._park)
 
-    async def _park(self) -> None:
+    async def _park(self, *, in_update: bool = False) -> None:
         """Park entries (and parts of long answers) more than a screen away from the view.
 
         Away from the bottom, the view is kept on what it showed: a rebuilt entry above it
         may not be as tall as its placeholder (the width changed since it was parked).
+        ``in_update``: called while this transcript holds screen updates (a flush), so no
+        paint can come before it returns: it schedules its next look instead of waiting
+        for one (Textual runs "after refresh" callbacks on idle while updates are held, so
+        such a wait would return at once, with nothing painted).
         """
         anchor = None if self.following else ViewAnchor.take(self)
         if self.following:
@@ -950,15 +954,20 @@ class Transcript(VerticalScroll, can_focus=True):
             settled = settled and not built_or_parked
             await replace_widgets(self, replacements)
         if anchor is not None and not settled:
-            await self._next_refresh()
-            if not self.following:
-                anchor.restore()
+            if in_update:
+                self._schedule_parking(0.02, recheck=True)  # restored once laid out
+                anchor = None
+            else:
+                await self._next_refresh()
+                if not self.following:
+                    anchor.restore()
         # New or rebuilt widgets have no height until laid out: look again soon.
         self._unsettled_parks = 0 if settled else self._unsettled_parks + 1
         if building:
             # One pass builds a few parts: the screen shows them (and answers keys) before
             # the next pass, which a queue of passes would otherwise keep from painting.
-            await self._next_refresh()
+            if not in_update:
+                await self._next_refresh()
             self._schedule_parking(0.02, recheck=True)
         elif not settled and self._unsettled_parks <= 5:
             self._schedule_parking(recheck=True)
@@ -1087,7 +1096,7 @@ class Transcript(VerticalScroll, can_focus=True):
             await self._write(stream)
             await stream.widget.wait_rendered()
             if following:
-                await self._park()
+                await self._park(in_update=True)
         if not following:
             self._schedule_parking(0.02)
 
