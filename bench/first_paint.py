@@ -40,6 +40,9 @@ class Bare(App):
 Bare().run()
 """
 
+RATIO_TARGET = 1.0
+"""Issue 26: smith's first paint is no slower than the bare Textual app's (ratio of medians)."""
+
 
 def time_to_screen(command: str, ready: tuple[str, ...], timeout_s: float = 15.0) -> float:
     """Seconds from starting ``command`` in tmux until every word of ``ready`` is visible."""
@@ -106,10 +109,10 @@ def main() -> None:
                 f"first paint of `smith` (tmux 160x45), median of {args.runs}",
                 o * 1000,
                 "ms",
-                "≤ 1.1x",
+                f"≤ {RATIO_TARGET}x",
                 b * 1000,
                 "bare Textual app",
-                met=o / b <= 1.1,
+                met=o / b <= RATIO_TARGET,
             )
         ],
     )

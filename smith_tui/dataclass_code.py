@@ -10,9 +10,10 @@ are the same.
 
 The ``dataclasses`` module runs that text with ``exec``; :func:`install` gives the module
 its own ``exec`` (a module's global shadows the builtin) that looks the text up first. The
-file is read only when it is a regular file of this user that no one else may write (as
-Python's own bytecode cache is trusted), anything else in it is ignored, and it is written
-whole to a new file renamed over the old one.
+file maps each text to its code as ``marshal.dumps`` wrote it, unmarshalled when a class
+asks for that text (:class:`StoredCodes`). It is read only when it is a regular file of
+this user that no one else may write (as Python's own bytecode cache is trusted), anything
+else in it is ignored, and it is written whole to a new file renamed over the old one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import stat
 import sys
 import types
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +40,44 @@ MAX_BYTES = 16 * 1024 * 1024
 def cache_path(folder: Path) -> Path:
     """The cache file in ``folder``, named for this interpreter's bytecode format."""
     magic = importlib.util.MAGIC_NUMBER.hex()
-    return folder / f"dataclass-code.{sys.implementation.cache_tag}.{magic}.marshal"
+    return folder / f"dataclass-code.v2.{sys.implementation.cache_tag}.{magic}.marshal"
 
 
-def _read(path: Path) -> dict[str, types.CodeType]:
+class StoredCodes(Mapping[str, types.CodeType]):
+    """The file's texts and their code, each code kept marshalled until a class asks for it.
+
+    A start uses some of the entries (a headless turn about 1,000 of the file's 1,400, the
+    app's first frame about 60): unmarshalling every code object at once cost 3-4 ms before
+    the app's first frame, and the memory of the unused ones. An entry that does not
+    unmarshal to code is missing (its text is compiled instead).
+    """
+
+    def __init__(self, blobs: dict[str, bytes] | None = None) -> None:
+        self.blobs: dict[str, bytes] = blobs if blobs is not None else {}
+        """Each text's code, as ``marshal.dumps`` wrote it."""
+
+    def __getitem__(self, text: str) -> types.CodeType:
+        try:
+            code = marshal.loads(self.blobs[text])
+        except (EOFError, ValueError, TypeError):
+            raise KeyError(text) from None
+        if not isinstance(code, types.CodeType):
+            raise KeyError(text)
+        return code
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.blobs)
+
+    def __len__(self) -> int:
+        return len(self.blobs)
+
+
+def _read(path: Path) -> StoredCodes:
     """The texts and code in ``path``; empty when it is missing, not ours or not a cache."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return {}
+        return StoredCodes()
     try:
         info = os.fstat(fd)
         if (
@@ -55,24 +86,26 @@ def _read(path: Path) -> dict[str, types.CodeType]:
             or info.st_mode & 0o022
             or info.st_size > MAX_BYTES
         ):
-            return {}
+            return StoredCodes()
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read(MAX_BYTES + 1)
     except OSError:
-        return {}
+        return StoredCodes()
     finally:
         os.close(fd)
     try:
         loaded = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
-        return {}
+        return StoredCodes()
     if not isinstance(loaded, dict):
-        return {}
-    return {
-        text: code
-        for text, code in loaded.items()
-        if isinstance(text, str) and isinstance(code, types.CodeType)
-    }
+        return StoredCodes()
+    return StoredCodes(
+        {
+            text: blob
+            for text, blob in loaded.items()
+            if isinstance(text, str) and isinstance(blob, bytes)
+        }
+    )
 
 
 class CodeCache:
@@ -106,7 +139,7 @@ class CodeCache:
     def release(self) -> None:
         """Let go of what was read (start-up is over: about 2 MB of texts and code that
         the classes made no longer need). Later classes are compiled and saved as new."""
-        self.codes = {}
+        self.codes = StoredCodes()
 
     def save(self) -> None:
         """Add what this run compiled to the file (errors are ignored: it is only a
@@ -114,12 +147,13 @@ class CodeCache:
         if not self.new:
             return
         new, self.new = self.new, {}
-        codes = {**(self.codes or _read(self.path)), **new}
-        if len(codes) > MAX_ENTRIES:
-            codes = new
+        added = {text: marshal.dumps(code) for text, code in new.items()}
+        blobs = {**(self.codes or _read(self.path)).blobs, **added}
+        if len(blobs) > MAX_ENTRIES:
+            blobs = added
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         try:
-            data = marshal.dumps(codes)
+            data = marshal.dumps(blobs)
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(
                 temporary,
@@ -132,7 +166,7 @@ class CodeCache:
         except (OSError, ValueError):
             temporary.unlink(missing_ok=True)
         if self.codes:
-            self.codes.update(new)
+            self.codes.blobs.update(added)
 
 
 installed: CodeCache | None = None

@@ -8,6 +8,7 @@ this user's own, that others may write, or that is not a cache is ignored.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -177,8 +178,8 @@ dataclasses.exec = record
 @dataclasses.dataclass
 class Point:
     x: int
-planted = {
-    text: compile(f"open({marker!r}, 'w').close()\\n" + text, "<string>", "exec")
+planted = {  # the file's format: each text's code as marshal.dumps writes it
+    text: marshal.dumps(compile(f"open({marker!r}, 'w').close()\\n" + text, "<string>", "exec"))
     for text in seen
 }
 path = dataclass_code.cache_path(folder)
@@ -224,3 +225,26 @@ def test_control_the_planted_code_runs_from_a_file_only_its_owner_may_write(tmp_
     _python(PLANT, str(tmp_path / "cache"), str(marker), "600")
     _python(USE, str(tmp_path / "cache"))
     assert marker.exists()
+
+
+def test_only_the_codes_asked_for_are_unmarshalled(tmp_path: Path) -> None:
+    # The file keeps each code marshalled; reading it decodes none of them, so an entry a
+    # start never asks for costs no code object, and a damaged one is compiled instead.
+    cache = CodeCache(cache_path(tmp_path))
+    good = "def __create_fn__():\n def f(self):\n  return 1\n return f"
+    damaged = "def __create_fn__():\n def g(self):\n  return 2\n return g"
+    cache.exec(good, {}, {})
+    cache.exec(damaged, {}, {})
+    cache.save()
+    path = cache_path(tmp_path)
+    blobs = marshal.loads(path.read_bytes())
+    assert set(blobs) == {good, damaged} and all(isinstance(b, bytes) for b in blobs.values())
+    blobs[damaged] = b"\x00not code"
+    path.write_bytes(marshal.dumps(blobs))
+    again = CodeCache(path)
+    assert len(again.codes) == 2  # read, not decoded: the damaged entry is still there
+    namespace: dict[str, object] = {}
+    again.exec(good, {}, namespace)
+    again.exec(damaged, {}, namespace)
+    assert again.added == 1  # the damaged text was compiled; the good one came from the file
+    assert namespace["__create_fn__"]()(None) == 2

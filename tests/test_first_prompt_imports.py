@@ -167,3 +167,155 @@ def test_the_app_waits_for_its_first_prompt_without_modal_screens_or_markdown(
     assert "SCREENS -" in done.stdout, done.stdout[-2000:]
     assert "MARKDOWN -" in done.stdout  # nothing of the answer's machinery yet
     assert f"ANSWERED {','.join(sorted(ANSWER_MACHINERY))}" in done.stdout
+
+
+ON_FIRST_USE = (
+    "smith_tui.engine.slash",
+    "smith_tui.engine.slash_commands",
+    "smith_tui.tools.builtin.plan",
+)
+"""Imported by the first ``/`` line and the first turn in plan mode, not by a plain turn."""
+
+PLAIN_TURN_THEN_COMMAND_AND_PLAN = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+
+    ON_FIRST_USE = {names!r}
+
+    def loaded():
+        return sorted(name for name in ON_FIRST_USE if name in sys.modules)
+
+    async def main():
+        import smith_tui.cli
+        from smith_tui.engine import routing
+        from smith_tui.engine.runtime import Runtime, RuntimeOptions
+
+        runtime = Runtime.open(RuntimeOptions(
+            cwd=Path.cwd(), db_path=sys.argv[2], model="scripted-model",
+            ephemeral={{"llm_config": {{"api_url": sys.argv[1], "retry_max_retries": 0}}}},
+        ))
+        report = {{}}
+        try:
+            runtime.conversations.new()
+            result = await runtime.run_turn("hi")
+            report["answer"] = result.text
+            report["after_turn"] = loaded()
+            report["patterns_compiled"] = routing._patterns.cache_info().currsize
+            out = await runtime.submit("/help")
+            report["help"] = out.text
+            report["after_command"] = loaded()
+            runtime.set_permission_mode("plan")
+            await runtime.run_turn("plan it")
+            report["after_plan_turn"] = loaded()
+            long = "first refactor the api module, then update the tests and the docs\\n" * 3
+            report["complex"] = routing.looks_complex(long)
+        finally:
+            await runtime.aclose()
+        print(json.dumps(report))
+
+    asyncio.run(main())
+    """
+).format(names=ON_FIRST_USE)
+
+
+def test_a_plain_turn_loads_no_slash_commands_nor_plan_tool_and_both_still_work(
+    tmp_path: Path,
+) -> None:
+    # The runtime builds the command service for the first "/" line, the planner imports
+    # present_plan for the first turn in plan mode, the routing heuristic compiles its word
+    # lists for the first long prompt; each then works as before.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    with ScriptedLLMServer(default_reply=text_reply("hello there")) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", PLAIN_TURN_THEN_COMMAND_AND_PLAN, server.base_url,
+             str(tmp_path / "smith.db")],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        plan_tools = [tool["function"]["name"] for tool in server.chat_requests()[-1]["tools"]]
+    assert report["answer"] == "hello there"
+    assert report["after_turn"] == []
+    assert report["patterns_compiled"] == 0  # "hi" is short: never counted
+    assert "/help" in report["help"] and "/config" in report["help"]
+    assert report["after_command"] == ["smith_tui.engine.slash", "smith_tui.engine.slash_commands"]
+    assert report["after_plan_turn"] == sorted(ON_FIRST_USE)
+    assert "present_plan" in plan_tools
+    assert report["complex"] is True
+
+
+OPEN_THEN_SET = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+
+    async def main():
+        import smith_tui.cli
+        from smith_tui.config.schema import SmithConfig
+        from smith_tui.config.settings_sources import SmithSettings
+        from smith_tui.engine.runtime import Runtime, RuntimeOptions
+
+        runtime = Runtime.open(RuntimeOptions(
+            cwd=Path.cwd(), db_path=sys.argv[2], model="scripted-model",
+            ephemeral={"llm_config": {"api_url": sys.argv[1]}},
+        ))
+        report = {
+            "settings_built": SmithSettings.__pydantic_complete__,
+            "schema_built": SmithConfig.__pydantic_complete__,
+        }
+        try:
+            bad = await runtime.submit("/config set context_management.trim_threshold_pct 150")
+            good = await runtime.submit("/config set context_management.trim_threshold_pct 60")
+            report.update(
+                bad=[bad.ok, bad.text], good=[good.ok, good.text],
+                value=runtime.config.effective["context_management"]["trim_threshold_pct"],
+                schema_built_after=SmithConfig.__pydantic_complete__,
+            )
+        finally:
+            await runtime.aclose()
+        print(json.dumps(report))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_the_config_is_validated_at_open_without_building_the_plain_schema(
+    tmp_path: Path,
+) -> None:
+    # The layers are validated by SmithSettings (SmithConfig as a BaseSettings); SmithConfig's
+    # own validator is built by the first check of a /config set value, which still refuses
+    # a bad value with a message and takes a good one.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_THEN_SET, "http://127.0.0.1:9/v1", str(tmp_path / "s.db")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["settings_built"] is True
+    assert report["schema_built"] is False
+    ok, text = report["bad"]
+    assert ok is False and "trim_threshold_pct" in text, text
+    assert report["good"][0] is True, report["good"]
+    assert report["value"] == 60
+    assert report["schema_built_after"] is True
+
+
+def test_a_bad_config_file_is_still_refused_at_start_with_its_message(tmp_path: Path) -> None:
+    # The control for the deferral above: the start still validates the whole config.
+    config = tmp_path / "config.json"
+    config.write_text('{"context_management": {"trim_threshold_pct": 150}}')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "LLM_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    smith = [sys.executable, "-c", "import sys; from smith_tui.cli import main; sys.exit(main())"]
+    done = subprocess.run(
+        [*smith, "-p", "hi", "--config", str(config), "--api-url", "http://127.0.0.1:9/v1"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert "Invalid configuration" in done.stderr and "trim_threshold_pct" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from smith_tui.config.defaults import (
     DEFAULT_ACTIVE_ROLE,
@@ -310,6 +310,8 @@ class McpServerConfig(Section):
 
 class SmithConfig(Section):
     """The whole configuration of smith (the merged, validated result of every layer)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     default_model: NonEmptyStr | None = Field(
         None, description="Model id used when no request, conversation or role binding names one."

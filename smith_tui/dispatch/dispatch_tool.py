@@ -33,11 +33,9 @@ from smith_tui.tools.spec import (
     ToolContext,
     ToolOutput,
     ToolSpec,
-    compact_schema,
 )
 
 __all__ = [
-    "DISPATCH_INPUT_SCHEMA",
     "ChildOutcome",
     "DispatchArgs",
     "DispatchService",
@@ -112,10 +110,6 @@ class DispatchArgs(ToolArgs):
             "result names the branch and the diff, merged or dropped with the worktree tool."
         ),
     )
-
-
-DISPATCH_INPUT_SCHEMA: dict[str, Any] = compact_schema(DispatchArgs)
-"""The JSON schema of the ``dispatch`` tool, as the model sees it."""
 
 
 @functools.lru_cache(maxsize=8)

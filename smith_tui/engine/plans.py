@@ -29,8 +29,6 @@ from smith_tui.engine import events as ev
 from smith_tui.engine.attachments import MAX_ATTACHMENTS
 from smith_tui.engine.errors import UserRequestError
 from smith_tui.tools.builtin import todo as todo_tool
-from smith_tui.tools.builtin.plan import PLAN_NOTE_ID, Plan, render_plan
-from smith_tui.tools.builtin.plan import TOOL as PRESENT_PLAN_TOOL
 
 if TYPE_CHECKING:
     from smith_tui.engine.active_conversation import Conversations
@@ -38,6 +36,8 @@ if TYPE_CHECKING:
     from smith_tui.engine.services import ServiceHandles
     from smith_tui.engine.turn.stop import TurnResult
     from smith_tui.store import Store
+    from smith_tui.tools.builtin.plan import Plan
+    from smith_tui.tools.spec import ToolSpec
 
 PLAN_MODE = "plan"
 DEFAULT_RUN_MODE = "auto-edit"
@@ -45,6 +45,8 @@ PLANNED_IN_KEY = "planned_in"
 """Conversation metadata and turn-record key: where the plan that runs here was made."""
 PLAN_NOTICE = "plan"
 """``CommandOutput.command`` of the plan notices (a fresh run's link to its planning)."""
+PLAN_NOTE_ID = "plan"
+"""The conversation note a presented (or approved) plan is kept under, as JSON."""
 
 
 class PlanHost(Protocol):
@@ -97,6 +99,8 @@ def run_prompt(plan: Plan, *, fresh: bool, attach: list[str]) -> str:
     )
     if not fresh:
         intro = "The user approved the plan (below, as approved, maybe edited). " + intro
+    from smith_tui.tools.builtin.plan import render_plan
+
     parts = [intro, "", render_plan(plan).rstrip()]
     if attach:
         parts += ["", "The files the plan names, as they are now: " + " ".join(attach)]
@@ -137,25 +141,34 @@ class Planner:
         self.runtime = runtime
         self.pending: PresentedPlan | None = None
         """The plan presented last and not yet approved or rejected."""
+        self.offered: ToolSpec[Any] | None = None
+        """``present_plan`` while it is registered (plan mode). Its module, with the plan's
+        model, is imported by the first turn in plan mode, not by a session that never plans."""
 
     # -- the planning turn ----------------------------------------------------------------
     def offer_tool(self) -> None:
         """Offer ``present_plan`` to the next turn only in plan mode."""
         registry = self.runtime.services.tool
         if self.runtime.permission_mode == PLAN_MODE:
-            registry.register(PRESENT_PLAN_TOOL)
-        else:
-            registry.unregister(PRESENT_PLAN_TOOL.name)
+            from smith_tui.tools.builtin.plan import TOOL
+
+            registry.register(TOOL)
+            self.offered = TOOL
+        elif self.offered is not None:
+            registry.unregister(self.offered.name)
+            self.offered = None
 
     def finished(self, result: TurnResult, conversation_id: str, turn_id: str, role: str) -> None:
         """After a top-level turn: when it ended with ``present_plan``, keep the plan (the
         conversation note ``plan``) and emit :class:`~smith_tui.engine.events.PlanPresented`."""
         terminal = result.terminal
-        if terminal is None or terminal.name != PRESENT_PLAN_TOOL.name:
+        if self.offered is None or terminal is None or terminal.name != self.offered.name:
             return
         data = terminal.metadata.get("plan") if terminal.metadata else None
         if not isinstance(data, Mapping):
             return
+        from smith_tui.tools.builtin.plan import Plan, render_plan
+
         plan = Plan.model_validate(dict(data))
         self.pending = PresentedPlan(plan, conversation_id, turn_id)
         self._store(conversation_id, plan, "presented", self.pending.origin())

@@ -17,7 +17,7 @@ from smith_tui.cancel import CancelToken
 from smith_tui.config.schema import SmithConfig
 from smith_tui.engine.errors import AgentError, AgentFailure, normalize
 
-_SCHEMA = SmithConfig()
+_SCHEMA = SmithConfig.model_construct()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ handle better than the direct role: the runtime then shows a one-line hint, or w
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -51,32 +52,56 @@ def handoff(prompt: str) -> Handoff | None:
 
 # -- the complex-request heuristic ---------------------------------------------------------
 
-_EN_STEPS = re.compile(
-    r"\b(then|after that|afterwards|next|finally|first|second|third|also|as well as|"
-    r"and also|once that|step \d+)\b",
-    re.IGNORECASE,
-)
-_EN_ACTIONS = re.compile(
-    r"\b(implement|refactor|migrate|add|update|fix|rewrite|rename|design|integrate|"
-    r"write tests?|test|document|remove|replace|port|split|move|build|set up|configure)\b",
-    re.IGNORECASE,
-)
-_EN_AREAS = re.compile(
-    r"\b(frontend|front-end|backend|back-end|database|db|schema|api|server|client|ui|cli|"
-    r"tests?|docs?|documentation|ci|pipeline|config(?:uration)?|auth(?:entication)?|"
-    r"migrations?|models?|views?|routes?|endpoints?|modules?|services?|packages?)\b",
-    re.IGNORECASE,
-)
-_ZH_STEPS = re.compile(
-    r"然后|接着|之后|并且|同时|最后|首先|其次|另外|以及|再|还要|第[一二三四五六七八九十\d]+步"
-)
-_ZH_ACTIONS = re.compile(
-    r"实现|重构|迁移|添加|增加|修改|修复|编写|更新|设计|集成|删除|替换|拆分|移动|配置|测试"
-)
-_ZH_AREAS = re.compile(
-    r"前端|后端|数据库|接口|测试|文档|配置|界面|服务端|客户端|模块|部署|权限|认证|模型"
-)
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)、]|[-*•])\s+", re.MULTILINE)
+
+@dataclass(frozen=True)
+class _Patterns:
+    """The heuristic's word lists, compiled (about 2 ms): only a long or many-line prompt
+    is counted, so a short one never compiles them."""
+
+    en_steps: re.Pattern[str]
+    en_actions: re.Pattern[str]
+    en_areas: re.Pattern[str]
+    zh_steps: re.Pattern[str]
+    zh_actions: re.Pattern[str]
+    zh_areas: re.Pattern[str]
+    list_item: re.Pattern[str]
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    return _Patterns(
+        en_steps=re.compile(
+            r"\b(then|after that|afterwards|next|finally|first|second|third|also|as well as|"
+            r"and also|once that|step \d+)\b",
+            re.IGNORECASE,
+        ),
+        en_actions=re.compile(
+            r"\b(implement|refactor|migrate|add|update|fix|rewrite|rename|design|integrate|"
+            r"write tests?|test|document|remove|replace|port|split|move|build|set up|configure)\b",
+            re.IGNORECASE,
+        ),
+        en_areas=re.compile(
+            r"\b(frontend|front-end|backend|back-end|database|db|schema|api|server|client|ui|cli|"
+            r"tests?|docs?|documentation|ci|pipeline|config(?:uration)?|auth(?:entication)?|"
+            r"migrations?|models?|views?|routes?|endpoints?|modules?|services?|packages?)\b",
+            re.IGNORECASE,
+        ),
+        zh_steps=re.compile(
+            r"然后|接着|之后|并且|同时|最后|首先|其次|另外|以及|再|还要|第[一二三四五六七八九十\d]+步",
+        ),
+        zh_actions=re.compile(
+            r"实现|重构|迁移|添加|增加|修改|修复|编写|更新|设计|集成|删除|替换|拆分|移动|配置|测试",
+        ),
+        zh_areas=re.compile(
+            r"前端|后端|数据库|接口|测试|文档|配置|界面|服务端|客户端|模块|部署|权限|认证|模型",
+        ),
+        list_item=re.compile(
+            r"^\s*(?:\d+[.)、]|[-*•])\s+",
+            re.MULTILINE,
+        ),
+    )
+
+
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -98,9 +123,10 @@ def looks_complex(prompt: str) -> bool:
     size = words + cjk // 2
     if size < 25 and "\n" not in text:
         return False
-    steps = _count(_EN_STEPS, text) + _count(_ZH_STEPS, text) + len(_LIST_ITEM.findall(text))
-    actions = _count(_EN_ACTIONS, text, distinct=True) + _count(_ZH_ACTIONS, text, distinct=True)
-    areas = _count(_EN_AREAS, text, distinct=True) + _count(_ZH_AREAS, text, distinct=True)
+    p = _patterns()
+    steps = _count(p.en_steps, text) + _count(p.zh_steps, text) + len(p.list_item.findall(text))
+    actions = _count(p.en_actions, text, distinct=True) + _count(p.zh_actions, text, distinct=True)
+    areas = _count(p.en_areas, text, distinct=True) + _count(p.zh_areas, text, distinct=True)
     if size < 20:
         return False
     return (steps >= 2 and actions >= 2 and areas >= 2) or (steps >= 4 and actions >= 3)

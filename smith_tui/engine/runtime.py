@@ -55,7 +55,6 @@ from smith_tui.engine.sandbox_status import SandboxReporter
 from smith_tui.engine.scope import TurnScope, compute_scope
 from smith_tui.engine.services import ServiceHandles, compose_services, default_factories
 from smith_tui.engine.setup_commands import SETUP_NOTICE
-from smith_tui.engine.slash_commands import CommandService
 from smith_tui.engine.turn import Turn, TurnDriver, TurnResult, TurnServices
 from smith_tui.engine.turn_control import State as TurnState
 from smith_tui.engine.turn_control import TurnControl
@@ -166,7 +165,7 @@ class Runtime:
         self._mode_shown: str | None = None
 
         factories = default_factories(llm=_LazyLLM(self), store=store, env=self.env)
-        factories["command"] = lambda options: CommandService(self)
+        factories["command"] = self._command_service
         self.services: ServiceHandles = compose_services(self.config.effective, factories, handles)
         self.persistence: Persistence = self.services.persistence
         self.conversations = Conversations(
@@ -221,6 +220,11 @@ class Runtime:
         self._mcp: McpManager | None = None
         self.plans = Planner(self)
         """Plan mode: the plan presented last, approving (running) or rejecting it."""
+
+    def _command_service(self, options: Mapping[str, Any]) -> Any:
+        from smith_tui.engine.slash_commands import CommandService
+
+        return CommandService(self)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod

@@ -9,9 +9,10 @@ the parent's).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from smith_tui.engine import roles
@@ -21,6 +22,8 @@ from smith_tui.llm import ModelDescriptor
 from smith_tui.tools.registry import ToolRegistry
 
 SERVICE_NAMES = ("role", "model", "tool", "persistence", "command")
+LAZY_SERVICES = ("command",)
+"""The handles built on first use, not by ``compose_services`` (``ServiceHandles.command``)."""
 
 
 class RoleService:
@@ -100,8 +103,18 @@ class ServiceHandles:
     model: ModelService
     tool: ToolRegistry
     persistence: Persistence
-    command: Any
-    """The ``CommandService`` (commands.py builds on the runtime; typed there)."""
+    build_command: Callable[[], Any] = field(default=lambda: None, repr=False, compare=False)
+    """Builds ``command`` (see there)."""
+
+    @functools.cached_property
+    def command(self) -> Any:
+        """The ``CommandService`` (slash_commands.py builds on the runtime; typed there).
+
+        Built on first use (a line starting with ``/``, a front end listing the commands):
+        the slash commands' table and handlers are modules a plain turn never runs, and
+        neither ``smith -p`` nor the app's start waits for them (docs/PERFORMANCE.md).
+        """
+        return self.build_command()
 
 
 Factory = Callable[[Mapping[str, Any]], Any]
@@ -130,12 +143,17 @@ def compose_services(
     built: dict[str, Any] = {}
     for name in SERVICE_NAMES:
         if name in handles:
-            built[name] = handles[name]
+            built[name] = functools.partial(_given, handles[name])
         elif name in factories:
-            built[name] = factories[name](service_options(config, name))
+            built[name] = functools.partial(factories[name], service_options(config, name))
         else:
-            built[name] = None
-    return ServiceHandles(**built)
+            built[name] = functools.partial(_given, None)
+    lazy = {f"build_{name}": built.pop(name) for name in LAZY_SERVICES}
+    return ServiceHandles(**{name: make() for name, make in built.items()}, **lazy)
+
+
+def _given(handle: Any) -> Any:
+    return handle
 
 
 def default_factories(

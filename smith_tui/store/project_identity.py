@@ -150,6 +150,10 @@ def discover_project(cwd: str | Path) -> ProjectInfo:
     # the work tree, e.g. a parent of `cwd`: the root must be the folder holding the
     # `.git` found from `cwd`, as git's own discovery would give without that setting.
     holder = work_tree_of(start)
+    if holder is None:
+        # No `.git` here or above: whatever git answered would not be the holder, so the
+        # project is `cwd` (as below) without starting git (a start outside a repository).
+        return _project(start, None, in_git_repository=False)
     if config_includes(start):
         # Any git command would follow the includes, which may name files outside the
         # project (or a FIFO that blocks): run none, read the config file itself.

@@ -14,8 +14,8 @@ import pytest
 
 from smith_tui.config.permission_settings import MODE_TEXT, PERMISSION_MODES
 from smith_tui.engine import events as ev
-from smith_tui.engine.plans import PLANNED_IN_KEY
-from smith_tui.tools.builtin.plan import PLAN_NOTE_ID, PlanError, parse_plan, render_plan
+from smith_tui.engine.plans import PLAN_NOTE_ID, PLANNED_IN_KEY
+from smith_tui.tools.builtin.plan import PlanError, parse_plan, render_plan
 from tests.dispatch.support import dispatch
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
 from tests.support.runtime import open_runtime

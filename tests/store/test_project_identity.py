@@ -4,6 +4,8 @@ The expected ids were computed outside Python with `printf %s CANONICAL | sha256
 """
 
 import os
+import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -158,3 +160,45 @@ def test_outside_any_repository_the_directory_is_the_root(tmp_path: Path) -> Non
 def test_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not a directory"):
         discover_project(tmp_path / "nope")
+
+
+def _recording_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put a ``git`` first on PATH that logs its arguments, then runs the real one."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def test_outside_any_repository_no_git_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With no .git in the folder or above, git's answer could not be the project root: the
+    # discovery starts no process (a headless start outside a repository saved one spawn).
+    log = _recording_git(tmp_path, monkeypatch)
+    plain = tmp_path / "plain" / "deep"
+    plain.mkdir(parents=True)
+    info = discover_project(plain)
+    assert info.root == plain.resolve() and not info.in_git_repository
+    assert not log.exists()
+
+
+def test_inside_a_repository_git_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The control: in a repository git is asked (root and origin), through the same wrapper.
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", "git@github.com:Owner/Repo.git")
+    log = _recording_git(tmp_path, monkeypatch)
+    info = discover_project(repo)
+    assert info.in_git_repository and info.normalized_origin == "github.com/Owner/Repo"
+    calls = log.read_text().splitlines()
+    assert any("rev-parse --show-toplevel" in call for call in calls), calls

@@ -18,8 +18,6 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from smith_tui.tools.spec import ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec
 
-PLAN_NOTE_ID = "plan"
-"""The conversation note an approved (or presented) plan is kept under, as JSON."""
 MAX_TITLE = 200
 MAX_ITEM = 2000
 MAX_STEPS = 50
