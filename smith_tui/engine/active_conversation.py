@@ -282,6 +282,32 @@ class Conversations:
             return
         self.store.conversations.set_metadata(conversation_id, {**conv.metadata, ROLE_KEY: role})
 
+    def refresh(self) -> None:
+        """Catch up with what a turn stored: like :meth:`reload`, but when every message held
+        is still stored at its position (the turn only appended), only the messages after
+        the last one are read, not the whole conversation again; anything else (a repair
+        that inserted results, an edit) reads it whole on next use."""
+        conversation_id = self.conversation_id
+        with self._messages_lock:
+            held = self._messages
+        if not self.saved or conversation_id is None or held is None:
+            self.reload()
+            return
+        stored = self.store.conversations.message_keys(conversation_id)
+        if len(stored) < len(held) or any(
+            key != (message.get("id"), message.get("position"))
+            for key, message in zip(stored, held, strict=False)
+        ):
+            self.reload()
+            return
+        if len(stored) > len(held):
+            after = held[-1]["position"] if held else -1
+            new = self.store.conversations.list_messages(conversation_id, after_position=after)
+            with self._messages_lock:
+                if self._messages is held:
+                    held.extend(message_dict(m) for m in new)
+        self.todo = todo_tool.load_todo(self.store, conversation_id)
+
     def reload(self) -> None:
         """Rebuild the live transcript and todo list from the store."""
         conversation_id = self.conversation_id

@@ -699,7 +699,7 @@ class Runtime:
             self.last_selection = selection
 
         def closed(result: TurnResult) -> None:
-            self.conversations.reload()
+            self.conversations.refresh()
             self.finish_turn()
 
         def prepare() -> None:

@@ -294,6 +294,12 @@ class MessageOperations(Repository):
             rows.reverse()
         return [_message_from_tuple(row) for row in rows]
 
+    def message_keys(self, conversation_id: str) -> list[tuple[int, int]]:
+        """The ``(id, position)`` of every message, in position order (nothing decoded): how
+        a reader holding the conversation sees whether rows it holds moved or went away."""
+        sql = "SELECT id, position FROM messages WHERE conversation_id = ? ORDER BY position"
+        return [(row[0], row[1]) for row in self._db.execute_sql(sql, [conversation_id])]
+
     def user_prompts(self, conversation_id: str, limit: int) -> list[str]:
         """The text of the newest `limit` user messages that have some, oldest first.
 

@@ -69,3 +69,48 @@ def test_a_new_conversation_has_nothing_to_show(tmp_path: Path) -> None:
         assert runtime.conversations.messages == []
     finally:
         runtime.store.close()
+
+
+async def test_after_a_turn_only_what_it_stored_is_read(tmp_path: Path, llm_server) -> None:
+    """A long session's next turn does not read the whole conversation again: the held
+    transcript gains the rows the turn appended; a change to rows it holds (a repair that
+    inserted results, a deletion) makes it read everything, so it is always the store's."""
+    runtime, _ = open_runtime(tmp_path, llm_server.base_url)
+    try:
+        store = runtime.store.conversations
+        conversation = store.create(runtime.project_id, "long")
+        store.append_messages(conversation, _rounds(100))
+        runtime.conversations.load(conversation)
+        assert len(runtime.conversations.messages) == 400
+        reads: list[dict] = []
+        list_messages = store.list_messages
+
+        def recording(conversation_id: str, **options: object) -> list:
+            reads.append(options)
+            return list_messages(conversation_id, **options)  # type: ignore[arg-type]
+
+        store.list_messages = recording  # type: ignore[method-assign]
+        for n in range(3):
+            llm_server.enqueue(text_reply(f"done {n}"))
+            assert (await runtime.run_turn(f"more {n}")).stop_reason == "completed"
+        held = runtime.conversations.messages
+        assert all(read.get("after_position") is not None for read in reads) and reads
+        whole = [m for m in list_messages(conversation)]
+        assert [(m["id"], m["position"], m["content"]) for m in held] == [
+            (m.id, m.position, m.content) for m in whole
+        ]
+        assert [m["content"] for m in held[-2:]] == ["more 2", "done 2"]
+
+        # A row held moves (results inserted earlier on): the next use reads it whole.
+        reads.clear()
+        store.insert_messages_at(conversation, 3, [whole[2]])
+        store.delete_message(whole[10].id)
+        llm_server.enqueue(text_reply("after the change"))
+        assert (await runtime.run_turn("again")).stop_reason == "completed"
+        held = runtime.conversations.messages
+        assert {} in reads  # read whole
+        assert [(m["id"], m["position"]) for m in held] == [
+            (m.id, m.position) for m in list_messages(conversation)
+        ]
+    finally:
+        await runtime.aclose()
