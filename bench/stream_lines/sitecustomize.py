@@ -14,16 +14,10 @@ a theme change, and the widgets the answer's end builds today.
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 from typing import Any
 
 
 def _install() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from line_markdown import Templates, Unsupported, part_lines
-    from rich.cells import cell_len
-    from textual.content import Content
     from textual.geometry import Size
     from textual.strip import Strip
     from textual.widget import Widget
@@ -31,19 +25,7 @@ def _install() -> None:
     from smith_tui.terminal_text import visible
     from smith_tui.widgets.textual_compat import wait_mounted
     from smith_tui.widgets.transcript import streaming_markdown as sm
-    from smith_tui.widgets.transcript.list_rows import ListRow
-
-    def content_at(self: ListRow, width: int) -> Content:
-        """What ``ListRow.render`` draws at ``width`` (it reads its laid-out width)."""
-        text_width = max(1, width - cell_len(self.symbol))
-        lines = self._text.wrap(text_width) or [Content("")]
-        bullet = Content.styled(self.symbol, ".list-row--bullet")
-        indent = Content(" " * cell_len(self.symbol))
-        return Content("\n").join(
-            (bullet if index == 0 else indent) + line for index, line in enumerate(lines)
-        )
-
-    ListRow.content_at = content_at  # type: ignore[attr-defined]
+    from smith_tui.widgets.transcript.line_markdown import Templates, Unsupported, part_lines
 
     firsts = [
         "# a\n\n", "## a\n\n", "### a\n\n", "#### a\n\n", "##### a\n\n", "###### a\n\n",

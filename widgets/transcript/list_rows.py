@@ -65,7 +65,11 @@ class ListRow(_Paragraph):  # type: ignore[misc,valid-type]
 
     def render(self) -> Content:
         """The bullet, then the text with its later lines indented under the first."""
-        lines = self._lines(self.content_size.width)
+        return self.content_at(self.content_size.width)
+
+    def content_at(self, width: int) -> Content:
+        """What :meth:`render` draws when the row is ``width`` cells wide."""
+        lines = self._lines(width)
         bullet = Content.styled(self.symbol, ".list-row--bullet")
         indent = Content(" " * cell_len(self.symbol))
         return Content("\n").join(

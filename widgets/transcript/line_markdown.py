@@ -1,6 +1,5 @@
 """A Markdown part's lines drawn from template styles, with no block widget mounted.
 
-Used by ``bench/stream_lines/sitecustomize.py`` (a measurement, never shipped).
 :class:`Templates` indexes the blocks of mounted (hidden) parts by their CSS path: each
 node's class name and classes, from the part down. :func:`part_lines` builds the blocks of a
 source with Textual's own builder (``Markdown._build_from_source``, which makes widgets but
@@ -10,7 +9,7 @@ styles of the template at the same path, the way ``Widget.render_lines`` does
 children vertically with their margins collapsed as Textual's vertical layout does. A node
 whose path has no template, or a container laid out other than vertically (tables, list
 items that are not one paragraph), raises :class:`Unsupported`.
-``tests/bench/test_stream_floor.py`` checks the lines against Textual's compositor.
+``tests/app/test_line_markdown.py`` checks the lines against Textual's compositor.
 """
 
 from __future__ import annotations
@@ -23,6 +22,8 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
+
+from smith_tui.widgets.transcript.list_rows import ListRow
 
 Node = tuple[str, frozenset[str], str | None]
 Path = tuple[Node, ...]
@@ -90,8 +91,8 @@ def _drawn(
     def content(inner: int) -> list[Strip]:
         if kids:
             return _stack(kids, template, inner, templates, path)
-        at_width = getattr(node, "content_at", None)  # a ListRow wraps at its own width
-        visual = at_width(inner) if callable(at_width) else node.render()
+        # A ListRow wraps at its laid-out width, which an unmounted row does not have.
+        visual = node.content_at(inner) if isinstance(node, ListRow) else node.render()
         return Visual.to_strips(
             template, visualize(template, visual, markup=False), inner, None, template.visual_style
         )

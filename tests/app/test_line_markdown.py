@@ -1,0 +1,73 @@
+"""Markdown parts drawn as lines (``line_markdown.part_lines``) match Textual's compositor
+over the same built part, text and style of every cell."""
+
+from __future__ import annotations
+
+import pytest
+from textual._compositor import Compositor
+from textual.geometry import Size
+from textual.strip import Strip
+
+from smith_tui.widgets.transcript.line_markdown import Templates, part_lines
+from smith_tui.widgets.transcript.streaming_markdown import MarkdownPart
+from tests.support.transcript_app import TranscriptApp, sample_markdown
+
+TEXT = (
+    "## Step 1\n\nIt changes `a.py` so that **every** caller gets *one* value, "
+    "~~not two~~, and [a link](https://example.com) too; long enough to wrap.\n\n"
+    "# Big title\n\nAnother paragraph.\n\n### Third\n\n#### Fourth\n\n"
+    "1. first\n2. second, which is a longer item so that it wraps under itself\n\n"
+    + sample_markdown(3)
+)
+
+Cells = list[list[tuple[str, object]]]
+
+
+def composited(part: MarkdownPart) -> list[Strip]:
+    """What Textual's compositor draws for ``part`` on its own, at its laid-out width."""
+    gutter = part.styles.gutter
+    outer = part.outer_size
+    inner = Size(outer.width - gutter.width, outer.height - gutter.height)
+    size = Size(outer.width, part.arrange(inner).total_region.bottom + gutter.height)
+    compositor = Compositor()
+    compositor.reflow(part, size)
+    return compositor.render_strips(size)
+
+
+def cells(strips: list[Strip]) -> Cells:
+    """Every cell's character and style."""
+    return [[(c, s.style) for s in strip for c in s.text] for strip in strips]
+
+
+async def drawn_both_ways(text: str, width: int, theme: str) -> list[tuple[Cells, Cells]]:
+    """For each built part of an answer holding ``text``: (compositor cells, our cells)."""
+    app = TranscriptApp()
+    out: list[tuple[Cells, Cells]] = []
+    async with app.run_test(size=(width, 60)) as pilot:
+        app.theme = theme
+        transcript = app.transcript
+        await transcript.load_messages(  # given whole: built as widgets, not streamed
+            [
+                {"role": "user", "content": "q", "position": 0},
+                {"role": "assistant", "content": text, "position": 1},
+            ]
+        )
+        await transcript.settle()
+        await pilot.pause()
+        parts = list(transcript.query(MarkdownPart))
+        assert parts
+        for part in parts:
+            templates = Templates([part] + [p for p in parts if p.follows == part.follows])
+            want = cells(composited(part))
+            got = cells(part_lines(templates, part.text, part.outer_size.width))
+            out.append((want, got))
+    return out
+
+
+@pytest.mark.parametrize("width", [60, 157])
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_lines_match_textuals_widgets_cell_for_cell(width: int, theme: str) -> None:
+    for want, got in await drawn_both_ways(TEXT, width, theme):
+        assert len(got) == len(want)
+        for row, (a, b) in enumerate(zip(want, got, strict=True)):
+            assert a == b, f"row {row} differs"
