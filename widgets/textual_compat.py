@@ -35,6 +35,12 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
 ``MarkdownBlock._blocks`` / ``._copy_context`` / ``._update_from_block``
     A block's composed children, its token, and the hook ``Markdown.append`` calls to replace
     the last block. Textual rebuilds a whole list on every append; no upstream issue found.
+``Markdown._build_from_source``
+    The blocks a source makes, built but not mounted: :mod:`transcript.line_markdown` draws
+    them as lines. ``Markdown.update`` and ``append`` build them only to mount them.
+``textual._styles_cache.StylesCache.render``
+    A widget's box (padding, border, background) around content lines, as ``render_lines``
+    draws it; :mod:`transcript.line_markdown` draws template styles with it.
 ``MarkdownBlock._markdown`` / ``._token`` / ``._content``
     The document, token and inline text a paragraph was built from, to draw a one-paragraph
     list item as one widget (``list_rows.ListRow``); Textual builds four per item.
@@ -86,6 +92,7 @@ __all__ = [
     "anchor_released",
     "block_items",
     "block_origin",
+    "build_blocks",
     "copy_block_context",
     "drop_render_caches",
     "footer_key_action",
@@ -154,6 +161,11 @@ def terminal_driver(app: App[Any]) -> Driver | None:
 def resume_parsing_at(markdown: Markdown, line: int) -> None:
     """Make the next ``append`` of ``markdown`` re-parse its source from ``line``."""
     markdown._last_parsed_line = line
+
+
+def build_blocks(markdown: Markdown, source: str) -> list[MarkdownBlock]:
+    """The top-level blocks ``markdown`` builds for ``source`` (made, not mounted)."""
+    return list(markdown._build_from_source(source))
 
 
 def block_items(block: MarkdownBlock) -> list[MarkdownBlock]:

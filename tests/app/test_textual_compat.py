@@ -80,6 +80,8 @@ def test_markdown_members_exist_with_their_signatures() -> None:
     assert params(MarkdownBlock._copy_context) == ["self", "block"]
     assert inspect.iscoroutinefunction(MarkdownBlock._update_from_block)
     assert params(MarkdownBlock._update_from_block) == ["self", "block"]
+    assert params(Markdown._build_from_source) == ["self", "markdown"]
+    assert params(compat.StylesCache.render)[:4] == ["self", "styles", "size", "base_background"]
 
 
 def test_patched_members_had_the_signatures_the_patches_keep() -> None:

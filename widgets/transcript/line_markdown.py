@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.style import Style as RichStyle
-from textual._styles_cache import StylesCache
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from smith_tui.widgets.textual_compat import StylesCache, build_blocks
 from smith_tui.widgets.transcript.list_rows import ListRow
 
 Node = tuple[str, frozenset[str], str | None]
@@ -60,7 +60,7 @@ class Templates:
 def part_lines(templates: Templates, source: str, width: int) -> list[Strip]:
     """The lines of a part holding ``source``, ``width`` cells wide (or Unsupported)."""
     part = templates.part
-    blocks = list(part._build_from_source(source))
+    blocks: list[Widget] = [*build_blocks(part, source)]  # type: ignore[arg-type]
     if blocks:
         blocks[0].add_class("-first")  # as StreamingMarkdown marks a part's first block
     return _boxed(part, width, lambda inner: _stack(blocks, part, inner, templates, ()))

@@ -13,29 +13,33 @@ ones wait unmeasured and parking builds them a few at a time, newest first.
 
 from __future__ import annotations
 
-from markdown_it import MarkdownIt
+from collections.abc import Awaitable
+
 from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
-from textual.widget import AwaitMount, Widget
+from textual.widget import Widget
 
 from smith_tui.terminal_text import visible
-from smith_tui.widgets.textual_compat import is_pruning, resume_parsing_at
+from smith_tui.widgets.textual_compat import is_pruning
+from smith_tui.widgets.transcript.answer_parts import MarkdownPart, ParkedPart
 from smith_tui.widgets.transcript.block_split import (
     DEFAULT_PART_CHARS,
     BlockSplitter,
     split_parts,
 )
-from smith_tui.widgets.transcript.code_markdown import CodeMarkdown
+from smith_tui.widgets.transcript.line_markdown import Unsupported
+from smith_tui.widgets.transcript.line_part import LinePart, LineTemplates
 from smith_tui.widgets.transcript.parking import (
-    Placeholder,
     child_offsets,
     is_near,
+    one_update,
     parked_height,
     swap_widgets,
 )
 from smith_tui.widgets.transcript.row_estimate import estimated_rows
 from smith_tui.widgets.transcript.tail_stream import TailStream
+
+__all__ = ["EAGER_CHARS", "MarkdownPart", "ParkedPart", "StreamingMarkdown"]
 
 #: With ``defer_far_parts``: a write that freezes more text than this builds only its
 #: newest parts (those that fill the bottom of the view) at once; the older ones wait,
@@ -47,14 +51,6 @@ EAGER_CHARS = 3_000
 BUILD_CHARS_PER_PASS = 2_400
 
 
-def last_block_line(markdown: str) -> int:
-    """The line where the last top-level block of ``markdown`` starts (0 when none)."""
-    for token in reversed(MarkdownIt("gfm-like").parse(markdown)):
-        if token.map is not None and token.level == 0:
-            return token.map[0]
-    return 0
-
-
 def _first_built(parts: list[str], rows: int) -> int:
     """The index of the first of the last parts that fill about ``rows`` rows."""
     filled = 0
@@ -63,73 +59,6 @@ def _first_built(parts: list[str], rows: int) -> int:
         if filled >= rows:
             return index
     return 0
-
-
-class MarkdownPart(CodeMarkdown):
-    """One part of a streamed document; the live tail while ``stream`` is open."""
-
-    def __init__(self, text: str = "", *, follows: bool = False) -> None:
-        super().__init__(text or None, classes="part -follows" if follows else "part")
-        self.text = text
-        self.follows = follows
-        self.stream: TailStream | None = None
-
-    def update(self, markdown: str) -> AwaitComplete:
-        """Replace the document (then tag its first block)."""
-        rendering = super().update(markdown)
-
-        async def render_then_fix() -> None:
-            await rendering
-            self.mark_first_block()
-            if self.stream is not None:
-                # ``Markdown.update`` assumes the last block is on the last line;
-                # appends re-parse from there, so a multi-line last block (an open
-                # code fence) would lose its first lines. Start from the block.
-                resume_parsing_at(self, last_block_line(markdown))
-
-        return AwaitComplete(render_then_fix())
-
-    def append(self, markdown: str) -> AwaitComplete:
-        """Append to the document (the first block may have been rebuilt: tag it)."""
-        return self._then_mark(super().append(markdown))
-
-    def _then_mark(self, rendering: AwaitComplete) -> AwaitComplete:
-        async def render_then_mark() -> None:
-            await rendering
-            self.mark_first_block()
-
-        return AwaitComplete(render_then_mark())
-
-    def mark_first_block(self) -> None:
-        """Tag the first block (its top margin depends on the part before)."""
-        children = self.children
-        if children and not children[0].has_class("-first"):
-            children[0].add_class("-first")
-
-    @property
-    def live(self) -> bool:
-        """True while text may still be rendered into this part."""
-        return self.stream is not None and self.stream.running
-
-    def open_stream(self) -> TailStream:
-        """Start feeding this part (as ``Markdown.get_stream`` does)."""
-        self.stream = TailStream(self)
-        self.stream.start()
-        return self.stream
-
-
-class ParkedPart(Placeholder):
-    """A parked part: its height and its Markdown, to rebuild it.
-
-    An unmeasured part (``measured`` False) was never built: a long write froze it far
-    above the view's bottom; it has no height until parking builds it.
-    """
-
-    def __init__(self, text: str, height: int, *, follows: bool, measured: bool = True) -> None:
-        super().__init__(height)
-        self.text = text
-        self.follows = follows
-        self.measured = measured
 
 
 class StreamingMarkdown(Vertical):
@@ -182,10 +111,14 @@ class StreamingMarkdown(Vertical):
         """Parts before this index start parked (``built_rows``), the rest built."""
         if built_rows is not None:
             self._built_from = _first_built(self._frozen, built_rows)
-        self._tail: MarkdownPart | None = None
+        self._tail: MarkdownPart | LinePart | None = None
         self._tail_text = ""
         self._ending_streams: list[TailStream] = []
-        self._mounts: list[AwaitMount] = []
+        self._mounts: list[Awaitable[None]] = []
+        self._templates: LineTemplates | None = None
+        """With ``defer_far_parts``: the templates parts are drawn from (see :mod:`line_part`),
+        mounted once the answer is longer than a part."""
+        self._ended = False
 
     def compose(self) -> ComposeResult:
         """The parts of a document given at construction."""
@@ -223,7 +156,8 @@ class StreamingMarkdown(Vertical):
         With ``defer_far_parts``, when one write freezes more than :data:`EAGER_CHARS` of
         text (an answer arriving faster than the screen updates), only the newest parts
         are built; the older ones are mounted unmeasured and built by later parking passes,
-        newest first (a long answer at wire speed shows its end at once).
+        newest first (a long answer at wire speed shows its end at once). Once the answer
+        is longer than a part, its new parts are drawn as lines (see :mod:`line_part`).
         """
         if not text:
             return
@@ -236,10 +170,7 @@ class StreamingMarkdown(Vertical):
                 # The boundary lies in text the tail has not shown: the tail (if
                 # any) takes what it lacks of ``head`` and freezes as it is.
                 if tail is not None:
-                    assert tail.stream is not None
-                    tail.stream.feed(head[len(shown) :])
-                    tail.text = head
-                    self._close(tail.stream)
+                    self._freeze_tail(tail, head)
                     self._tail = None
                 else:
                     appended.append(head)
@@ -247,18 +178,85 @@ class StreamingMarkdown(Vertical):
             else:
                 # The boundary was confirmed late, inside what the tail shows:
                 # freeze ``head`` as a part of its own and restart the tail.
-                assert tail is not None and tail.stream is not None
-                part = MarkdownPart(head, follows=bool(self._frozen))
-                self._mounting(self.mount(part, before=tail))
-                tail.set_class(True, "-follows")
-                tail.follows = True
+                assert tail is not None
+                self._mounting(self.mount(self._part(head, bool(self._frozen)), before=tail))
                 self._tail_text = shown[len(head) :]
-                tail.text = self._tail_text
-                tail.stream.replace(self._tail_text)
+                self._restart_tail(tail, self._tail_text)
             self._frozen.append(head)
         if appended:
             self._mount_frozen(appended)
+        if self._frozen and self.defer_far_parts and self._templates is None:
+            self._templates = LineTemplates()
+            self.mount(self._templates)  # nothing waits for it: parts are built until ready
         self._show(hold_back=True)
+
+    def _part(self, text: str, follows: bool) -> MarkdownPart | LinePart:
+        """A part showing ``text``: drawn as lines while the answer streams and the
+        templates can draw it, else built."""
+        templates = self._templates
+        width = self.size.width
+        if templates is not None and not self._ended and width > 0 and templates.ready:
+            try:
+                part = LinePart.drawn(text, width, follows=follows, draw=templates.draw)
+            except Unsupported:
+                pass
+            else:
+                part.on_enter_build = self._build_line_part
+                return part
+        return MarkdownPart(text, follows=follows)
+
+    def _freeze_tail(self, tail: MarkdownPart | LinePart, head: str) -> None:
+        """The tail stops growing at ``head``: it stays as the part holding it."""
+        if isinstance(tail, LinePart):
+            try:
+                tail.set_text(head)
+            except Unsupported:
+                self._swap(tail, MarkdownPart(head, follows=tail.follows))
+            return
+        assert tail.stream is not None
+        tail.stream.feed(head[len(self._tail_text) :])
+        tail.text = head
+        self._close(tail.stream)
+
+    def _restart_tail(self, tail: MarkdownPart | LinePart, text: str) -> None:
+        """The tail now follows a part frozen from its start and shows ``text``."""
+        if isinstance(tail, LinePart):
+            try:
+                tail.set_text(text, follows=True)
+            except Unsupported:
+                self._tail = self._tail_as_widgets(tail, text, follows=True)
+            return
+        assert tail.stream is not None
+        tail.set_class(True, "-follows")
+        tail.follows = True
+        tail.text = text
+        tail.stream.replace(text)
+
+    def _tail_as_widgets(self, tail: LinePart, text: str, *, follows: bool) -> MarkdownPart:
+        """A built tail streaming from ``text`` in place of the line-drawn ``tail``."""
+        built = MarkdownPart(text, follows=follows)
+        self._swap(tail, built)
+        built.open_stream()
+        return built
+
+    def _swap(self, old: Widget, new: Widget) -> None:
+        """Put ``new`` in place of ``old`` (callers hold screen updates or accept a frame)."""
+        self._mounting(self.mount(new, before=old))
+        self._mounting(old.remove())
+
+    def _build_line_part(self, part: LinePart) -> None:
+        """The pointer entered a line-drawn part: build its widgets (selection, links)."""
+        self.call_next(self._build_now, part)
+
+    async def _build_now(self, part: LinePart) -> None:
+        if part.parent is not self or is_pruning(part):
+            return  # parked or built already
+        with one_update(self):
+            if part is self._tail:
+                self._tail = self._tail_as_widgets(part, self._tail_text, follows=part.follows)
+            else:
+                self._swap(part, MarkdownPart(part.text, follows=part.follows))
+            await self.wait_rendered()
 
     def _mount_frozen(self, heads: list[str]) -> None:
         """Mount the parts ``heads`` (the newest of ``_frozen``) after the others."""
@@ -277,7 +275,7 @@ class StreamingMarkdown(Vertical):
             if index < deferred:
                 parts.append(ParkedPart(head, 0, follows=follows, measured=False))
             else:
-                parts.append(MarkdownPart(head, follows=follows))
+                parts.append(self._part(head, follows))
         self._mounting(self.mount_all(parts))
 
     def _show(self, hold_back: bool) -> None:
@@ -302,40 +300,62 @@ class StreamingMarkdown(Vertical):
         for mounted in mounts:
             await mounted  # a part renders its text while it mounts
         streams = list(self._ending_streams)
-        if self._tail is not None and self._tail.stream is not None:
-            streams.append(self._tail.stream)
+        tail = self._tail
+        if isinstance(tail, MarkdownPart) and tail.stream is not None:
+            streams.append(tail.stream)
         for stream in streams:
             await stream.wait_idle()
 
     async def finish(self) -> None:
-        """End the stream and wait until the whole document is rendered."""
+        """End the stream and wait until the whole document is rendered.
+
+        Parts drawn as lines stay so until parking builds those near the view and parks
+        the others (:meth:`park_outside`).
+        """
         self._show(hold_back=False)
         tail, self._tail = self._tail, None
         if tail is not None:
             self._frozen.append(self._tail_text)
-            if tail.stream is not None:
+            if isinstance(tail, MarkdownPart) and tail.stream is not None:
                 self._close(tail.stream)
+        self._ended = True
         self._tail_text = ""
         self._splitter = BlockSplitter()
         closed, self._ending_streams = self._ending_streams, []
         for stream in closed:
             await stream.stop()
+        await self._drop_templates()
 
     async def clear(self) -> None:
         """Discard everything shown (a stream being retried starts again)."""
         tail, self._tail = self._tail, None
-        streams = [*self._ending_streams, *([tail.stream] if tail and tail.stream else [])]
+        tail_streams = [tail.stream] if isinstance(tail, MarkdownPart) and tail.stream else []
+        streams = [*self._ending_streams, *tail_streams]
         self._ending_streams = []
         for stream in streams:
             stream.cancel()
         await self.remove_children()
+        self._templates = None
+        self._ended = False
         self._frozen.clear()
         self._tail_text = ""
         self._splitter = BlockSplitter()
 
+    async def _drop_templates(self) -> None:
+        """Once the answer has ended and no part is drawn as lines, remove the templates."""
+        templates = self._templates
+        if templates is None or not self._ended:
+            return
+        if any(isinstance(c, LinePart) and not is_pruning(c) for c in self.children):
+            return
+        self._templates = None
+        await templates.remove()
+
     async def park_outside(self, window: tuple[int, int]) -> bool:
         """Park frozen parts outside ``window`` (rows of this widget); rebuild those inside.
 
+        While the answer streams, parts near the view are drawn as lines when they can be;
+        once it has ended, those near are built and those far parked.
         Returns False when some part had no height yet or parts were swapped (the
         caller should look again once they are laid out).
         """
@@ -350,7 +370,16 @@ class StreamingMarkdown(Vertical):
                 unmeasured.append(child)
                 continue
             near = is_near(top, height, window)
-            if isinstance(child, MarkdownPart):
+            if isinstance(child, LinePart):
+                if child is self._tail:
+                    continue
+                if not near:
+                    swaps.append(
+                        (child, ParkedPart(child.text, parked_height(child), follows=child.follows))
+                    )
+                elif self._ended:
+                    swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
+            elif isinstance(child, MarkdownPart):
                 if not near and child is not self._tail and child.live:
                     settled = False  # still rendering its last text: park it later
                 elif not near and child is not self._tail:
@@ -358,7 +387,7 @@ class StreamingMarkdown(Vertical):
                         (child, ParkedPart(child.text, parked_height(child), follows=child.follows))
                     )
             elif isinstance(child, ParkedPart) and near:
-                swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
+                swaps.append((child, self._part(child.text, child.follows)))
         # Unmeasured parts are built a few at a time, newest first (nearest the view's
         # bottom); once laid out, a later pass parks those far from the view as usual.
         budget = BUILD_CHARS_PER_PASS
@@ -366,23 +395,33 @@ class StreamingMarkdown(Vertical):
             if budget <= 0:
                 break
             budget -= len(child.text)
-            swaps.append((child, MarkdownPart(child.text, follows=child.follows)))
+            swaps.append((child, self._part(child.text, child.follows)))
         if not swaps:
+            await self._drop_templates()
             return settled
         await swap_widgets(self, swaps)
+        await self._drop_templates()
         return False
 
-    def _mounting(self, mounted: AwaitMount) -> None:
+    def _mounting(self, mounted: Awaitable[None]) -> None:
         self._mounts.append(mounted)
 
     def _feed_tail(self, text: str) -> None:
         tail = self._tail
         if tail is None:
-            # A new tail renders its first text on mount, then streams.
-            tail = self._tail = MarkdownPart(text, follows=bool(self._frozen))
+            tail = self._tail = self._part(text, bool(self._frozen))
             self._mounting(self.mount(tail))
-            tail.open_stream()
+            if isinstance(tail, MarkdownPart):
+                tail.open_stream()  # a new tail renders its first text on mount, then streams
             self._tail_text = text
+        elif isinstance(tail, LinePart):
+            self._tail_text += text
+            try:
+                tail.set_text(self._tail_text)
+            except Unsupported:
+                tail = self._tail = self._tail_as_widgets(
+                    tail, self._tail_text, follows=tail.follows
+                )
         else:
             assert tail.stream is not None
             tail.stream.feed(text)
