@@ -9,10 +9,8 @@ a second, tmux 160x50), three ways, alternating, ``--runs`` of each:
   ``PYTHONPATH``, which shows the streamed answer as plain wrapped lines in one Line-API
   widget (no Markdown block widgets): the cost of everything but the answer's Markdown,
   the best a transcript drawn as lines could do;
-* ``exact``: the same ``smith`` with ``bench/stream_lines/sitecustomize.py``, which draws
-  each part of the streamed answer as one Line-API widget whose lines match Textual's
-  Markdown widgets cell for cell (``bench/stream_lines/line_markdown.py``: template styles,
-  no block widget mounted): what a shipped Line-API transcript could cost;
+* ``before`` (with ``--before DIR``): the ``smith_tui`` of another checkout, run the same
+  way (its ``PYTHONPATH`` first): a change measured against what it changed, alternating;
 * ``headless``: ``smith -p go`` on the same stream, no screen at all: the engine, the LLM
   client and the text printed (the cost under any front end).
 
@@ -35,12 +33,16 @@ sys.path.insert(0, str(ROOT))
 
 import tui  # noqa: E402
 
-PATCHES = {"lines": ROOT / "stream_floor", "exact": ROOT / "stream_lines"}
+PATCHES = {"lines": ROOT / "stream_floor"}
 
 
-def run_tmux(kind: str, answer: str, workdir: Path) -> tui.StreamFigures:
-    """``smith``, ``lines`` or ``exact`` in tmux (``bench/tui.py``'s driver)."""
+def run_tmux(
+    kind: str, answer: str, workdir: Path, before: Path | None = None
+) -> tui.StreamFigures:
+    """``smith``, ``lines`` or ``before`` in tmux (``bench/tui.py``'s driver)."""
     extra = {"PYTHONPATH": str(PATCHES[kind])} if kind in PATCHES else {}
+    if kind == "before" and before is not None:
+        extra = {"PYTHONPATH": str(before)}
     return tui.bench_stream("smith", answer, 200.0, workdir, extra_env=extra, label=kind)
 
 
@@ -70,19 +72,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--chars", type=int, default=80_000)
+    parser.add_argument("--before", type=Path, help="a checkout to measure beside this one")
     args = parser.parse_args(argv)
     answer = tui.long_answer(args.chars)
     print(f"answer: {len(answer):,} chars, {tui.RATE:.0f} chunks/s; load {tui._load()}")
     results: dict[str, list[tui.StreamFigures]] = {
-        kind: [] for kind in ("smith", "lines", "exact", "headless")
+        kind: [] for kind in ("smith", "lines", "headless")
     }
+    if args.before is not None:
+        results = {"before": [], **results}
     with tui._workdir() as tmp:
         for _ in range(args.runs):
             for kind in results:
                 if kind == "headless":
                     figures = run_headless(answer, Path(tmp))
                 else:
-                    figures = run_tmux(kind, answer, Path(tmp))
+                    figures = run_tmux(kind, answer, Path(tmp), args.before)
                 if kind == "headless":
                     line = (
                         f"headless send {figures.send_s:5.1f} s | CPU {figures.cpu_s:5.1f} s "

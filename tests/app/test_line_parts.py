@@ -7,11 +7,12 @@ import asyncio
 
 from textual.app import App
 from textual.strip import Strip
+from textual.widget import Widget
 
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.line_part import LinePart, LineTemplates
-from smith_tui.widgets.transcript.streaming_markdown import MarkdownPart
-from tests.support.pilot import wait_until
+from smith_tui.widgets.transcript.streaming_markdown import MarkdownPart, ParkedPart
+from tests.support.pilot import screen_text, wait_until
 from tests.support.transcript_app import SIZE, TranscriptApp, chunks, sample_markdown
 
 
@@ -58,3 +59,125 @@ async def test_streamed_parts_are_lines_that_look_like_the_built_widgets() -> No
         await pilot.pause()
         assert any(isinstance(child, MarkdownPart) for child in body.children)
         assert screen_cells(app) == drawn
+
+
+async def test_a_short_answer_is_built_as_before() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE):
+        message = await stream(app, "A short answer with `code` and **bold**.\n")
+        assert kinds(message) == ["MarkdownPart"]
+        assert not message.body.query(LineTemplates)
+
+
+async def test_the_pointer_builds_the_part_it_enters_and_the_stream_goes_on() -> None:
+    text = sample_markdown(30)
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        half = len(text) // 2
+        message = await stream(app, text[:half])
+        body = message.body
+        frozen = [c for c in body.children if isinstance(c, LinePart) and c is not body._tail]
+        tail = body._tail
+        assert frozen and isinstance(tail, LinePart)
+        # The reader scrolls up to a frozen part (a part is taller than this screen) and
+        # points at it.
+        app.transcript.scroll_to_widget(frozen[-1], animate=False, top=True)
+        point = (10, SIZE[1] // 2)
+
+        def pointed() -> Widget:
+            return app.screen.get_widget_at(*point)[0]
+
+        await wait_until(
+            pilot,
+            lambda: isinstance(pointed(), LinePart) and pointed() is not body._tail,
+            "a frozen part under the pointer",
+        )
+        part = pointed()
+        await pilot.hover(None, offset=point)
+        await wait_until(pilot, lambda: part.parent is None, "the part built")
+        assert any(isinstance(node, MarkdownPart) for node in pointed().ancestors_with_self)
+        assert isinstance(body._tail, LinePart)  # the others stay lines
+        # Back at the bottom, the pointer over the growing part builds it too.
+        app.transcript.scroll_end(animate=False, immediate=True)
+        await wait_until(
+            pilot, lambda: body._tail in pointed().ancestors_with_self, "the tail under the pointer"
+        )
+        await pilot.hover(None, offset=point)
+        await wait_until(pilot, lambda: isinstance(body._tail, MarkdownPart), "the tail built")
+        for chunk in chunks(text[half:], 61):
+            app.transcript.append_text(chunk)
+            await app.transcript.settle()
+        app.transcript.end_assistant()
+        await app.transcript.settle()
+        assert message.entry.text == text
+        parts = [c for c in body.children if isinstance(c, MarkdownPart | ParkedPart)]
+        assert "".join(part.text for part in parts) == text
+
+
+async def test_a_theme_change_draws_the_lines_again() -> None:
+    text = sample_markdown(12)
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        message = await stream(app, text)
+        dark = screen_cells(app)
+        app.theme = "textual-light"
+        await pilot.pause()
+        await pilot.pause()
+        light = screen_cells(app)
+        assert light != dark
+        app.transcript.end_assistant()
+        await app.transcript.settle()
+        body = message.body
+        await wait_until(pilot, lambda: not body.query(LinePart), "lines replaced by widgets")
+        await pilot.pause()
+        assert screen_cells(app) == light
+
+
+async def test_a_part_the_lines_cannot_draw_is_built() -> None:
+    head = sample_markdown(12)
+    table = "| name | value |\n|------|-------|\n| a | 1 |\n| b | 2 |\n\n"
+    rest = sample_markdown(6, marker="THE-END")
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        message = await stream(app, head + table)
+        body = message.body
+        assert isinstance(body.children[-2], LinePart)  # before the table: lines
+        holding = [c for c in body.children if "| name" in getattr(c, "text", "")]
+        assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the table: built
+        for chunk in chunks(rest, 61):
+            app.transcript.append_text(chunk)
+            await app.transcript.settle()
+        assert isinstance(body._tail, LinePart)  # after it: lines again
+        app.transcript.end_assistant()
+        await app.transcript.settle()
+        await wait_until(pilot, lambda: "THE-END" in screen_text(app), "the end shown")
+        parts = [c for c in body.children if isinstance(c, MarkdownPart | ParkedPart)]
+        assert "".join(part.text for part in parts) == head + table + rest
+
+
+async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> None:
+    """A lone ``-`` (an empty item) or ``#`` has no template: the growing part shows its
+    finished lines until that line goes on, and stays lines."""
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        message = await stream(app, sample_markdown(12))
+        body = message.body
+        tail = body._tail
+        assert isinstance(tail, LinePart)
+        for piece, shows in (
+            ("\n-", None),
+            (" WAITED\n", "WAITED"),
+            ("\n#", None),
+            (" TITLE", "TITLE"),
+        ):
+            app.transcript.append_text(piece)
+            await app.transcript.settle()
+            assert body._tail is tail, piece
+            if shows is not None:
+                await wait_until(pilot, lambda s=shows: s in screen_text(app), shows)
+        app.transcript.append_text("\n\n-")
+        app.transcript.end_assistant()
+        await app.transcript.settle()
+        last = body.children[-1]  # the held-back line is shown: built, as lines cannot
+        assert isinstance(last, MarkdownPart) and last.text.endswith("TITLE\n\n-")
+        assert message.entry.text.endswith("TITLE\n\n-")

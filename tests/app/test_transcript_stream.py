@@ -229,9 +229,12 @@ async def test_a_flush_never_waits_for_a_paint_it_holds_back() -> None:
             await next_refresh()
 
         async def recording_flush() -> None:
+            # Counted once done: a flush still waiting for its message to mount takes any
+            # text written meanwhile with it, so counting at its start could wait forever.
             messages = transcript.query(AssistantMessage)
-            flushes_while_building.append(any(m.body.unmeasured for m in messages))
+            building = any(m.body.unmeasured for m in messages)
             await flush()
+            flushes_while_building.append(building)
 
         transcript._next_refresh = recording_next_refresh  # type: ignore[method-assign]
         transcript._flush = recording_flush  # type: ignore[method-assign]

@@ -41,7 +41,7 @@ FIRST_BLOCKS = (
 )
 
 #: Every kind of block once, after a first one: the styles of blocks inside a part.
-CATALOG = "\n".join(FIRST_BLOCKS)
+CATALOG = "\n".join(("a\n", *FIRST_BLOCKS))
 
 Draw = Callable[[str, int, bool], list[Strip]]
 
@@ -109,6 +109,8 @@ class LinePart(ParkedPart):
     def __init__(self, text: str, lines: list[Strip], width: int, *, follows: bool, draw: Draw):
         super().__init__(text, len(lines), follows=follows)
         self._draw = draw
+        self._shown = text
+        """What the lines show: ``text``, or a growing part's finished lines (set_text)."""
         self._lines = lines
         self._width = width
         # What the lines were drawn for (width, theme, backgrounds below); None: drawn just
@@ -123,13 +125,25 @@ class LinePart(ParkedPart):
         """A part showing ``text`` at ``width`` (raises Unsupported)."""
         return cls(text, draw(text, width, follows), width, follows=follows, draw=draw)
 
-    def set_text(self, text: str, *, follows: bool | None = None) -> None:
-        """Show ``text`` instead (raises Unsupported, keeping what it showed)."""
+    def set_text(self, text: str, *, follows: bool | None = None, growing: bool = False) -> None:
+        """Show ``text`` instead (raises Unsupported, keeping what it showed).
+
+        A ``growing`` part (the tail of a stream) whose last, unfinished line makes a
+        block the templates lack (a lone ``-`` or ``#`` is an empty item or heading) shows
+        its finished lines until that line goes on; it raises only if those fail too.
+        """
         follows = self.follows if follows is None else follows
-        if text == self.text and follows == self.follows:
+        if text == self.text and text == self._shown and follows == self.follows:
             return
-        self._lines = self._draw(text, self._width, follows)
-        self.text, self.follows = text, follows
+        shown = text
+        try:
+            self._lines = self._draw(text, self._width, follows)
+        except Unsupported:
+            shown = text[: text.rfind("\n") + 1]
+            if not growing or not shown:
+                raise
+            self._lines = self._draw(shown, self._width, follows)
+        self.text, self._shown, self.follows = text, shown, follows
         self.parked_height = len(self._lines)
         self._key = None
         self.refresh(layout=True)
@@ -153,7 +167,7 @@ class LinePart(ParkedPart):
             self._key = key
         elif key != self._key or self._stale:
             try:
-                self._lines = self._draw(self.text, width, self.follows)
+                self._lines = self._draw(self._shown, width, self.follows)
             except Unsupported:
                 pass  # keep the last lines; the owner builds widgets when it can
             self._width, self._key, self._stale = width, key, False

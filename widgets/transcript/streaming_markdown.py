@@ -222,7 +222,7 @@ class StreamingMarkdown(Vertical):
         """The tail now follows a part frozen from its start and shows ``text``."""
         if isinstance(tail, LinePart):
             try:
-                tail.set_text(text, follows=True)
+                tail.set_text(text, follows=True, growing=True)
             except Unsupported:
                 self._tail = self._tail_as_widgets(tail, text, follows=True)
             return
@@ -316,7 +316,9 @@ class StreamingMarkdown(Vertical):
         tail, self._tail = self._tail, None
         if tail is not None:
             self._frozen.append(self._tail_text)
-            if isinstance(tail, MarkdownPart) and tail.stream is not None:
+            if isinstance(tail, LinePart):
+                self._freeze_tail(tail, self._tail_text)  # its last line, if it held it back
+            elif tail.stream is not None:
                 self._close(tail.stream)
         self._ended = True
         self._tail_text = ""
@@ -417,7 +419,7 @@ class StreamingMarkdown(Vertical):
         elif isinstance(tail, LinePart):
             self._tail_text += text
             try:
-                tail.set_text(self._tail_text)
+                tail.set_text(self._tail_text, growing=True)
             except Unsupported:
                 tail = self._tail = self._tail_as_widgets(
                     tail, self._tail_text, follows=tail.follows
