@@ -470,3 +470,57 @@ async def test_a_view_anchor_taken_before_a_scroll_is_laid_out_sees_nothing_move
         assert anchor.moved() == 0
         assert anchor.restore() == 0
         assert round(transcript.scroll_y) == bottom - transcript.scrollable_content_region.height
+
+
+async def test_a_long_live_session_prunes_parked_entries_into_the_history() -> None:
+    """Turn after turn (a question, a tool call, an answer) while following the bottom:
+    the entries far above the view are parked in one placeholder, which holds more and more
+    of them. The mounted entries (parked ones included) stay within ``max_widgets``: the
+    oldest go to the history window (the soak saw one placeholder grow by a turn's rows
+    every turn, and the layout's cost with it), and scrolling to the top brings every
+    entry back, in order, once."""
+    limit = 12
+    app = TranscriptApp(max_widgets=limit, page_size=8)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        turns = 30
+        parked_seen = False
+        for turn in range(turns):
+            transcript.add_user(f"question {turn}")
+            transcript.add_tool_call(f"call_{turn}", "bash", {"command": f"echo {turn}"})
+            transcript.finish_tool_call(f"call_{turn}", True, 0.1, f"printed {turn}")
+            for line in range(10):  # (a few entries fill more than the parking window)
+                transcript.append_text(f"Answer {turn}, paragraph {line}.\n\n")
+            transcript.end_assistant()
+            await transcript.settle()
+            await pilot.pause()
+            parked_seen = parked_seen or bool(transcript.query(ParkedEntry))
+            mounted = len(transcript.entries)
+            assert mounted <= limit, f"turn {turn}: {mounted} entries mounted"
+            # none lost: what is not mounted waits in the history window
+            assert mounted + transcript.history.above() == 3 * (turn + 1)
+        assert parked_seen, "the test needs far entries parked"
+        assert transcript.history.above() == 3 * turns - len(transcript.entries)
+        assert f"Answer {turns - 1}, paragraph 9." in screen_text(app)
+
+        while transcript.has_older:  # the reader scrolls up to the first question
+            count = len(transcript.entries)
+            await wait_until(pilot, lambda: transcript.scroll_y > 0, "a laid-out view")
+            transcript.scroll_home(animate=False)
+            await wait_until(
+                pilot, lambda n=count: len(transcript.entries) > n, "an older page", within=40.0
+            )
+            await transcript.settle()
+        expected: list[tuple[str, str]] = []
+        for turn in range(turns):
+            expected.append(("UserEntry", f"question {turn}"))
+            expected.append(("ToolEntry", f"call_{turn}"))
+            expected.append(("AssistantEntry", f"Answer {turn}, paragraph 0."))
+        shown = [
+            (type(e).__name__, getattr(e, "call_id", None) or getattr(e, "text", "").split("\n")[0])
+            for e in transcript.entries
+        ]
+        assert shown == expected
+        assert len({id(e) for e in transcript.entries}) == len(expected)
+        transcript.scroll_home(animate=False)  # (the last page came in above the view)
+        await wait_until(pilot, lambda: "question 0" in screen_text(app), "the first question")

@@ -142,6 +142,16 @@ class ParkedEntry(Placeholder):
         """The entries of the run, oldest first."""
         return [entry for entry, _ in self.items]
 
+    def drop_oldest(self, count: int) -> list[Entry]:
+        """Take the oldest ``count`` entries out of the run (fewer than it holds, so one
+        stays) and return them, oldest first; the placeholder loses their rows."""
+        if not 0 < count < len(self.items):
+            raise ValueError(f"cannot drop {count} of {len(self.items)} parked entries")
+        dropped, self.items = self.items[:count], self.items[count:]
+        self.parked_height -= sum(height for _, height in dropped)
+        self.refresh(layout=True)
+        return [entry for entry, _ in dropped]
+
 
 def _is_answer(widget: Widget) -> TypeGuard[AssistantMessage]:
     """Whether ``widget`` is an assistant message (none exists before its module is loaded)."""
@@ -163,7 +173,8 @@ class Transcript(VerticalScroll, can_focus=True):
         loader: ``loader(before_position, limit)`` returns stored messages older
             than what was loaded (see :data:`Loader`); without it, only what
             :meth:`load_messages` received can be scrolled back to.
-        max_widgets: how many entries stay mounted while following the bottom.
+        max_widgets: how many entries stay mounted while following the bottom (parked
+            ones count: the oldest go to the history window).
         page_size: entries mounted per load at the top (and on open, unless
             ``first_page`` is given).
         first_page: entries mounted on open: a page that fills the view is enough to
@@ -218,6 +229,7 @@ class Transcript(VerticalScroll, can_focus=True):
         its replace keeps (``None`` when no load is pending)."""
         self._loading_older = False
         self._loading_newer = False
+        self._prune_queued = False
         self._to_start = 0
         """Counts :meth:`scroll_to_start` and :meth:`follow` calls: a scroll to the start
         goes on while no later one came."""
@@ -1052,18 +1064,46 @@ class Transcript(VerticalScroll, can_focus=True):
         return widget
 
     def _prune(self) -> None:
-        """Drop the oldest widgets beyond ``max_widgets`` (only while following the bottom)."""
-        if not self.following:
+        """Queue a pass of :meth:`_prune_oldest` (one at a time: it runs between the other
+        widget work, so a parking pass or a flush never sees the entries it moves)."""
+        if self._prune_queued:
             return
+        self._prune_queued = True
+        self._enqueue(self._prune_oldest)
+
+    async def _prune_oldest(self) -> None:
+        """Move the oldest mounted entries beyond ``max_widgets`` to the history window
+        (only while following the bottom).
+
+        Entries are counted, not widgets: a parked run is one widget holding many entries
+        (counted as one, it grew by a turn's rows every turn and nothing was ever pruned).
+        A run whose oldest entries go keeps the others. The answer still streaming (or not
+        finished yet) and what follows it stay, so the history stays in order.
+        """
+        self._prune_queued = False
+        if not self.following or self.history.detached or self._live_since_load is not None:
+            return  # (a pending load replaces the entries and the history window)
         widgets = self.entry_widgets
-        excess = len(widgets) - self.max_widgets
-        if excess <= 0:
-            return
+        excess = sum(len(_entries_of(widget)) for widget in widgets) - self.max_widgets
         streaming = self._stream.widget if self._stream is not None else None
-        doomed = [w for w in widgets[:excess] if w is not streaming]
-        self.history.push_pruned([entry for widget in doomed for entry in _entries_of(widget)])
+        pruned: list[Entry] = []
+        doomed: list[Widget] = []
+        for widget in widgets:
+            if excess <= 0 or widget is streaming or widget in self._unfinished:
+                break
+            if isinstance(widget, ParkedEntry) and len(widget.items) > excess:
+                pruned.extend(widget.drop_oldest(excess))
+                break
+            entries = _entries_of(widget)
+            doomed.append(widget)
+            pruned.extend(entries)
+            excess -= len(entries)
+        if not pruned:
+            return
+        self.history.push_pruned(pruned)
         if doomed:
-            self.remove_children(doomed)
+            with one_update(self):
+                await self.remove_children(doomed)
 
     def _schedule_flush(self, now: bool = False) -> None:
         if now:
