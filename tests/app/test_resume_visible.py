@@ -24,7 +24,7 @@ from tests.app.app_harness import (
     wait_for_text,
 )
 from tests.support.llm_server import ScriptedLLMServer, text_reply, truncate_after
-from tests.support.pilot import screen_text
+from tests.support.pilot import screen_text, wait_until
 
 SIZES = [(80, 24), (160, 45)]
 
@@ -130,8 +130,18 @@ async def test_an_edit_saved_in_inspect_keeps_the_notices(
                 truncate_after(5, text_reply("half an answer that stops short", chunk_chars=3)),
             )
             await runtime.run_turn("a long answer please")
-            live = await wait_for_text(pilot, "Error:")
+            await wait_until(pilot, lambda: not runtime.busy, "the turn to end")
+            live = await wait_for_text(pilot, "Error: the stream ended")
             assert "Retrying in" in live
+            screen = pilot.app.screen
+            shown: list[object] = []
+            show = screen.show_conversation  # type: ignore[attr-defined]
+
+            def counted() -> None:
+                show()
+                shown.append(screen._conversation_load)  # type: ignore[attr-defined]
+
+            monkeypatch.setattr(screen, "show_conversation", counted)
             # What the inspect view does after saving an edit.
             runtime.conversations.reload()
             runtime.emit(
@@ -141,12 +151,13 @@ async def test_an_edit_saved_in_inspect_keeps_the_notices(
                     role=runtime.active_role,
                 )
             )
-            await pilot.pause()
             # The event reaches the screen through the event bridge, which delivers once a
-            # frame: a starved process settles the transcript before the reload is even
-            # queued (an empty transcript was on screen). Wait for the reload's last line.
-            await wait_for_text(pilot, "Error: the stream ended")
-            await pilot.app.screen.query_one("#transcript").settle()  # type: ignore[attr-defined]
+            # frame: the old screen already holds every line the reload brings back, so only
+            # the reload itself, seen to run, says the text read next is the reloaded one.
+            await wait_until(pilot, lambda: shown, "the reload to reach the screen")
+            if shown[0] is not None:
+                await shown[0]  # type: ignore[misc]
+            await screen.query_one("#transcript").settle()  # type: ignore[attr-defined]
             reloaded = screen_text(pilot.app)
             for needle in ("(attempt 1): HTTP 503", "Error: the stream ended"):
                 assert needle in reloaded, reloaded
