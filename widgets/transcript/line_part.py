@@ -25,8 +25,9 @@ from textual.widget import Widget
 from smith_tui.widgets.transcript.answer_parts import MarkdownPart, ParkedPart
 from smith_tui.widgets.transcript.line_markdown import Templates, Unsupported, part_lines
 
-#: One short part per kind of block that can open a part: a part's first block has
-#: its own styles (its top margin depends on the part before, see StreamingMarkdown).
+#: Every kind of block that can open a part. A part's first block has its own styles (its
+#: top margin depends on the part before, see StreamingMarkdown): one template part holds
+#: them all, each tagged as a first block (no style rule depends on a block's position).
 FIRST_BLOCKS = (
     "# a\n",
     "## a\n",
@@ -46,8 +47,21 @@ CATALOG = "\n".join(("a\n", *FIRST_BLOCKS))
 Draw = Callable[[str, int, bool], list[Strip]]
 
 
+class _FirstBlocks(MarkdownPart):
+    """A template part whose every block is tagged as a part's first block."""
+
+    def mark_first_block(self) -> None:
+        """Tag every block, not only the first."""
+        for child in self.children:
+            child.add_class("-first")
+
+
 class LineTemplates(Widget):
-    """Hidden parts whose blocks lend their styles to the lines of :class:`LinePart`."""
+    """Two hidden parts whose blocks lend their styles to the lines of :class:`LinePart`.
+
+    Templates are those of a part that follows another: an answer's first part is frozen
+    before the templates are mounted, so it is always built (drawing it raises Unsupported).
+    """
 
     DEFAULT_CSS = """
     LineTemplates {
@@ -58,39 +72,34 @@ class LineTemplates(Widget):
 
     def __init__(self) -> None:
         super().__init__()
-        self._parts = {
-            follows: [MarkdownPart(first, follows=follows) for first in FIRST_BLOCKS]
-            for follows in (False, True)
-        }
+        self._firsts = _FirstBlocks("\n".join(FIRST_BLOCKS), follows=True)
         self._catalog = MarkdownPart(CATALOG, follows=True)
-        self.templates: dict[bool, Templates] | None = None
-        """Templates by ``follows``, once every template part has rendered."""
+        self.templates: Templates | None = None
+        """The blocks' styles by path, once both template parts have rendered."""
 
     def compose(self) -> ComposeResult:
         """The template parts."""
-        for parts in self._parts.values():
-            yield from parts
+        yield self._firsts
         yield self._catalog
 
     @property
     def ready(self) -> bool:
-        """True once every template part has rendered (their blocks are then indexed)."""
+        """True once both template parts have rendered (their blocks are then indexed)."""
         if self.templates is None:
-            every = [*self._parts[False], *self._parts[True], self._catalog]
-            if not all(part.has_rendered for part in every):
+            if not (self._firsts.has_rendered and self._catalog.has_rendered):
                 return False
-            # A part's first blocks come first: each kind's ``-first`` block is found there.
-            self.templates = {
-                follows: Templates([*parts, self._catalog])
-                for follows, parts in self._parts.items()
-            }
+            # A path is indexed from the first part holding it: each kind's ``-first``
+            # block from the first part, the others from the catalog.
+            self.templates = Templates([self._firsts, self._catalog])
         return True
 
     def draw(self, text: str, width: int, follows: bool) -> list[Strip]:
         """The lines of a part holding ``text`` (raises Unsupported before ready)."""
         if self.templates is None:
             raise Unsupported("templates not ready")
-        return part_lines(self.templates[follows], text, width)
+        if not follows:
+            raise Unsupported("no templates for an answer's first part")
+        return part_lines(self.templates, text, width)
 
 
 class LinePart(ParkedPart):

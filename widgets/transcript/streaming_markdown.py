@@ -50,6 +50,10 @@ EAGER_CHARS = 3_000
 #: screen repaints and keys are answered between passes.
 BUILD_CHARS_PER_PASS = 2_400
 
+#: Frozen text after which a streamed answer's new parts are drawn as lines (see
+#: :mod:`line_part`); the few-KB answers of most turns are built as before.
+TEMPLATES_AFTER_CHARS = 4_000
+
 
 def _first_built(parts: list[str], rows: int) -> int:
     """The index of the first of the last parts that fill about ``rows`` rows."""
@@ -185,10 +189,15 @@ class StreamingMarkdown(Vertical):
             self._frozen.append(head)
         if appended:
             self._mount_frozen(appended)
-        if self._frozen and self.defer_far_parts and self._templates is None:
+        if self.defer_far_parts and self._templates is None and self._long_enough():
             self._templates = LineTemplates()
             self.mount(self._templates)  # nothing waits for it: parts are built until ready
         self._show(hold_back=True)
+
+    def _long_enough(self) -> bool:
+        """True once the answer is long enough for its parts to be drawn as lines: the
+        templates cost about what building a few parts does, so shorter answers are built."""
+        return sum(map(len, self._frozen)) >= TEMPLATES_AFTER_CHARS
 
     def _part(self, text: str, follows: bool) -> MarkdownPart | LinePart:
         """A part showing ``text``: drawn as lines while the answer streams and the
