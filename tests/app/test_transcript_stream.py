@@ -236,8 +236,18 @@ async def test_a_flush_never_waits_for_a_paint_it_holds_back() -> None:
             await flush()
             flushes_while_building.append(building)
 
+        # Parking passes outside flushes are held back until the answer's lines are in, so
+        # only the flushes build its parts (a few at a time): the flushes after the first
+        # find parts still to build however fast this machine builds them.
+        schedule_parking = transcript._schedule_parking
+        held_back: list[float] = []
+
+        def holding_schedule_parking(delay: float = 0.2, *, recheck: bool = False) -> None:
+            held_back.append(delay)
+
         transcript._next_refresh = recording_next_refresh  # type: ignore[method-assign]
         transcript._flush = recording_flush  # type: ignore[method-assign]
+        transcript._schedule_parking = holding_schedule_parking  # type: ignore[method-assign]
         transcript.add_user("Explain the steps")
         transcript.append_text(text)  # one write far longer than a flush builds at once
         await wait_until(pilot, lambda: len(flushes_while_building) >= 1, "the first flush")
@@ -245,9 +255,12 @@ async def test_a_flush_never_waits_for_a_paint_it_holds_back() -> None:
             flushes = len(flushes_while_building)
             transcript.append_text(f"\n\nAnd one more line, number {step}.\n")
             await wait_until(pilot, lambda n=flushes: len(flushes_while_building) > n, "a flush")
+        assert any(flushes_while_building[1:])  # the case happened
+        transcript._schedule_parking = schedule_parking  # type: ignore[method-assign]
+        if held_back:
+            schedule_parking(0.02, recheck=True)
         transcript.end_assistant()
         await transcript.settle()
-        assert any(flushes_while_building)  # the case happened
         assert waits_while_held and True not in waits_while_held
         assert "".join(shown_parts(transcript.query_one(AssistantMessage))) == (
             text + "".join(f"\n\nAnd one more line, number {s}.\n" for s in range(6))
