@@ -334,13 +334,13 @@ def stored_marks(store: Store, conversation_id: str | None, turn_ids: list[str])
     if not conversation_id:
         return {}
     marks: dict[str, Any] = {}
-    for turn_id in dict.fromkeys(turn_ids):
-        try:
-            record = store.notes.get_turn_record(conversation_id, turn_id)
-        except Exception:  # an unreadable record only loses its mark
-            log.warning("reading the record of turn %s failed", turn_id, exc_info=True)
-            continue
-        mark = (record or {}).get("checkpoint")
+    try:
+        records = store.notes.get_turn_records(conversation_id, turn_ids)
+    except Exception:  # unreadable records only lose their marks
+        log.warning("reading the records of %d turns failed", len(turn_ids), exc_info=True)
+        return {}
+    for turn_id, record in records.items():
+        mark = record.get("checkpoint")
         if isinstance(mark, dict) and mark.get("checkpoint") and mark.get("files"):
             marks[turn_id] = mark
     return marks

@@ -173,15 +173,11 @@ class KeptNotices:
         conversation_id = self.active.conversation_id
         if not self.active.saved or conversation_id is None:
             return {}
-        records: dict[str, dict[str, Any]] = {}
-        for turn_id in dict.fromkeys(turn_ids):
-            try:
-                record = self.store.notes.get_turn_record(conversation_id, turn_id)
-            except Exception:
-                log.warning("reading the record of turn %s failed", turn_id, exc_info=True)
-                continue
-            if isinstance(record, dict):
-                records[turn_id] = record
+        try:
+            records = self.store.notes.get_turn_records(conversation_id, turn_ids)
+        except Exception:
+            log.warning("reading the records of %d turns failed", len(turn_ids), exc_info=True)
+            records = {}
         for turn_id, outputs in self.command_notices(turn_ids).items():
             record = records.setdefault(turn_id, {})
             notices = record.get(NOTICES_KEY)

@@ -4,7 +4,9 @@ Conventions: scratchpad entries live under `scratchpad:<key>` (dispatch results 
 `scratchpad:dispatch/<job_id>`), and each finished turn's record under `turn_record-<turn_id>`.
 """
 
+import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import peewee
@@ -17,6 +19,10 @@ from smith_tui.store.records import Note
 
 SCRATCHPAD_PREFIX = "scratchpad:"
 TURN_RECORD_PREFIX = "turn_record-"
+#: Note ids per query of ``get_turn_records`` (well under SQLite's bound on parameters).
+RECORDS_PER_QUERY = 500
+
+log = logging.getLogger(__name__)
 
 
 def scratchpad_note_id(key: str) -> str:
@@ -113,3 +119,38 @@ class NoteRepository(Repository):
         """Return the decoded turn record, or `None`."""
         note = self.get(conversation_id, turn_record_note_id(turn_id))
         return None if note is None else codec.loads(note.content)
+
+    def get_turn_records(
+        self, conversation_id: str, turn_ids: Iterable[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The decoded records of turns ``turn_ids`` that have one, by turn id, read in one
+        query per ``RECORDS_PER_QUERY`` turns (a reopen asks for every turn it loads).
+
+        A turn id that is not a structural id, and a record that is not a JSON object, are
+        left out with a warning: one damaged record must not hide the others."""
+        wanted: dict[str, str] = {}
+        for turn_id in dict.fromkeys(turn_ids):
+            try:
+                wanted[turn_record_note_id(turn_id)] = turn_id
+            except StoreError as exc:
+                log.warning("skipped the record of turn %r: %s", turn_id, exc.message)
+        note = self._m.note
+        ids = list(wanted)
+        records: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), RECORDS_PER_QUERY):
+            chunk = ids[start : start + RECORDS_PER_QUERY]
+            query = note.select(note.note_id, note.content).where(
+                (note.conversation_id == conversation_id) & note.note_id.in_(chunk)
+            )
+            for note_id, content in query.tuples():
+                turn_id = wanted[note_id]
+                try:
+                    record = codec.loads(content)
+                except ValueError:
+                    log.warning("the record of turn %s is not JSON", turn_id)
+                    continue
+                if isinstance(record, dict):
+                    records[turn_id] = record
+                else:
+                    log.warning("the record of turn %s is not a JSON object", turn_id)
+        return records
