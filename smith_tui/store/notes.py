@@ -7,7 +7,7 @@ Conventions: scratchpad entries live under `scratchpad:<key>` (dispatch results 
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import peewee
 
@@ -139,10 +139,13 @@ class NoteRepository(Repository):
         records: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), RECORDS_PER_QUERY):
             chunk = ids[start : start + RECORDS_PER_QUERY]
-            query = note.select(note.note_id, note.content).where(
-                (note.conversation_id == conversation_id) & note.note_id.in_(chunk)
+            query = (
+                note.select(note.note_id, note.content)
+                .where((note.conversation_id == conversation_id) & note.note_id.in_(chunk))
+                .tuples()
             )
-            for note_id, content in query.tuples():
+            # .tuples() yields plain rows; the peewee stubs type the query's items as models.
+            for note_id, content in cast("Iterable[tuple[str, str]]", query):
                 turn_id = wanted[note_id]
                 try:
                     record = codec.loads(content)
