@@ -55,6 +55,12 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
 ``Widget._message_loop_exit`` / ``._styles_cache`` / ``._layout_cache``
     The last step of a removed widget's clean-up, and the caches of its rendered lines and
     layouts, which :mod:`textual_fixes` empties there. No upstream issue found.
+``Strip.__slots__`` (the seven ``FIFOCache`` objects ``Strip.__init__`` makes)
+    Every strip the compositor cuts gets seven small caches at once (about 900 bytes and
+    seven objects for the cycle collector), though most strips never use one: in a long
+    session they were 3.2 MB of what stayed alive. :func:`make_strip_caches_lazy` makes each
+    on first use, as Textual's own ``Content`` does with its divide cache. It patches only
+    when the slots and sizes are the ones written here. No upstream issue found.
 ``Widget._layout_required`` / ``._exchange_repaint_regions``, ``Screen._compositor`` /
 ``._layout_widgets``,
 ``Compositor._dirty_regions`` / ``.render_update``, ``App._batch_count`` / ``._display`` /
@@ -68,10 +74,12 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual._styles_cache import StylesCache
+from textual.cache import FIFOCache
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets._footer import FooterKey
 
@@ -79,6 +87,7 @@ if TYPE_CHECKING:
     # Types only: Textual's Markdown widget (with markdown-it) costs ~30 ms to import, and
     # the first frame (the rain reaches the driver through here) does not need it.
     from markdown_it.token import Token
+    from rich.segment import Segment
     from textual.app import App
     from textual.content import Content
     from textual.driver import Driver
@@ -97,6 +106,7 @@ __all__ = [
     "drop_render_caches",
     "footer_key_action",
     "is_pruning",
+    "make_strip_caches_lazy",
     "paint_now",
     "pending_children",
     "replace_inner_outer",
@@ -114,6 +124,20 @@ TESTED_WITH = "8.2.8"
 #: before :mod:`textual_fixes` replaces them (importing this module never patches anything).
 ORIGINAL_GET_INNER_OUTER: Callable[..., Any] = StylesCache.get_inner_outer
 ORIGINAL_MESSAGE_LOOP_EXIT: Callable[[Widget], Awaitable[None]] = Widget._message_loop_exit
+ORIGINAL_STRIP_INIT: Callable[..., None] = Strip.__init__
+
+#: ``Strip``'s caches in Textual 8.2, by slot, with the size ``Strip.__init__`` gives each.
+STRIP_CACHES: dict[str, int] = {
+    "_divide_cache": 4,
+    "_crop_cache": 16,
+    "_style_cache": 16,
+    "_filter_cache": 4,
+    "_line_length_cache": 4,
+    "_crop_extend_cache": 4,
+    "_offsets_cache": 4,
+}
+#: ``Strip``'s other slots: what a strip made without its caches must still set.
+STRIP_STATE = ("_segments", "_cell_length", "_render_cache", "_link_ids", "_cell_count")
 
 
 # -- widget state ---------------------------------------------------------------------------
@@ -231,6 +255,52 @@ def drop_render_caches(widget: Widget) -> None:
     """Empty ``widget``'s cache of rendered lines and of layouts."""
     widget._styles_cache.clear()
     widget._layout_cache.clear()
+
+
+def strip_layout_known() -> bool:
+    """Whether the installed ``Strip`` has exactly the slots above and makes each cache
+    with the size written there (what :func:`make_strip_caches_lazy` relies on)."""
+    if set(getattr(Strip, "__slots__", ())) != set(STRIP_CACHES) | set(STRIP_STATE):
+        return False
+    probe = Strip.__new__(Strip)
+    ORIGINAL_STRIP_INIT(probe, [])
+    for name, size in STRIP_CACHES.items():
+        cache = getattr(probe, name, None)
+        if not isinstance(cache, FIFOCache) or cache._maxsize != size:
+            return False
+    return all(hasattr(probe, name) for name in STRIP_STATE)
+
+
+def _strip_init(self: Strip, segments: Iterable[Segment], cell_length: int | None = None) -> None:
+    """``Strip.__init__`` without its caches (each is made by :func:`_strip_cache`)."""
+    self._segments = list(segments)
+    self._cell_length = cell_length
+    self._render_cache = None
+    self._link_ids = None
+    self._cell_count = None
+
+
+def _strip_cache(self: Strip, name: str) -> Any:
+    """A strip's cache, made when first asked for (``__getattr__``: only an unset slot gets
+    here, so a cache that exists is read at slot speed)."""
+    size = STRIP_CACHES.get(name)
+    if size is None:
+        raise AttributeError(f"'Strip' object has no attribute {name!r}", name=name, obj=self)
+    cache: FIFOCache[Any, Any] = FIFOCache(size)
+    setattr(self, name, cache)
+    return cache
+
+
+def make_strip_caches_lazy() -> bool:
+    """Make every new strip's caches on first use; False (nothing patched) when the
+    installed ``Strip`` is not the one :data:`STRIP_CACHES` describes."""
+    if Strip.__init__ is _strip_init:
+        return True
+    if "__getattr__" in vars(Strip) or not strip_layout_known():
+        return False
+    Strip.__init__ = _strip_init  # type: ignore[method-assign]
+    Strip.__getattr__ = _strip_cache  # type: ignore[attr-defined]
+    return True
 
 
 # -- painting ---------------------------------------------------------------------------------

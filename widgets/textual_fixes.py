@@ -1,4 +1,4 @@
-"""Fixes for Textual behaviour, applied once on import: two for long sessions, one for safety.
+"""Fixes for Textual behaviour, applied once on import: three for long sessions, one for safety.
 
 Textual 8.2 caches ``StylesCache.get_inner_outer`` with ``functools.lru_cache`` on the
 *instance* method, so the cache key holds the ``StylesCache`` itself: up to 1,024 caches of
@@ -17,13 +17,20 @@ layout caches. Every re-rendered block of a streaming answer adds such a widget.
 those caches when the widget leaves the DOM lets reference counting free the bulk of it at
 once and keeps the collector's pauses short.
 
+Every ``Strip`` is made with seven small caches (crop, divide, style…), about 900 bytes
+and seven objects for the collector, though most strips the compositor cuts never use one;
+in a long session they were 3.2 MB of what stayed alive, and making them was most of the
+cost of a new strip. They are made on first use instead
+(:func:`~smith_tui.widgets.textual_compat.make_strip_caches_lazy`), only on the ``Strip``
+it was written for.
+
 The last line of defence of issue 20 ("the terminal shows text, never commands"): every line
 a widget draws passes through ``Strip.render``, and a control character still in its text
 (one a front end forgot to show with :func:`~smith_tui.terminal_text.visible`) is dropped
 there, so outside text never writes an escape sequence to the terminal. Only the text of
 the segments is looked at; the styles Textual renders around it are its own escapes.
 
-The Textual internals the first two fixes use are reached through :mod:`textual_compat`.
+The Textual internals the first three fixes use are reached through :mod:`textual_compat`.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from smith_tui.widgets.textual_compat import (
     StylesCache,
     after_widget_exit,
     drop_render_caches,
+    make_strip_caches_lazy,
     replace_inner_outer,
 )
 
@@ -84,5 +92,6 @@ def apply() -> None:
     replace_inner_outer(_get_inner_outer)
     # After Textual's clean-up of a removed widget, drop its rendered lines and layouts.
     after_widget_exit(drop_render_caches)
+    make_strip_caches_lazy()
     Strip.render = _render_text_only  # type: ignore[method-assign]
     _applied = True

@@ -314,3 +314,20 @@ async def test_paint_now_draws_one_widget_while_a_batch_holds_the_screen() -> No
             assert "SECOND" not in drawn[0]  # the rest waits for the screen's update
         await pilot.pause()
         assert any("SECOND CHANGED" in text for text in drawn[1:])
+
+
+# -- Strip's caches, made on first use ----------------------------------------------------------
+
+
+def test_the_installed_strip_has_the_slots_and_cache_sizes_the_lazy_caches_copy() -> None:
+    assert compat.strip_layout_known(), (
+        "textual.strip.Strip's slots or cache sizes changed: update STRIP_CACHES and "
+        "STRIP_STATE in textual_compat (until then its caches are made eagerly again)"
+    )
+
+
+def test_a_strip_of_another_shape_is_not_patched(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(compat.STRIP_CACHES, "_crop_cache", 17)
+    assert not compat.strip_layout_known()
+    monkeypatch.setattr(compat, "STRIP_STATE", (*compat.STRIP_STATE, "_new_slot"))
+    assert not compat.strip_layout_known()
