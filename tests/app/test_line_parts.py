@@ -118,7 +118,13 @@ async def test_the_pointer_builds_the_part_it_enters_and_the_stream_goes_on() ->
         part = pointed()
         await pilot.hover(None, offset=point)
         await wait_until(pilot, lambda: part.parent is None, "the part built")
-        assert any(isinstance(node, MarkdownPart) for node in pointed().ancestors_with_self)
+        # The screen's next layout places the built part under the pointer (until then the
+        # compositor's map still holds the line part it replaced).
+        await wait_until(
+            pilot,
+            lambda: any(isinstance(node, MarkdownPart) for node in pointed().ancestors_with_self),
+            "the built part under the pointer",
+        )
         assert isinstance(body._tail, LinePart)  # the others stay lines
         # Back at the bottom, the pointer over the growing part builds it too.
         app.transcript.scroll_end(animate=False, immediate=True)
