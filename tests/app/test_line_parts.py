@@ -99,12 +99,23 @@ async def test_the_pointer_builds_the_part_it_enters_and_the_stream_goes_on() ->
         half = len(text) // 2
         message = await stream(pilot, text[:half])
         body = message.body
+
         # Parts before the tail: lines, or parked when far (near again, they are lines).
-        frozen = [c for c in body.children if isinstance(c, ParkedPart) and c is not body._tail]
-        assert frozen and isinstance(body._tail, LinePart), kinds(message)[-5:]
+        def frozen() -> list[ParkedPart]:
+            return [c for c in body.children if isinstance(c, ParkedPart) and c is not body._tail]
+
+        assert frozen() and isinstance(body._tail, LinePart), kinds(message)[-5:]
+        # A part frozen far above is mounted unmeasured (no height) until a parking pass
+        # builds it; the screen places it at its next layout. Only then can the view
+        # scroll to it (before, scroll_to_widget finds no region and the view stays).
+        await wait_until(
+            pilot,
+            lambda: not body.unmeasured and frozen()[-1].virtual_region.height > 0,
+            "the frozen parts measured and placed",
+        )
         # The reader scrolls up to a frozen part (a part is taller than this screen) and
         # points at it.
-        app.transcript.scroll_to_widget(frozen[-1], animate=False, top=True)
+        app.transcript.scroll_to_widget(frozen()[-1], animate=False, top=True)
         point = (10, SIZE[1] // 2)
 
         def pointed() -> Widget:
