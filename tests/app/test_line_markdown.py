@@ -8,8 +8,10 @@ from textual._compositor import Compositor
 from textual.geometry import Size
 from textual.strip import Strip
 
-from smith_tui.widgets.transcript.line_markdown import Templates, part_lines
+from smith_tui.widgets.transcript import line_markdown
+from smith_tui.widgets.transcript.line_markdown import Templates, Unsupported, part_lines
 from smith_tui.widgets.transcript.streaming_markdown import MarkdownPart
+from tests.app.test_line_parts import stream
 from tests.support.transcript_app import TranscriptApp, sample_markdown
 
 TEXT = (
@@ -71,3 +73,55 @@ async def test_lines_match_textuals_widgets_cell_for_cell(width: int, theme: str
         assert len(got) == len(want)
         for row, (a, b) in enumerate(zip(want, got, strict=True)):
             assert a == b, f"row {row} differs"
+
+
+async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Drawn prefix by prefix, as a streamed part grows, each draw gives the cells a fresh
+    draw of that prefix gives (whole texts match the compositor, above), and parses only
+    the text after the blocks it kept."""
+    text = TEXT + "A last paragraph.\n\nAnd [a reference][r] link.\n\n[r]: https://x.y\n"
+    app = TranscriptApp()
+    async with app.run_test(size=(100, 60)) as pilot:
+        message = await stream(pilot, sample_markdown(24))  # long enough for templates
+        widget = message.body._templates
+        assert widget is not None and widget.ready and widget.templates is not None
+        growing = widget.templates
+        width = message.body._tail.size.width
+
+        def fresh() -> Templates:
+            return Templates([widget._firsts, widget._catalog])
+
+        parsed: list[int] = []
+        real_build = line_markdown.build_blocks
+
+        def counting(markdown: object, source: str) -> object:
+            parsed.append(len(source))
+            return real_build(markdown, source)  # type: ignore[arg-type]
+
+        prefixes = [text[:end] for end in range(7, len(text), 7)] + [text]
+        drawn = 0
+        for prefix in prefixes:
+            try:
+                want: Cells | None = cells(part_lines(fresh(), prefix, width))
+            except Unsupported:
+                want = None
+            with monkeypatch.context() as patch:
+                patch.setattr(line_markdown, "build_blocks", counting)
+                try:
+                    got: Cells | None = cells(part_lines(growing, prefix, width))
+                except Unsupported:
+                    got = None
+            assert got == want, f"{len(prefix)} characters drawn differently"
+            drawn += got is not None
+        assert drawn > len(prefixes) * 0.9  # (a lone "1" or "-" cannot be drawn yet)
+        whole = sum(len(p) for p in prefixes)
+        assert sum(parsed) < whole / 3, (sum(parsed), whole)
+        # A theme change draws the kept blocks again in the new styles.
+        before = cells(part_lines(growing, TEXT, width))
+        app.theme = "textual-light"
+        await pilot.pause()
+        await pilot.pause()
+        after = cells(part_lines(growing, TEXT, width))
+        assert after == cells(part_lines(fresh(), TEXT, width)) != before

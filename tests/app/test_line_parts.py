@@ -181,7 +181,10 @@ async def test_a_part_the_lines_cannot_draw_is_built() -> None:
     async with app.run_test(size=SIZE) as pilot:
         message = await stream(pilot, head + table)
         body = message.body
-        assert isinstance(body.children[-2], LinePart)  # before the table: lines
+        # before the table: lines
+        assert isinstance(body.children[-2], LinePart), [
+            (type(c).__name__, getattr(c, "text", "")[:20]) for c in body.children
+        ]
         holding = [c for c in body.children if "| name" in getattr(c, "text", "")]
         assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the table: built
         await stream(pilot, rest, message=message)

@@ -122,6 +122,13 @@ class BlockSplitter:
         )
 
 
+def boundaries(markdown: str) -> list[int]:
+    """The safe boundaries in ``markdown``, ascending."""
+    splitter = BlockSplitter()
+    splitter.feed(markdown)
+    return splitter._boundaries
+
+
 def split_parts(markdown: str, min_chars: int) -> list[str]:
     """Split a whole document into parts of at least ``min_chars`` at safe boundaries."""
     parts: list[str] = []

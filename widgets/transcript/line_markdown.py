@@ -10,6 +10,11 @@ children vertically with their margins collapsed as Textual's vertical layout do
 whose path has no template, or a container laid out other than vertically (tables, list
 items that are not one paragraph), raises :class:`Unsupported`.
 ``tests/app/test_line_markdown.py`` checks the lines against Textual's compositor.
+
+A streamed answer's growing part is drawn again at every flush. Its text up to its last
+safe boundary (``block_split``: the blocks there are those of the whole) only grows, so
+:class:`Templates` keeps those blocks' drawn rows and a draw parses and draws only the text
+after them: the blocks still growing, not the whole part.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 from smith_tui.widgets.textual_compat import StylesCache, build_blocks
+from smith_tui.widgets.transcript.block_split import boundaries
 from smith_tui.widgets.transcript.list_rows import ListRow
 
 Node = tuple[str, frozenset[str], str | None]
@@ -40,6 +46,27 @@ def _node(widget: Widget) -> Node:
     return type(widget).__name__, frozenset(widget.classes), code
 
 
+class _Head:
+    """The drawn top-level blocks of a part's text up to a safe boundary.
+
+    ``rows`` are the stacked rows (``None`` for a margin row, filled in at the end) and
+    ``bottom`` the last block's bottom margin, which collapses with the next block's top.
+    """
+
+    __slots__ = ("blocks", "bottom", "key", "rows", "source", "width")
+
+    def __init__(
+        self, source: str, width: int, key: object, rows: list[Strip | None], bottom: int | None
+    ) -> None:
+        self.source = source
+        self.width = width
+        self.key = key
+        self.rows = rows
+        self.bottom = bottom
+        self.blocks = bottom is not None
+        """Whether any block was drawn (the first one gets the part's ``-first`` class)."""
+
+
 class Templates:
     """Mounted blocks, by their path below a part; the first of ``parts`` is the part."""
 
@@ -49,6 +76,7 @@ class Templates:
         self.by_path: dict[Path, Widget] = {}
         for part in parts:
             self._index(part, ())
+        self._head: _Head | None = None
 
     def _index(self, widget: Widget, path: Path) -> None:
         for child in widget.children:
@@ -56,14 +84,53 @@ class Templates:
             self.by_path.setdefault(below, child)
             self._index(child, below)
 
+    def stacked(self, source: str, width: int) -> list[Strip]:
+        """The part's blocks for ``source`` stacked ``width`` cells wide (or Unsupported).
+
+        The rows up to the last safe boundary are kept for the next call, whose source
+        usually starts with them (a growing part). A reference definition (``[x]: url``)
+        may give a link before the boundary its target, so a source holding one is drawn
+        whole.
+        """
+        part = self.part
+        key = (part.app.theme, part.background_colors)
+        cuts = [] if "]:" in source else boundaries(source)
+        cut = cuts[-1] if cuts else 0
+        head = self._head
+        if (
+            head is None
+            or head.width != width
+            or head.key != key
+            or not source.startswith(head.source)
+            or (head.source and len(head.source) not in cuts)  # (a boundary of this source)
+        ):
+            head = _Head("", width, key, [], None)
+        if cut > len(head.source):
+            rows = list(head.rows)
+            bottom = self._stack_source(source[len(head.source) : cut], width, head, rows)
+            head = _Head(source[:cut], width, key, rows, bottom)
+            self._head = head
+        rows = list(head.rows)
+        bottom = self._stack_source(source[len(head.source) :], width, head, rows)
+        rows.extend([None] * (bottom or 0))
+        blank = Strip.blank(width, RichStyle(bgcolor=part.visual_style.rich_style.bgcolor))
+        return [row if row is not None else blank for row in rows]
+
+    def _stack_source(
+        self, source: str, width: int, head: _Head, rows: list[Strip | None]
+    ) -> int | None:
+        """Stack the blocks of ``source`` after ``head``'s onto ``rows``; the bottom margin."""
+        if not source:
+            return head.bottom
+        blocks: list[Widget] = [*build_blocks(self.part, source)]  # type: ignore[arg-type]
+        if blocks and not head.blocks:
+            blocks[0].add_class("-first")  # as StreamingMarkdown marks a part's first block
+        return _stack_rows(blocks, self.part, width, self, (), rows, head.bottom)
+
 
 def part_lines(templates: Templates, source: str, width: int) -> list[Strip]:
     """The lines of a part holding ``source``, ``width`` cells wide (or Unsupported)."""
-    part = templates.part
-    blocks: list[Widget] = [*build_blocks(part, source)]  # type: ignore[arg-type]
-    if blocks:
-        blocks[0].add_class("-first")  # as StreamingMarkdown marks a part's first block
-    return _boxed(part, width, lambda inner: _stack(blocks, part, inner, templates, ()))
+    return _boxed(templates.part, width, lambda inner: templates.stacked(source, inner))
 
 
 def _boxed(template: Widget, width: int, content: object) -> list[Strip]:
@@ -103,12 +170,28 @@ def _drawn(
 def _stack(
     kids: list[Widget], container: Widget, width: int, templates: Templates, path: Path
 ) -> list[Strip]:
+    rows: list[Strip | None] = []
+    bottom = _stack_rows(kids, container, width, templates, path, rows, None)
+    rows.extend([None] * (bottom or 0))
+    blank = Strip.blank(width, RichStyle(bgcolor=container.visual_style.rich_style.bgcolor))
+    return [strip if strip is not None else blank for strip in rows]
+
+
+def _stack_rows(
+    kids: list[Widget],
+    container: Widget,
+    width: int,
+    templates: Templates,
+    path: Path,
+    out: list[Strip | None],
+    previous_bottom: int | None,
+) -> int | None:
+    """Stack ``kids`` onto ``out`` (``None``: a margin row) below a block whose bottom
+    margin is ``previous_bottom`` (``None``: none above); returns the last bottom margin."""
     layout = container.styles.layout
     if layout is not None and layout.name not in ("vertical", "stream"):
         raise Unsupported(f"{type(container).__name__}: {layout.name} layout")
     blank = RichStyle(bgcolor=container.visual_style.rich_style.bgcolor)
-    out: list[Strip | None] = []
-    previous_bottom: int | None = None
     for kid in kids:
         below = (*path, _node(kid))
         template = templates.by_path.get(below)
@@ -125,5 +208,4 @@ def _stack(
                 )
             out.append(strip)
         previous_bottom = margin.bottom
-    out.extend([None] * (previous_bottom or 0))
-    return [strip if strip is not None else Strip.blank(width, blank) for strip in out]
+    return previous_bottom
