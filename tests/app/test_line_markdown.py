@@ -81,7 +81,8 @@ async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
     """Drawn prefix by prefix, as a streamed part grows, each draw gives the cells a fresh
     draw of that prefix gives (whole texts match the compositor, above), and parses only
     the text after the blocks it kept."""
-    text = TEXT + "A last paragraph.\n\nAnd [a reference][r] link.\n\n[r]: https://x.y\n"
+    code = "```python\ndef load(path: str) -> dict[str, int]:\n    return {}\n```\n\n"
+    text = code + TEXT + "A last paragraph.\n\nAnd [a reference][r] link.\n\n[r]: https://x.y\n"
     app = TranscriptApp()
     async with app.run_test(size=(100, 60)) as pilot:
         message = await stream(pilot, sample_markdown(24))  # long enough for templates

@@ -19,6 +19,7 @@ after them: the blocks still growing, not the whole part.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rich.style import Style as RichStyle
@@ -32,6 +33,10 @@ from smith_tui.widgets.transcript.block_split import boundaries
 from smith_tui.widgets.transcript.list_rows import ListRow
 
 Node = tuple[str, frozenset[str], str | None]
+
+#: A line that may define a link reference (``[x]: url``), which a link anywhere in the
+#: part may use (also matched inside a code block: drawing such a part whole is only slower).
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
 Path = tuple[Node, ...]
 
 
@@ -94,7 +99,7 @@ class Templates:
         """
         part = self.part
         key = (part.app.theme, part.background_colors)
-        cuts = [] if "]:" in source else boundaries(source)
+        cuts = [] if _REFERENCE.search(source) else boundaries(source)
         cut = cuts[-1] if cuts else 0
         head = self._head
         if (
