@@ -89,6 +89,8 @@ class HunkReviewScreen(SmithModal):
             status.set_class(True, "error")
             status.update(error_text(exc))
             return
+        if not self.query("#review-rows"):
+            return  # closed while the files were read (Esc right after applying)
         self.marks = {}
         self._render_rows()
         if not self.files:
