@@ -33,11 +33,11 @@ from smith_tui.widgets.transcript.block_split import boundaries
 from smith_tui.widgets.transcript.list_rows import ListRow
 
 Node = tuple[str, frozenset[str], str | None]
+Path = tuple[Node, ...]
 
 #: A line that may define a link reference (``[x]: url``), which a link anywhere in the
 #: part may use (also matched inside a code block: drawing such a part whole is only slower).
 _REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
-Path = tuple[Node, ...]
 
 
 class Unsupported(Exception):
@@ -55,10 +55,11 @@ class _Head:
     """The drawn top-level blocks of a part's text up to a safe boundary.
 
     ``rows`` are the stacked rows (``None`` for a margin row, filled in at the end) and
-    ``bottom`` the last block's bottom margin, which collapses with the next block's top.
+    ``bottom`` the last block's bottom margin, which collapses with the next block's top
+    (``None`` while no block is drawn: the next one is the part's ``-first``).
     """
 
-    __slots__ = ("blocks", "bottom", "key", "rows", "source", "width")
+    __slots__ = ("bottom", "key", "rows", "source", "width")
 
     def __init__(
         self, source: str, width: int, key: object, rows: list[Strip | None], bottom: int | None
@@ -68,8 +69,6 @@ class _Head:
         self.key = key
         self.rows = rows
         self.bottom = bottom
-        self.blocks = bottom is not None
-        """Whether any block was drawn (the first one gets the part's ``-first`` class)."""
 
 
 class Templates:
@@ -117,9 +116,7 @@ class Templates:
             self._head = head
         rows = list(head.rows)
         bottom = self._stack_source(source[len(head.source) :], width, head, rows)
-        rows.extend([None] * (bottom or 0))
-        blank = Strip.blank(width, RichStyle(bgcolor=part.visual_style.rich_style.bgcolor))
-        return [row if row is not None else blank for row in rows]
+        return _filled(rows, bottom, part, width)
 
     def _stack_source(
         self, source: str, width: int, head: _Head, rows: list[Strip | None]
@@ -128,7 +125,7 @@ class Templates:
         if not source:
             return head.bottom
         blocks: list[Widget] = [*build_blocks(self.part, source)]  # type: ignore[arg-type]
-        if blocks and not head.blocks:
+        if blocks and head.bottom is None:
             blocks[0].add_class("-first")  # as StreamingMarkdown marks a part's first block
         return _stack_rows(blocks, self.part, width, self, (), rows, head.bottom)
 
@@ -177,9 +174,16 @@ def _stack(
 ) -> list[Strip]:
     rows: list[Strip | None] = []
     bottom = _stack_rows(kids, container, width, templates, path, rows, None)
+    return _filled(rows, bottom, container, width)
+
+
+def _filled(
+    rows: list[Strip | None], bottom: int | None, container: Widget, width: int
+) -> list[Strip]:
+    """``rows`` with the last bottom margin added and every margin row ``container``'s blank."""
     rows.extend([None] * (bottom or 0))
     blank = Strip.blank(width, RichStyle(bgcolor=container.visual_style.rich_style.bgcolor))
-    return [strip if strip is not None else blank for strip in rows]
+    return [row if row is not None else blank for row in rows]
 
 
 def _stack_rows(
