@@ -41,6 +41,9 @@ Written against Textual :data:`TESTED_WITH`. What each member is for, and when i
 ``textual._styles_cache.StylesCache.render``
     A widget's box (padding, border, background) around content lines, as ``render_lines``
     draws it; :mod:`transcript.line_markdown` draws template styles with it.
+``textual._resolve.resolve``
+    How the grid layout shares a width among its columns (expanded, shrunk to minimums);
+    :mod:`transcript.line_markdown` places a table's cells with it.
 ``MarkdownBlock._markdown`` / ``._token`` / ``._content``
     The document, token and inline text a paragraph was built from, to draw a one-paragraph
     list item as one widget (``list_rows.ListRow``); Textual builds four per item.
@@ -77,8 +80,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from textual._resolve import resolve
 from textual._styles_cache import StylesCache
 from textual.cache import FIFOCache
+from textual.css.scalar import Scalar
+from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets._footer import FooterKey
@@ -105,6 +111,7 @@ __all__ = [
     "copy_block_context",
     "drop_render_caches",
     "footer_key_action",
+    "grid_tracks",
     "is_pruning",
     "make_strip_caches_lazy",
     "paint_now",
@@ -190,6 +197,25 @@ def resume_parsing_at(markdown: Markdown, line: int) -> None:
 def build_blocks(markdown: Markdown, source: str) -> list[MarkdownBlock]:
     """The top-level blocks ``markdown`` builds for ``source`` (made, not mounted)."""
     return list(markdown._build_from_source(source))
+
+
+def grid_tracks(
+    lengths: list[int],
+    total: int,
+    gutter: int,
+    size: Size,
+    viewport: Size,
+    *,
+    expand: bool = False,
+    shrink: bool = False,
+    minimums: list[int] | None = None,
+) -> list[tuple[int, int]]:
+    """(offset, length) of grid tracks of ``lengths`` cells in ``total``, ``gutter`` apart,
+    as Textual's grid layout resolves its auto columns and rows."""
+    scalars = [Scalar.from_number(length) for length in lengths]
+    return resolve(
+        scalars, total, gutter, size, viewport, expand=expand, shrink=shrink, minimums=minimums
+    )
 
 
 def block_items(block: MarkdownBlock) -> list[MarkdownBlock]:

@@ -75,6 +75,27 @@ async def test_lines_match_textuals_widgets_cell_for_cell(width: int, theme: str
             assert a == b, f"row {row} differs"
 
 
+TABLE = (
+    "Before the table.\n\n| key | type | default |\n|---|---|---|\n"
+    "| `timeout_1` | float | `1.5` |\n"
+    "| `retries` | int, with a description long enough to wrap inside its cell | `3` |\n"
+    '| `mode` | str | `"auto"` |\n\nAfter it.\n\n'
+)
+
+
+@pytest.mark.parametrize("width", [60, 157])
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_a_table_is_drawn_as_the_grid_lays_it_out(width: int, theme: str) -> None:
+    """Columns shared and expanded as the grid does, a wrapped cell stretching its row,
+    keylines around every cell, the header's colours: cell for cell."""
+    compared = await drawn_both_ways(TABLE + TEXT, width, theme)
+    assert any("┼" in "".join(c for c, _ in row) for _, got in compared for row in got)
+    for want, got in compared:
+        assert len(got) == len(want)
+        for row, (a, b) in enumerate(zip(want, got, strict=True)):
+            assert a == b, f"row {row} differs"
+
+
 async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -21,16 +21,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 from rich.style import Style as RichStyle
+from textual.canvas import Canvas, Rectangle
 from textual.geometry import Region, Size
+from textual.layouts.grid import GridLayout
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
-from smith_tui.widgets.textual_compat import StylesCache, build_blocks
+from smith_tui.widgets.textual_compat import StylesCache, build_blocks, grid_tracks
 from smith_tui.widgets.transcript.block_split import boundaries
 from smith_tui.widgets.transcript.list_rows import ListRow
+
+if TYPE_CHECKING:
+    from textual.css.styles import RulesMap
 
 Node = tuple[str, frozenset[str], str | None]
 Path = tuple[Node, ...]
@@ -44,11 +50,17 @@ class Unsupported(Exception):
     """The source holds a block the templates cannot draw."""
 
 
+#: A table cell's row class (``row3``): no style rule tells rows apart, so every row's
+#: cells share the template of the first.
+_ROW_CLASS = re.compile(r"row\d+")
+
+
 def _node(widget: Widget) -> Node:
     # A fence's code label is told apart by its id (its classes are those of any Label);
     # other ids name one heading and say nothing of its styles.
     code = widget.id if widget.id == "code-content" else None
-    return type(widget).__name__, frozenset(widget.classes), code
+    classes = frozenset(c for c in widget.classes if not _ROW_CLASS.fullmatch(c))
+    return type(widget).__name__, classes, code
 
 
 class _Head:
@@ -158,6 +170,9 @@ def _drawn(
     kids = list(node.compose())  # what mounting would give it (consumes a block's items)
 
     def content(inner: int) -> list[Strip]:
+        layout = template.styles.layout
+        if kids and layout is not None and layout.name == "grid":
+            return _grid(node, kids, template, inner, templates, path)
         if kids:
             return _stack(kids, template, inner, templates, path)
         # A ListRow wraps at its laid-out width, which an unmounted row does not have.
@@ -218,3 +233,130 @@ def _stack_rows(
             out.append(strip)
         previous_bottom = margin.bottom
     return previous_bottom
+
+
+def _grid(
+    node: Widget,
+    kids: list[Widget],
+    template: Widget,
+    width: int,
+    templates: Templates,
+    path: Path,
+) -> list[Strip]:
+    """A table's cells placed as Textual's grid layout places them (auto columns and rows,
+    keylines around every cell), each cell drawn with its template's styles."""
+    headers = getattr(node, "headers", None)
+    styles = template.styles
+    layout = GridLayout()
+    template.pre_layout(layout)
+    scalars = [*(styles.grid_columns or ()), *(styles.grid_rows or ())]
+    if (
+        not isinstance(headers, list)
+        or not headers
+        or str(styles.keyline[0]) == "none"
+        or not scalars
+        or not all(scalar.is_auto for scalar in scalars)
+        or layout.min_column_width is not None
+        or layout.max_column_width is not None
+    ):
+        raise Unsupported(f"{type(node).__name__}: a grid other than a table's")
+    count = len(headers)
+    viewport = template.app.viewport_size
+    size = Size(max(0, width - 2), 0)  # inside the keylines
+    cells: list[tuple[Visual, Widget]] = []
+    for kid in kids:
+        cell = templates.by_path.get((*path, _node(kid)))
+        if cell is None:
+            raise Unsupported(f"no template for {_node(kid)}")
+        cell_styles = cell.styles
+        limits = (cell_styles.min_width, cell_styles.max_width)
+        if limits != (None, None) or (cell_styles.min_height, cell_styles.max_height) != (
+            None,
+            None,
+        ):
+            raise Unsupported("a table cell with size limits")
+        cells.append((visualize(cell, kid.render(), markup=False), cell))
+    widths = [0] * count
+    minimums = [1] * count
+    for index, (visual, cell) in enumerate(cells):
+        column = index % count
+        gutter = cell.styles.gutter.width
+        widths[column] = max(
+            widths[column], visual.get_optimal_width(_rules(cell), size.width) + gutter
+        )
+        if layout.auto_minimum and layout.shrink:
+            minimums[column] = max(
+                minimums[column], visual.get_minimal_width(_rules(cell)) + gutter
+            )
+    columns = grid_tracks(
+        widths, size.width, styles.grid_gutter_vertical, size, viewport,
+        expand=layout.expand, shrink=layout.shrink,
+        minimums=minimums if layout.auto_minimum and layout.shrink else None,
+    )  # fmt: skip
+    heights: list[int] = []
+    for index, (visual, cell) in enumerate(cells):
+        column, row = index % count, index // count
+        gutter_width, gutter_height = cell.styles.gutter.totals
+        height = visual.get_height(_rules(cell), columns[column][1] - gutter_width) + gutter_height
+        if row == len(heights):
+            heights.append(height)
+        else:
+            heights[row] = max(heights[row], height)
+    rows = grid_tracks(heights, 0, styles.grid_gutter_horizontal, size, viewport)
+    total = rows[-1][0] + rows[-1][1] + 2
+    stretch = layout.stretch_height and len(kids) > 1
+    regions: list[Region] = []
+    drawn: list[list[Strip]] = []
+    for index, (visual, cell) in enumerate(cells):
+        (x, cell_width), (y, row_height) = columns[index % count], rows[index // count]
+        gutter_width, gutter_height = cell.styles.gutter.totals
+        inner = cell_width - gutter_width
+        natural = visual.get_height(_rules(cell), inner)
+        height = row_height if stretch else natural + gutter_height
+        content_height = height - gutter_height
+        strips = Visual.to_strips(cell, visual, inner, content_height, cell.visual_style)
+        # A stretched cell's rows below its text are blank in its style (``render_line``).
+        blank = Strip.blank(inner, cell.visual_style.rich_style)
+        strips.extend([blank] * (content_height - len(strips)))
+        drawn.append(_boxed_at(cell, cell_width, height, strips))
+        regions.append(Region(x + 1, y + 1, cell_width, height))
+    line_style, color = styles.keyline
+    if color:
+        color = template.background_colors[0] + color
+    canvas = Canvas(width, total)
+    rectangles = [
+        Rectangle(region.offset - (1, 1), region.width + 2, region.height + 2, color, line_style)
+        for region in regions
+    ]
+    base = Visual.to_strips(
+        template, visualize(template, canvas.render(rectangles, template.rich_style)), width,
+        total, template.visual_style,
+    )  # fmt: skip
+    out = list(base)
+    for region, strips in zip(regions, drawn, strict=True):
+        for offset, strip in enumerate(strips):
+            y = region.y + offset
+            line = out[y]
+            out[y] = Strip.join(
+                [line.crop(0, region.x), strip, line.crop(region.right, line.cell_length)]
+            )
+    return out
+
+
+def _rules(widget: Widget) -> RulesMap:
+    """``widget``'s styles as the visuals' measures take them (as Textual passes them)."""
+    return cast("RulesMap", widget.styles)
+
+
+def _boxed_at(template: Widget, width: int, height: int, lines: list[Strip]) -> list[Strip]:
+    """``template``'s box, ``width`` by ``height``, around the content ``lines``."""
+    styles = template.styles
+    inner = max(1, width - styles.gutter.width)
+    base_background, background = template.background_colors
+    return StylesCache().render(
+        styles, Size(width, height), base_background, background,
+        lambda y: lines[y] if y < len(lines) else Strip.blank(inner),
+        template.get_line_filters(), None, None, content_size=Size(inner, len(lines)),
+        padding=styles.padding, crop=Region(0, 0, width, height), opacity=template.opacity,
+        ansi_theme=template.app.ansi_theme, native_ansi=template.app.native_ansi_color,
+    )  # fmt: skip
