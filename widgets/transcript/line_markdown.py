@@ -6,9 +6,10 @@ source with Textual's own builder (``Markdown._build_from_source``, which makes 
 does not mount them), composes containers as mounting would, and draws every node with the
 styles of the template at the same path, the way ``Widget.render_lines`` does
 (``Visual.to_strips``, then ``StylesCache.render`` for padding and background), stacking
-children vertically with their margins collapsed as Textual's vertical layout does. A node
-whose path has no template, or a container laid out other than vertically (tables, list
-items that are not one paragraph), raises :class:`Unsupported`.
+children vertically with their margins collapsed as Textual's vertical layout does, and a
+table's cells as its grid layout places them, with the keylines around each. A node whose
+path has no template, or a container laid out otherwise (list items that are not one
+paragraph), raises :class:`Unsupported`.
 ``tests/app/test_line_markdown.py`` checks the lines against Textual's compositor.
 
 A streamed answer's growing part is drawn again at every flush. Its text up to its last
