@@ -150,19 +150,9 @@ def part_lines(templates: Templates, source: str, width: int) -> list[Strip]:
 
 def _boxed(template: Widget, width: int, content: object) -> list[Strip]:
     """``template``'s box (padding, background) around the lines ``content(inner width)``."""
-    styles = template.styles
-    gutter = styles.gutter
-    inner = max(1, width - gutter.width)
-    lines: list[Strip] = content(inner)  # type: ignore[operator]
-    height = len(lines) + gutter.height
-    base_background, background = template.background_colors
-    return StylesCache().render(
-        styles, Size(width, height), base_background, background,
-        lambda y: lines[y] if y < len(lines) else Strip.blank(inner),
-        template.get_line_filters(), None, None, content_size=Size(inner, len(lines)),
-        padding=styles.padding, crop=Region(0, 0, width, height), opacity=template.opacity,
-        ansi_theme=template.app.ansi_theme, native_ansi=template.app.native_ansi_color,
-    )  # fmt: skip
+    gutter = template.styles.gutter
+    lines: list[Strip] = content(max(1, width - gutter.width))  # type: ignore[operator]
+    return _boxed_at(template, width, len(lines) + gutter.height, lines)
 
 
 def _drawn(
