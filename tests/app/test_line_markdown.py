@@ -147,3 +147,19 @@ async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
         await pilot.pause()
         after = cells(part_lines(growing, TEXT, width))
         assert after == cells(part_lines(fresh(), TEXT, width)) != before
+
+
+WIDE_CODE = (
+    "A fence whose code is wider than the part:\n\n"
+    "```python\nresult = compute_the_value(first_argument, second_argument, third)\n"
+    "short = 1\n```\n\nAfter it.\n"
+)
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_a_code_line_wider_than_its_fence_is_cut_as_the_fence_scrolls_it(
+    theme: str,
+) -> None:
+    """A fence scrolls its code sideways: a wide line runs out of view, it does not wrap."""
+    for want, got in await drawn_both_ways(WIDE_CODE, 30, theme):
+        assert got == want

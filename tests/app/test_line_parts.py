@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.app import App
 from textual.pilot import Pilot
 from textual.strip import Strip
@@ -33,9 +34,12 @@ async def stream(
 ) -> AssistantMessage:
     """Stream ``text`` as an answer (not ended), every piece written before the next.
 
-    Once the answer is long enough for templates, wait until they are ready: the parts
-    frozen before that are built (that moment depends on the machine's load), the ones
-    after are lines, so what a test sees does not depend on how busy the machine is.
+    Once the answer is long enough for templates, wait until they are ready and the
+    answer has been laid out (a part is drawn at the answer's width; with none yet it is
+    built): the parts frozen before that are built (that moment depends on the machine's
+    load), the ones after are lines, so what a test sees does not depend on how busy the
+    machine is. Pieces written faster than the screen lays out could otherwise all be
+    frozen at width 0 and built.
     """
     transcript = pilot.app.transcript  # type: ignore[attr-defined]
     if message is None:
@@ -46,19 +50,29 @@ async def stream(
         await asyncio.sleep(0)
         body = transcript.query_one(AssistantMessage).body
         templates = body._templates
-        if templates is not None and not templates.ready:
-            await wait_until(pilot, lambda t=templates: t.ready, "the templates ready")
+        if templates is not None and not (templates.ready and body.size.width):
+            await wait_until(
+                pilot,
+                lambda t=templates, b=body: t.ready and b.size.width > 0,
+                "the templates ready and the answer laid out",
+            )
     return transcript.query_one(AssistantMessage)
 
 
-async def test_streamed_parts_are_lines_that_look_like_the_built_widgets() -> None:
-    text = sample_markdown(24)
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+async def test_streamed_parts_are_lines_that_look_like_the_built_widgets(tables: bool) -> None:
+    text = sample_markdown(24, tables=tables)
     app = TranscriptApp()
     async with app.run_test(size=SIZE) as pilot:
         message = await stream(pilot, text)
-        assert "LinePart" in kinds(message), kinds(message)
+        assert "LinePart" in kinds(message)
+        if tables:  # the parts that hold a table are lines too
+            lines = [c for c in message.body.children if isinstance(c, LinePart)]
+            assert any("| file |" in part.text for part in lines)
         assert message.body.children[-1] is message.body._tail  # the growing part
         await pilot.pause()
+        if tables:
+            assert "test_24.py" in screen_text(app)  # the last table is on screen
         drawn = screen_cells(app)
         app.transcript.end_assistant()
         await app.transcript.settle()
@@ -175,25 +189,25 @@ async def test_a_theme_change_draws_the_lines_again() -> None:
 
 async def test_a_part_the_lines_cannot_draw_is_built() -> None:
     head = sample_markdown(24)
-    table = "| name | value |\n|------|-------|\n| a | 1 |\n| b | 2 |\n\n"
+    quote = "> a quoted QUOTE-LINE\n> and more\n\n"  # the templates hold no block quote
     rest = sample_markdown(6, marker="THE-END")
     app = TranscriptApp()
     async with app.run_test(size=SIZE) as pilot:
-        message = await stream(pilot, head + table)
+        message = await stream(pilot, head + quote)
         body = message.body
-        # before the table: lines
+        # before the quote: lines
         assert isinstance(body.children[-2], LinePart), [
             (type(c).__name__, getattr(c, "text", "")[:20]) for c in body.children
         ]
-        holding = [c for c in body.children if "| name" in getattr(c, "text", "")]
-        assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the table: built
+        holding = [c for c in body.children if "QUOTE-LINE" in getattr(c, "text", "")]
+        assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the quote: built
         await stream(pilot, rest, message=message)
         assert isinstance(body._tail, LinePart)  # after it: lines again
         app.transcript.end_assistant()
         await app.transcript.settle()
         await wait_until(pilot, lambda: "THE-END" in screen_text(app), "the end shown")
         parts = [c for c in body.children if isinstance(c, MarkdownPart | ParkedPart)]
-        assert "".join(part.text for part in parts) == head + table + rest
+        assert "".join(part.text for part in parts) == head + quote + rest
 
 
 async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> None:

@@ -30,8 +30,11 @@ class TranscriptApp(App[None]):
         return self.query_one(Transcript)
 
 
-def sample_markdown(sections: int, marker: str = "LAST-LINE-MARKER") -> str:
-    """An answer with headings, paragraphs, lists and code blocks (with blank lines inside)."""
+def sample_markdown(
+    sections: int, marker: str = "LAST-LINE-MARKER", *, tables: bool = False
+) -> str:
+    """An answer with headings, paragraphs, lists and code blocks (with blank lines inside),
+    and with ``tables`` a table in every section (one cell long enough to wrap)."""
     out = []
     for i in range(1, sections + 1):
         out.append(f"## Step {i}\n\n")
@@ -40,6 +43,12 @@ def sample_markdown(sections: int, marker: str = "LAST-LINE-MARKER") -> str:
             "the line is long enough to wrap on a narrow terminal.\n\n"
         )
         out.append(f"- point {i}.a\n- point {i}.b\n\n1. first\n2. second\n\n")
+        if tables:
+            out.append(
+                f"| file | change | lines |\n|------|--------|------:|\n"
+                f"| `module_{i}.py` | returns the **same** value to every caller, whichever "
+                f"path it takes, so the cell wraps | {i * 7} |\n| `test_{i}.py` | a test | 3 |\n\n"
+            )
         out.append(
             f"```python\ndef step_{i}(x: int) -> int:\n    y = x + {i}\n\n    return y * 2\n```\n\n"
         )

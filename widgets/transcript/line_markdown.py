@@ -165,6 +165,11 @@ def _drawn(
         if kids and layout is not None and layout.name == "grid":
             return _grid(node, kids, template, inner, templates, path)
         if kids:
+            wide = _scrolled_width(kids, template, inner, templates, path)
+            if wide > inner:  # scrolled sideways, at its start: what is wider runs out of view
+                return [
+                    strip.crop(0, inner) for strip in _stack(kids, template, wide, templates, path)
+                ]
             return _stack(kids, template, inner, templates, path)
         # A ListRow wraps at its laid-out width, which an unmounted row does not have.
         visual = node.content_at(inner) if isinstance(node, ListRow) else node.render()
@@ -173,6 +178,27 @@ def _drawn(
         )
 
     return _boxed(template, width, content)
+
+
+def _scrolled_width(
+    kids: list[Widget], container: Widget, width: int, templates: Templates, path: Path
+) -> int:
+    """How wide ``container`` lays out ``kids`` when it scrolls sideways (a fence): as wide
+    as its widest kid's unwrapped text, or ``width`` for a container that does not scroll."""
+    if container.styles.overflow_x not in ("scroll", "auto"):
+        return width
+    wide = width
+    for kid in kids:
+        template = templates.by_path.get((*path, _node(kid)))
+        if template is None:
+            raise Unsupported(f"no template for {_node(kid)}")
+        styles = template.styles
+        if styles.width is not None and not styles.width.is_auto:
+            raise Unsupported(f"{type(kid).__name__}: a sized block in a scrolling one")
+        visual = visualize(template, kid.render(), markup=False)
+        text = visual.get_optimal_width(_rules(template), width)
+        wide = max(wide, text + styles.gutter.width + styles.margin.width)
+    return wide
 
 
 def _stack(
@@ -285,10 +311,12 @@ def _grid(
         minimums=minimums if layout.auto_minimum and layout.shrink else None,
     )  # fmt: skip
     heights: list[int] = []
+    naturals: list[int] = []  # each cell's text height in its column
     for index, (visual, cell) in enumerate(cells):
         column, row = index % count, index // count
         gutter_width, gutter_height = cell.styles.gutter.totals
-        height = visual.get_height(_rules(cell), columns[column][1] - gutter_width) + gutter_height
+        naturals.append(visual.get_height(_rules(cell), columns[column][1] - gutter_width))
+        height = naturals[-1] + gutter_height
         if row == len(heights):
             heights.append(height)
         else:
@@ -302,8 +330,7 @@ def _grid(
         (x, cell_width), (y, row_height) = columns[index % count], rows[index // count]
         gutter_width, gutter_height = cell.styles.gutter.totals
         inner = cell_width - gutter_width
-        natural = visual.get_height(_rules(cell), inner)
-        height = row_height if stretch else natural + gutter_height
+        height = row_height if stretch else naturals[index] + gutter_height
         content_height = height - gutter_height
         strips = Visual.to_strips(cell, visual, inner, content_height, cell.visual_style)
         # A stretched cell's rows below its text are blank in its style (``render_line``).
