@@ -2,7 +2,8 @@
 
 Run ``.venv/bin/python bench/stream_floor.py [--runs 3] [--chars 80000]`` (a few minutes).
 The paced stream of ``bench/tui.py stream`` (the 80 KB answer at 800 chunks of 4 characters
-a second, tmux 160x50), three ways, alternating, ``--runs`` of each:
+a second, tmux 160x50), three ways, alternating, ``--runs`` of each (with ``--tables``,
+``bench/reopen.py``'s answer instead: every section a table and three code blocks):
 
 * ``smith``: the real ``smith`` as shipped (what ``bench/tui.py stream`` measures);
 * ``lines``: the same ``smith`` with ``bench/stream_floor/sitecustomize.py`` on its
@@ -31,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+import reopen  # noqa: E402
 import tui  # noqa: E402
 
 PATCHES = {"lines": ROOT / "stream_floor"}
@@ -73,8 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--chars", type=int, default=80_000)
     parser.add_argument("--before", type=Path, help="a checkout to measure beside this one")
+    parser.add_argument(
+        "--tables",
+        action="store_true",
+        help="stream bench/reopen.py's answer (a table and three code blocks per section)",
+    )
     args = parser.parse_args(argv)
-    answer = tui.long_answer(args.chars)
+    if args.tables:
+        answer = reopen.realistic_answer(args.chars, tui.MARKER)
+    else:
+        answer = tui.long_answer(args.chars)
     print(f"answer: {len(answer):,} chars, {tui.RATE:.0f} chunks/s; load {tui._load()}")
     results: dict[str, list[tui.StreamFigures]] = {
         kind: [] for kind in ("smith", "lines", "headless")
