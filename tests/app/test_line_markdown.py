@@ -19,7 +19,8 @@ TEXT = (
     "~~not two~~, and [a link](https://example.com) too; long enough to wrap.\n\n"
     "# Big title\n\nAnother paragraph.\n\n### Third\n\n#### Fourth\n\n"
     "1. first\n2. second, which is a longer item so that it wraps under itself\n\n"
-    + sample_markdown(3)
+    "> A quoted paragraph with **bold**, long enough to wrap inside the quote's border.\n"
+    "> Its second line.\n\n***\n\nAfter a rule.\n\n" + sample_markdown(3)
 )
 
 Cells = list[list[tuple[str, object]]]

@@ -59,19 +59,22 @@ async def stream(
     return transcript.query_one(AssistantMessage)
 
 
-@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
-async def test_streamed_parts_are_lines_that_look_like_the_built_widgets(tables: bool) -> None:
-    text = sample_markdown(24, tables=tables)
+@pytest.mark.parametrize("every_block", [False, True], ids=["plain", "every-block"])
+async def test_streamed_parts_are_lines_that_look_like_the_built_widgets(
+    every_block: bool,
+) -> None:
+    text = sample_markdown(24, every_block=every_block)
     app = TranscriptApp()
     async with app.run_test(size=SIZE) as pilot:
         message = await stream(pilot, text)
         assert "LinePart" in kinds(message)
-        if tables:  # the parts that hold a table are lines too
+        if every_block:  # the parts that hold a table, a quote, a rule are lines too
             lines = [c for c in message.body.children if isinstance(c, LinePart)]
-            assert any("| file |" in part.text for part in lines)
+            for block in ("| file |", "> Step", "***"):
+                assert any(block in part.text for part in lines), block
         assert message.body.children[-1] is message.body._tail  # the growing part
         await pilot.pause()
-        if tables:
+        if every_block:
             assert "test_24.py" in screen_text(app)  # the last table is on screen
         drawn = screen_cells(app)
         app.transcript.end_assistant()
@@ -189,25 +192,25 @@ async def test_a_theme_change_draws_the_lines_again() -> None:
 
 async def test_a_part_the_lines_cannot_draw_is_built() -> None:
     head = sample_markdown(24)
-    quote = "> a quoted QUOTE-LINE\n> and more\n\n"  # the templates hold no block quote
+    nested = "- a NESTED-LIST\n  - inside it\n\n"  # the templates hold no list in a list
     rest = sample_markdown(6, marker="THE-END")
     app = TranscriptApp()
     async with app.run_test(size=SIZE) as pilot:
-        message = await stream(pilot, head + quote)
+        message = await stream(pilot, head + nested)
         body = message.body
-        # before the quote: lines
+        # before the nested list: lines
         assert isinstance(body.children[-2], LinePart), [
             (type(c).__name__, getattr(c, "text", "")[:20]) for c in body.children
         ]
-        holding = [c for c in body.children if "QUOTE-LINE" in getattr(c, "text", "")]
-        assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the quote: built
+        holding = [c for c in body.children if "NESTED-LIST" in getattr(c, "text", "")]
+        assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the nested list: built
         await stream(pilot, rest, message=message)
         assert isinstance(body._tail, LinePart)  # after it: lines again
         app.transcript.end_assistant()
         await app.transcript.settle()
         await wait_until(pilot, lambda: "THE-END" in screen_text(app), "the end shown")
         parts = [c for c in body.children if isinstance(c, MarkdownPart | ParkedPart)]
-        assert "".join(part.text for part in parts) == head + quote + rest
+        assert "".join(part.text for part in parts) == head + nested + rest
 
 
 async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> None:

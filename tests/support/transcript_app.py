@@ -31,10 +31,11 @@ class TranscriptApp(App[None]):
 
 
 def sample_markdown(
-    sections: int, marker: str = "LAST-LINE-MARKER", *, tables: bool = False
+    sections: int, marker: str = "LAST-LINE-MARKER", *, every_block: bool = False
 ) -> str:
     """An answer with headings, paragraphs, lists and code blocks (with blank lines inside),
-    and with ``tables`` a table in every section (one cell long enough to wrap)."""
+    and with ``every_block`` a table (one cell long enough to wrap), a block quote and a
+    rule in every section too."""
     out = []
     for i in range(1, sections + 1):
         out.append(f"## Step {i}\n\n")
@@ -43,11 +44,12 @@ def sample_markdown(
             "the line is long enough to wrap on a narrow terminal.\n\n"
         )
         out.append(f"- point {i}.a\n- point {i}.b\n\n1. first\n2. second\n\n")
-        if tables:
+        if every_block:
             out.append(
                 f"| file | change | lines |\n|------|--------|------:|\n"
                 f"| `module_{i}.py` | returns the **same** value to every caller, whichever "
                 f"path it takes, so the cell wraps | {i * 7} |\n| `test_{i}.py` | a test | 3 |\n\n"
+                f"> Step {i} keeps the **old** value for callers that ask for it.\n\n***\n\n"
             )
         out.append(
             f"```python\ndef step_{i}(x: int) -> int:\n    y = x + {i}\n\n    return y * 2\n```\n\n"

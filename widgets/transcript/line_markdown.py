@@ -26,11 +26,13 @@ from typing import TYPE_CHECKING, cast
 
 from rich.style import Style as RichStyle
 from textual.canvas import Canvas, Rectangle
+from textual.css.scalar import Unit
 from textual.geometry import Region, Size
 from textual.layouts.grid import GridLayout
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
+from textual.widgets.markdown import MarkdownBlock
 
 from smith_tui.widgets.textual_compat import StylesCache, build_blocks, grid_tracks
 from smith_tui.widgets.transcript.block_split import boundaries
@@ -150,9 +152,22 @@ def part_lines(templates: Templates, source: str, width: int) -> list[Strip]:
 
 def _boxed(template: Widget, width: int, content: object) -> list[Strip]:
     """``template``'s box (padding, background) around the lines ``content(inner width)``."""
-    gutter = template.styles.gutter
+    styles = template.styles
+    gutter = styles.gutter
     lines: list[Strip] = content(max(1, width - gutter.width))  # type: ignore[operator]
-    return _boxed_at(template, width, len(lines) + gutter.height, lines)
+    height = len(lines) + gutter.height
+    fixed = styles.height
+    if fixed is not None and not fixed.is_auto:  # a rule: ``height: 1``
+        if fixed.unit is not Unit.CELLS:
+            raise Unsupported(f"{type(template).__name__}: height {fixed}")
+        # The box holds its padding and border whatever its height (Textual's box model).
+        content_box = styles.box_sizing == "content-box"
+        height = (
+            int(fixed.value) + gutter.height
+            if content_box
+            else max(int(fixed.value), gutter.height)
+        )
+    return _boxed_at(template, width, height, lines)
 
 
 def _drawn(
@@ -214,8 +229,16 @@ def _filled(
 ) -> list[Strip]:
     """``rows`` with the last bottom margin added and every margin row ``container``'s blank."""
     rows.extend([None] * (bottom or 0))
-    blank = Strip.blank(width, RichStyle(bgcolor=container.visual_style.rich_style.bgcolor))
+    blank = _container_blank(container, width)
     return [row if row is not None else blank for row in rows]
+
+
+def _container_blank(container: Widget, width: int) -> Strip:
+    """A row of ``container`` where no child is. A block (a quote) is a Static whose empty
+    text is drawn in its text style; a part (a Markdown widget) draws only its background."""
+    if isinstance(container, MarkdownBlock):
+        return Strip.blank(width, container.visual_style.rich_style)
+    return Strip.blank(width, RichStyle(bgcolor=container.visual_style.rich_style.bgcolor))
 
 
 def _stack_rows(

@@ -9,7 +9,7 @@ style rule applies to them as to the real blocks and the lines match cell for ce
 
 A line part becomes real widgets when the pointer enters it (selection, links, copying
 code need them) and, once the answer ends, when it is near the view (far ones are parked);
-parts the templates cannot draw (block quotes, for instance) are built as widgets from the start.
+parts the templates cannot draw (a list nested in a list, for instance) are built as widgets from the start.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ FIRST_BLOCKS = (
     "1. a\n2. b\n",
     "```python\nx = 1\n```\n",
     "| a | b |\n|---|---|\n| c | d |\n",
+    "> a\n",
+    "***\n",
 )
 
 #: Every kind of block once, after a first one: the styles of blocks inside a part.
