@@ -20,7 +20,11 @@ TEXT = (
     "# Big title\n\nAnother paragraph.\n\n### Third\n\n#### Fourth\n\n"
     "1. first\n2. second, which is a longer item so that it wraps under itself\n\n"
     "> A quoted paragraph with **bold**, long enough to wrap inside the quote's border.\n"
-    "> Its second line.\n\n***\n\nAfter a rule.\n\n" + sample_markdown(3)
+    "> Its second line.\n\n***\n\nAfter a rule.\n\n"
+    "- an item\n  - nested in it, long enough to wrap beside its bullet at sixty columns\n"
+    "  1. and numbered\n- a loose item\n\n  with a second paragraph\n\n"
+    "1. one\n   1. inner\n   - inner bullet\n2. two\n\n"
+    "-\n\n#\n\n- an item\n-\n- after an empty item\n\n" + sample_markdown(3)
 )
 
 Cells = list[list[tuple[str, object]]]

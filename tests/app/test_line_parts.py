@@ -68,9 +68,9 @@ async def test_streamed_parts_are_lines_that_look_like_the_built_widgets(
     async with app.run_test(size=SIZE) as pilot:
         message = await stream(pilot, text)
         assert "LinePart" in kinds(message)
-        if every_block:  # the parts that hold a table, a quote, a rule are lines too
+        if every_block:  # the parts that hold a table, a quote, a rule, a nested list are lines too
             lines = [c for c in message.body.children if isinstance(c, LinePart)]
-            for block in ("| file |", "> Step", "***"):
+            for block in ("| file |", "> Step", "***", "  - the loader"):
                 assert any(block in part.text for part in lines), block
         assert message.body.children[-1] is message.body._tail  # the growing part
         await pilot.pause()
@@ -192,18 +192,20 @@ async def test_a_theme_change_draws_the_lines_again() -> None:
 
 async def test_a_part_the_lines_cannot_draw_is_built() -> None:
     head = sample_markdown(24)
-    nested = "- a NESTED-LIST\n  - inside it\n\n"  # the templates hold no list in a list
+    nested = "- a NESTED-CODE\n\n  ```\n  x = 1\n  ```\n\n"  # no template: code in an item
     rest = sample_markdown(6, marker="THE-END")
     app = TranscriptApp()
     async with app.run_test(size=SIZE) as pilot:
         message = await stream(pilot, head + nested)
         body = message.body
-        # before the nested list: lines
+        # before the item with code: lines
         assert isinstance(body.children[-2], LinePart), [
             (type(c).__name__, getattr(c, "text", "")[:20]) for c in body.children
         ]
-        holding = [c for c in body.children if "NESTED-LIST" in getattr(c, "text", "")]
-        assert len(holding) == 1 and isinstance(holding[0], MarkdownPart)  # the nested list: built
+        holding = [c for c in body.children if "NESTED-CODE" in getattr(c, "text", "")]
+        assert len(holding) == 1 and isinstance(
+            holding[0], MarkdownPart
+        )  # the item with code: built
         await stream(pilot, rest, message=message)
         assert isinstance(body._tail, LinePart)  # after it: lines again
         app.transcript.end_assistant()
@@ -214,8 +216,9 @@ async def test_a_part_the_lines_cannot_draw_is_built() -> None:
 
 
 async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> None:
-    """A lone ``-`` (an empty item) or ``#`` has no template: the growing part shows its
-    finished lines until that line goes on, and stays lines."""
+    """``  -`` under an item (``- x``) is a heading's underline until the line goes on (a
+    setext heading in a list item has no template): the growing part shows its finished
+    lines until then, and stays lines."""
     app = TranscriptApp()
     async with app.run_test(size=SIZE) as pilot:
         message = await stream(pilot, sample_markdown(24))
@@ -223,7 +226,7 @@ async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> N
         tail = body._tail
         assert isinstance(tail, LinePart)
         for piece, shows in (
-            ("\n-", None),
+            ("\n- x\n  -", None),
             (" WAITED\n", "WAITED"),
             ("\n#", None),
             (" TITLE", "TITLE"),
@@ -233,9 +236,9 @@ async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> N
             assert body._tail is tail, piece
             if shows is not None:
                 await wait_until(pilot, lambda s=shows: s in screen_text(app), shows)
-        app.transcript.append_text("\n\n-")
+        app.transcript.append_text("\n\n- y\n  -")
         app.transcript.end_assistant()
         await app.transcript.settle()
         last = body.children[-1]  # the held-back line is shown: built, as lines cannot
-        assert isinstance(last, MarkdownPart) and last.text.endswith("TITLE\n\n-")
-        assert message.entry.text.endswith("TITLE\n\n-")
+        assert isinstance(last, MarkdownPart) and last.text.endswith("TITLE\n\n- y\n  -")
+        assert message.entry.text.endswith("TITLE\n\n- y\n  -")

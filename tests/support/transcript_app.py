@@ -34,8 +34,8 @@ def sample_markdown(
     sections: int, marker: str = "LAST-LINE-MARKER", *, every_block: bool = False
 ) -> str:
     """An answer with headings, paragraphs, lists and code blocks (with blank lines inside),
-    and with ``every_block`` a table (one cell long enough to wrap), a block quote and a
-    rule in every section too."""
+    and with ``every_block`` a table (one cell long enough to wrap), a block quote, a
+    rule and a nested list in every section too."""
     out = []
     for i in range(1, sections + 1):
         out.append(f"## Step {i}\n\n")
@@ -50,6 +50,7 @@ def sample_markdown(
                 f"| `module_{i}.py` | returns the **same** value to every caller, whichever "
                 f"path it takes, so the cell wraps | {i * 7} |\n| `test_{i}.py` | a test | 3 |\n\n"
                 f"> Step {i} keeps the **old** value for callers that ask for it.\n\n***\n\n"
+                f"- callers of step {i}\n  - the loader\n  - the tests\n\n"
             )
         out.append(
             f"```python\ndef step_{i}(x: int) -> int:\n    y = x + {i}\n\n    return y * 2\n```\n\n"

@@ -6,10 +6,11 @@ source with Textual's own builder (``Markdown._build_from_source``, which makes 
 does not mount them), composes containers as mounting would, and draws every node with the
 styles of the template at the same path, the way ``Widget.render_lines`` does
 (``Visual.to_strips``, then ``StylesCache.render`` for padding and background), stacking
-children vertically with their margins collapsed as Textual's vertical layout does, and a
-table's cells as its grid layout places them, with the keylines around each. A node whose
-path has no template, or a container laid out otherwise (list items that are not one
-paragraph), raises :class:`Unsupported`.
+children vertically with their margins collapsed as Textual's vertical layout does, a
+list item that is not one paragraph as its horizontal layout places its bullet and blocks,
+and a table's cells as its grid layout places them, with the keylines around each. A node
+whose path has no template (a code block in a list item), or a container laid out
+otherwise, raises :class:`Unsupported`.
 ``tests/app/test_line_markdown.py`` checks the lines against Textual's compositor.
 
 A streamed answer's growing part is drawn again at every flush. Its text up to its last
@@ -34,7 +35,12 @@ from textual.visual import Visual, visualize
 from textual.widget import Widget
 from textual.widgets.markdown import MarkdownBlock
 
-from smith_tui.widgets.textual_compat import StylesCache, build_blocks, grid_tracks
+from smith_tui.widgets.textual_compat import (
+    StylesCache,
+    build_blocks,
+    grid_tracks,
+    pending_children,
+)
 from smith_tui.widgets.transcript.block_split import boundaries
 from smith_tui.widgets.transcript.list_rows import ListRow
 
@@ -173,12 +179,18 @@ def _boxed(template: Widget, width: int, content: object) -> list[Strip]:
 def _drawn(
     node: Widget, template: Widget, width: int, templates: Templates, path: Path
 ) -> list[Strip]:
-    kids = list(node.compose())  # what mounting would give it (consumes a block's items)
+    # What mounting would give it: the children it was made with, then those it composes
+    # (which consumes a block's items).
+    kids = [*pending_children(node), *node.compose()]
 
     def content(inner: int) -> list[Strip]:
         layout = template.styles.layout
         if kids and layout is not None and layout.name == "grid":
             return _grid(node, kids, template, inner, templates, path)
+        if kids and layout is not None and layout.name == "horizontal":
+            return _row(kids, template, inner, templates, path)
+        if not kids and template.styles.layout is not None:
+            return []  # an empty container (an empty item's column) has no rows
         if kids:
             wide = _scrolled_width(kids, template, inner, templates, path)
             if wide > inner:  # scrolled sideways, at its start: what is wider runs out of view
@@ -273,6 +285,71 @@ def _stack_rows(
             out.append(strip)
         previous_bottom = margin.bottom
     return previous_bottom
+
+
+def _row(
+    kids: list[Widget], container: Widget, width: int, templates: Templates, path: Path
+) -> list[Strip]:
+    """``kids`` side by side as Textual's horizontal layout places them: a list item's
+    bullet as wide as its symbol, its blocks in the rest (``auto`` widths first, then
+    the one ``fr`` kid; anything else, or a margin, raises Unsupported)."""
+    sized: list[tuple[Widget, Widget, Path, int | None]] = []
+    fixed = 0
+    for kid in kids:
+        below = (*path, _node(kid))
+        template = templates.by_path.get(below)
+        if template is None:
+            raise Unsupported(f"no template for {below[-1]}")
+        styles = template.styles
+        if styles.margin.width or styles.margin.height:
+            raise Unsupported(f"{type(kid).__name__}: a margin in a row")
+        scalar = styles.width
+        if scalar is None or scalar.unit is Unit.FRACTION:
+            sized.append((kid, template, below, None))
+        elif scalar.is_auto and not pending_children(kid):
+            visual = visualize(template, kid.render(), markup=False)
+            own = visual.get_optimal_width(_rules(template), width) + styles.gutter.width
+            fixed += own
+            sized.append((kid, template, below, own))
+        else:
+            raise Unsupported(f"{type(kid).__name__}: width {scalar} in a row")
+    if sum(own is None for *_, own in sized) > 1:
+        raise Unsupported("a row of several fr widths")  # (Textual's rounding not copied)
+    rest = max(0, width - fixed)
+    columns: list[list[Strip]] = []
+    widths: list[int] = []
+    for kid, template, below, given in sized:
+        own = rest if given is None else given
+        widths.append(own)
+        columns.append(_drawn(kid, template, own, templates, below))
+    # The row is as tall as its ``auto`` kids; the others (a bullet) are stretched or cut to
+    # it, drawn blank in their own style below their text. Below a shorter ``auto`` kid:
+    # the row's background.
+    autos = [
+        template.styles.height is not None and template.styles.height.is_auto
+        for _, template, _, _ in sized
+    ]
+    height = max((len(c) for c, auto in zip(columns, autos, strict=True) if auto), default=0)
+    fillers: list[Strip] = []
+    for (_kid, template, _below, _own), own, auto, column in zip(
+        sized, widths, autos, columns, strict=True
+    ):
+        styles = template.styles
+        if auto:
+            fillers.append(_container_blank(container, own))
+        elif not styles.gutter.height and (styles.min_height, styles.max_height) == (None, None):
+            fillers.append(Strip.blank(own, template.visual_style.rich_style))
+            del column[height:]
+        else:
+            raise Unsupported(f"{type(template).__name__}: a stretched block with a box")
+    rows: list[Strip] = []
+    for y in range(height):
+        pieces = [
+            column[y] if y < len(column) else filler
+            for column, filler in zip(columns, fillers, strict=True)
+        ]
+        rows.append(Strip.join(pieces))
+    return rows
 
 
 def _grid(

@@ -9,7 +9,7 @@ style rule applies to them as to the real blocks and the lines match cell for ce
 
 A line part becomes real widgets when the pointer enters it (selection, links, copying
 code need them) and, once the answer ends, when it is near the view (far ones are parked);
-parts the templates cannot draw (a list nested in a list, for instance) are built as widgets from the start.
+parts the templates cannot draw (a code block in a list item, for instance) are built as widgets from the start.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ FIRST_BLOCKS = (
     "a *b* **c** `d` ~~e~~ [f](g)\n",
     "- a\n- b\n",
     "1. a\n2. b\n",
+    "- a\n  - b\n  1. c\n",
+    "1. a\n   1. b\n   - c\n",
+    "- a\n\n  b\n- c\n",
     "```python\nx = 1\n```\n",
     "| a | b |\n|---|---|\n| c | d |\n",
     "> a\n",
@@ -141,8 +144,9 @@ class LinePart(ParkedPart):
         """Show ``text`` instead (raises Unsupported, keeping what it showed).
 
         A ``growing`` part (the tail of a stream) whose last, unfinished line makes a
-        block the templates lack (a lone ``-`` or ``#`` is an empty item or heading) shows
-        its finished lines until that line goes on; it raises only if those fail too.
+        block the templates lack (``  -`` under ``- x`` is a heading's underline in an
+        item) shows its finished lines until that line goes on; it raises only if those
+        fail too.
         """
         follows = self.follows if follows is None else follows
         if text == self.text and text == self._shown and follows == self.follows:
