@@ -267,7 +267,6 @@ def _stack_rows(
     layout = container.styles.layout
     if layout is not None and layout.name not in ("vertical", "stream"):
         raise Unsupported(f"{type(container).__name__}: {layout.name} layout")
-    blank = RichStyle(bgcolor=container.visual_style.rich_style.bgcolor)
     for kid in kids:
         below = (*path, _node(kid))
         template = templates.by_path.get(below)
@@ -277,11 +276,13 @@ def _stack_rows(
         out.extend(
             [None] * (margin.top if previous_bottom is None else max(margin.top, previous_bottom))
         )
+        left, right = (
+            _container_blank(container, margin.left),
+            _container_blank(container, margin.right),
+        )
         for strip in _drawn(kid, template, width - margin.left - margin.right, templates, below):
             if margin.left or margin.right:
-                strip = Strip.join(
-                    [Strip.blank(margin.left, blank), strip, Strip.blank(margin.right, blank)]
-                )
+                strip = Strip.join([left, strip, right])
             out.append(strip)
         previous_bottom = margin.bottom
     return previous_bottom
