@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, OptionList
+from textual.widgets import DataTable, OptionList, Static
 
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
@@ -46,8 +46,14 @@ def _titles(screen: HistoryScreen) -> list[str]:
 
 
 async def _searched(pilot, query: str) -> None:
-    """Wait for the filter (it runs once typing pauses) to show the hits for ``query``."""
-    await wait_until(pilot, lambda: pilot.app.screen.shown_query == query, f"hits for {query}")
+    """Wait for the filter (it runs once typing pauses) to show the hits for ``query``,
+    and for the screen to be laid out with them: the hits list is shown and the table
+    hidden in the same step that sets the query, so the compositor can still hold the
+    table's layout until the next refresh (what made this wait flaky on a busy machine)."""
+    screen = pilot.app.screen
+    await wait_until(pilot, lambda: screen.shown_query == query, f"hits for {query}")
+    status = str(screen.query_one("#history-status", Static).content)
+    await wait_until(pilot, lambda: status in screen_text(pilot.app), f"{status!r} on screen")
 
 
 def _host(runtime) -> ScreenHost:
