@@ -28,6 +28,7 @@ from tests.app.app_harness import (
     wait_until,
 )
 from tests.support.llm_server import ScriptedLLMServer, text_reply, tool_call
+from tests.support.pilot import wait_for_history_hits
 
 
 async def _turn(pilot: Any, runtime: Any, prompt: str) -> None:
@@ -89,7 +90,7 @@ async def test_the_filter_searches_messages_and_opens_a_hit_at_its_message(
             # Typing runs one search once it pauses, for the last text.
             box.value = "zanz"
             box.value = "zanzibar"
-            await wait_until(pilot, lambda: screen.shown_query == "zanzibar", "the hits")
+            await wait_for_history_hits(pilot, "zanzibar")
             assert searched == ["zanzibar"]
             # The title match first, then the message with the words, in its conversation.
             assert [row.conversation.id for row in screen.title_hits] == [other]
@@ -120,7 +121,7 @@ async def test_the_filter_searches_messages_and_opens_a_hit_at_its_message(
             # Enter on a title match opens that conversation, no pager.
             screen = await _open_history(pilot)
             screen.query_one("#history-search", Input).value = "trip"
-            await wait_until(pilot, lambda: screen.shown_query == "trip", "the hits")
+            await wait_for_history_hits(pilot, "trip")
             assert not screen.hits and len(screen.title_hits) == 1
             await pilot.press("enter")  # into the results
             await pilot.press("enter")
@@ -131,7 +132,7 @@ async def test_the_filter_searches_messages_and_opens_a_hit_at_its_message(
             screen = await _open_history(pilot)
             box = screen.query_one("#history-search", Input)
             box.value = "parser"
-            await wait_until(pilot, lambda: screen.shown_query == "parser", "the hits")
+            await wait_for_history_hits(pilot, "parser")
             box.value = ""
             await pilot.pause()
             assert screen.query_one("#history-table").display

@@ -19,6 +19,7 @@ from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.engine import forks
 from smith_tui.engine.runtime import Runtime
 from tests.app.app_harness import wait_for_still_screen, wait_until
+from tests.support.pilot import wait_for_history_hits
 from tests.support.screen_host import ScreenHost, offline_runtime
 
 SIZES = [(80, 24), (160, 45)]
@@ -129,7 +130,7 @@ def test_history_content_search(snap_compare, runtime: Runtime, size: tuple[int,
         screen = pilot.app.screen
         await wait_until(pilot, lambda: bool(getattr(screen, "rows", None)), "rows")
         screen.query_one("#history-search", Input).value = "tokenizer"
-        await wait_until(pilot, lambda: screen.shown_query == "tokenizer", "the hits")
+        await wait_for_history_hits(pilot, "tokenizer")
         await wait_for_still_screen(pilot)
 
     assert snap_compare(_screen(runtime), terminal_size=size, run_before=run)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, OptionList, Static
+from textual.widgets import DataTable, OptionList
 
 from smith_tui.app.screens.confirm import ConfirmScreen
 from smith_tui.app.screens.history_screen import HistoryScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.engine import events as ev
 from tests.app.app_harness import screen_text, wait_until
+from tests.support.pilot import wait_for_history_hits
 from tests.support.runtime import Recorder
 from tests.support.screen_host import SIZE, ScreenHost, offline_runtime
 
@@ -43,17 +44,6 @@ def _fill(runtime) -> dict[str, str]:
 
 def _titles(screen: HistoryScreen) -> list[str]:
     return [row.title for row in screen.rows]
-
-
-async def _searched(pilot, query: str) -> None:
-    """Wait for the filter (it runs once typing pauses) to show the hits for ``query``,
-    and for the screen to be laid out with them: the hits list is shown and the table
-    hidden in the same step that sets the query, so the compositor can still hold the
-    table's layout until the next refresh (what made this wait flaky on a busy machine)."""
-    screen = pilot.app.screen
-    await wait_until(pilot, lambda: screen.shown_query == query, f"hits for {query}")
-    status = str(screen.query_one("#history-status", Static).content)
-    await wait_until(pilot, lambda: status in screen_text(pilot.app), f"{status!r} on screen")
 
 
 def _host(runtime) -> ScreenHost:
@@ -98,7 +88,7 @@ async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
         await pilot.pause()
         screen = app.screen
         await pilot.press("slash", *"tabs")
-        await _searched(pilot, "tabs")
+        await wait_for_history_hits(pilot, "tabs")
         assert [h.conversation_id for h in screen.hits] == [ids["parser"], ids["parser"]]
         text = screen_text(app)
         assert "Fix the parser" in text and "the parser breaks on tabs" in text
@@ -106,19 +96,19 @@ async def test_search_finds_messages_and_opens_the_hit(tmp_path: Path) -> None:
 
         # Scope: this project only, then all projects.
         screen.query_one("#history-search").value = "tokenizer"
-        await _searched(pilot, "tokenizer")
+        await wait_for_history_hits(pilot, "tokenizer")
         assert {h.conversation_id for h in screen.hits} == {ids["parser"], ids["docs"]}
         await pilot.click("#history-all")
         await pilot.pause()
         assert ids["other"] in {h.conversation_id for h in screen.hits}
 
         screen.query_one("#history-search").value = "zzzz"
-        await _searched(pilot, "zzzz")
+        await wait_for_history_hits(pilot, "zzzz")
         assert "No messages match." in screen_text(app)
 
         await pilot.press("slash")
         screen.query_one("#history-search").value = "tabs"
-        await _searched(pilot, "tabs")
+        await wait_for_history_hits(pilot, "tabs")
         await pilot.press("enter")  # into the results
         assert app.focused is screen.query_one("#history-hits", OptionList)
         await pilot.press("enter")  # open the hit's conversation
@@ -257,7 +247,7 @@ async def test_a_sub_agent_hit_opens_its_parent_with_the_pager_on_its_messages(
         await pilot.pause()
         screen = app.screen
         screen.query_one("#history-search").value = "quokka"
-        await _searched(pilot, "quokka")
+        await wait_for_history_hits(pilot, "quokka")
         assert [(h.conversation_id, h.parent_id) for h in screen.hits] == [(child, ids["parser"])]
         assert "worker job (sub-agent)  #1 assistant:" in screen_text(app)
         await pilot.press("enter", "enter")

@@ -18,6 +18,7 @@ from smith_tui.app.screens.inspect_screen import InspectScreen
 from smith_tui.app.screens.pager_screen import PagerScreen
 from smith_tui.engine.runtime import Runtime
 from tests.app.app_harness import wait_for_still_screen, wait_until
+from tests.support.pilot import wait_for_history_hits
 from tests.support.screen_host import ScreenHost, offline_runtime, seed_conversation
 
 SNAP_SIZE = (110, 32)
@@ -151,7 +152,7 @@ def test_history_screen_search(snap_compare, runtime: Runtime) -> None:
     async def search(pilot: Pilot[Any]) -> None:
         screen = pilot.app.screen
         screen.query_one("#history-search", Input).value = "tabs"
-        await wait_until(pilot, lambda: screen.shown_query == "tabs", "the hits")
+        await wait_for_history_hits(pilot, "tabs")
 
     app = ScreenHost(lambda: HistoryScreen(runtime, time_format=lambda ts: "2025-01-02 03:04"))
     assert snap_compare(app, terminal_size=SNAP_SIZE, run_before=_then(search))

@@ -522,7 +522,7 @@ def _hostile_history(tmp_path: Path) -> Any:
 )
 async def test_the_history_screen_shows_escapes(tmp_path: Path) -> None:
     from smith_tui.app.screens.history_screen import HistoryScreen
-    from tests.support.pilot import screen_text, wait_until
+    from tests.support.pilot import screen_text, wait_for_history_hits, wait_until
     from tests.support.screen_host import ScreenHost
 
     runtime = _hostile_history(tmp_path)
@@ -535,7 +535,7 @@ async def test_the_history_screen_shows_escapes(tmp_path: Path) -> None:
         assert text.count(shown) == 2 and "↳ " + shown + " (fork)" in text
         assert not has_controls(text)
         app.screen.query_one("#history-search").value = "needle"
-        await wait_until(pilot, lambda: app.screen.shown_query == "needle", "the hits")
+        await wait_for_history_hits(pilot, "needle")
         text = screen_text(app)
         assert payloads("HMSG")[4].shown in text and shown in text  # message hits, title
         assert not has_controls(text)

@@ -44,6 +44,22 @@ async def wait_until(
         await pilot.pause(0.02)
 
 
+async def wait_for_history_hits(pilot: Pilot[Any], query: str) -> None:
+    """Let the history screen's filter (it runs once typing pauses) show the hits for
+    ``query``, laid out on screen.
+
+    ``search()`` sets the query, shows the hits list and hides the table in one step, and
+    the compositor keeps the table's layout until its next refresh: waiting only for the
+    query let a busy machine read the screen before the hits were on it. The status line
+    (the count, or "No messages match.") is written in the same step, so its text on
+    screen means the hits are too.
+    """
+    screen: Any = pilot.app.screen
+    await wait_until(pilot, lambda: screen.shown_query == query, f"hits for {query!r}")
+    status = str(screen.query_one("#history-status").content)
+    await wait_until(pilot, lambda: status in screen_text(pilot.app), f"{status!r} on screen")
+
+
 async def wait_for_still_screen(
     pilot: Pilot[Any], quiet: float = 0.2, within: float = 30.0
 ) -> None:
