@@ -14,7 +14,7 @@ from textual.widget import Widget
 from smith_tui.widgets.transcript.assistant_message import AssistantMessage
 from smith_tui.widgets.transcript.line_part import LinePart, LineTemplates
 from smith_tui.widgets.transcript.streaming_markdown import MarkdownPart, ParkedPart
-from tests.support.pilot import screen_text, wait_until
+from tests.support.pilot import screen_text, wait_for_still_screen, wait_until
 from tests.support.transcript_app import SIZE, TranscriptApp, chunks, sample_markdown
 
 
@@ -143,6 +143,11 @@ async def test_the_pointer_builds_the_part_it_enters_and_the_stream_goes_on() ->
             lambda: isinstance(pointed(), LinePart) and pointed() is not body._tail,
             "a frozen part under the pointer",
         )
+        # Parts above may still be swapped in (parked -> lines) and shift the one under the
+        # point; the hover first lets the app run, so it would enter another part than the
+        # one picked. Once the screen is still, the part under the point stays there.
+        await wait_for_still_screen(pilot)
+        assert isinstance(pointed(), LinePart) and pointed() is not body._tail
         part = pointed()
         await pilot.hover(None, offset=point)
         await wait_until(pilot, lambda: part.parent is None, "the part built")
