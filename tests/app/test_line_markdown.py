@@ -3,6 +3,8 @@ over the same built part, text and style of every cell."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from textual._compositor import Compositor
 from textual.geometry import Size
@@ -106,7 +108,8 @@ async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
 ) -> None:
     """Drawn prefix by prefix, as a streamed part grows, each draw gives the cells a fresh
     draw of that prefix gives (whole texts match the compositor, above), and parses only
-    the text after the blocks it kept."""
+    the text after the blocks it kept and boxes (the part's padding and background) only
+    the rows it did not box before."""
     code = "```python\ndef load(path: str) -> dict[str, int]:\n    return {}\n```\n\n"
     text = code + TEXT + "A last paragraph.\n\nAnd [a reference][r] link.\n\n[r]: https://x.y\n"
     app = TranscriptApp()
@@ -127,8 +130,16 @@ async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
             parsed.append(len(source))
             return real_build(markdown, source)  # type: ignore[arg-type]
 
+        boxed: list[int] = []  # rows boxed in the part's box, per call
+        real_box = line_markdown._boxed_at
+
+        def counting_box(template: Any, width: int, height: int, lines: Any, t: Any) -> Any:
+            if template is growing.part:
+                boxed.append(len(lines))
+            return real_box(template, width, height, lines, t)
+
         prefixes = [text[:end] for end in range(7, len(text), 7)] + [text]
-        drawn = 0
+        drawn = rows = 0
         for prefix in prefixes:
             try:
                 want: Cells | None = cells(part_lines(fresh(), prefix, width))
@@ -136,15 +147,18 @@ async def test_a_growing_part_draws_only_its_blocks_after_the_last_boundary(
                 want = None
             with monkeypatch.context() as patch:
                 patch.setattr(line_markdown, "build_blocks", counting)
+                patch.setattr(line_markdown, "_boxed_at", counting_box)
                 try:
                     got: Cells | None = cells(part_lines(growing, prefix, width))
                 except Unsupported:
                     got = None
             assert got == want, f"{len(prefix)} characters drawn differently"
             drawn += got is not None
+            rows += len(got or ())
         assert drawn > len(prefixes) * 0.9  # (a lone "1" or "-" cannot be drawn yet)
         whole = sum(len(p) for p in prefixes)
         assert sum(parsed) < whole / 3, (sum(parsed), whole)
+        assert boxed and sum(boxed) < rows / 3, (sum(boxed), rows)
         # A theme change draws the kept blocks again in the new styles.
         before = cells(part_lines(growing, TEXT, width))
         app.theme = "textual-light"

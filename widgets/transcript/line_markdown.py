@@ -16,7 +16,9 @@ otherwise, raises :class:`Unsupported`.
 A streamed answer's growing part is drawn again at every flush. Its text up to its last
 safe boundary (``block_split``: the blocks there are those of the whole) only grows, so
 :class:`Templates` keeps those blocks' drawn rows and a draw parses and draws only the text
-after them: the blocks still growing, not the whole part.
+after them: the blocks still growing, not the whole part. The part's own box (padding,
+background, the line filters) is drawn again only around the rows the last draw did not
+have, and each template's ``background_colors`` is worked out once per draw.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, cast
 
 from rich.style import Style as RichStyle
 from textual.canvas import Canvas, Rectangle
+from textual.color import Color
 from textual.css.scalar import Unit
 from textual.geometry import Region, Size
 from textual.layouts.grid import GridLayout
@@ -102,6 +105,18 @@ class Templates:
         for part in parts:
             self._index(part, ())
         self._head: _Head | None = None
+        self._boxed: dict[int, tuple[Strip, Strip]] = {}
+        """The part's boxed rows of the last draw, by the id of the row they box."""
+        self._boxed_key: object = None
+        self._colors: dict[int, tuple[Color, Color]] = {}
+        """Templates' ``background_colors`` during one draw (each walks the ancestors)."""
+
+    def colors(self, template: Widget) -> tuple[Color, Color]:
+        """``template.background_colors``, worked out once per draw."""
+        colors = self._colors.get(id(template))
+        if colors is None:
+            colors = self._colors[id(template)] = template.background_colors
+        return colors
 
     def _index(self, widget: Widget, path: Path) -> None:
         for child in widget.children:
@@ -118,7 +133,7 @@ class Templates:
         whole.
         """
         part = self.part
-        key = (part.app.theme, part.background_colors)
+        key = (part.app.theme, self.colors(part))
         cuts = [] if _REFERENCE.search(source) else boundaries(source)
         cut = cuts[-1] if cuts else 0
         head = self._head
@@ -153,10 +168,40 @@ class Templates:
 
 def part_lines(templates: Templates, source: str, width: int) -> list[Strip]:
     """The lines of a part holding ``source``, ``width`` cells wide (or Unsupported)."""
-    return _boxed(templates.part, width, lambda inner: templates.stacked(source, inner))
+    templates._colors.clear()
+    part = templates.part
+    height = part.styles.height
+    if height is not None and not height.is_auto:
+        return _boxed(part, width, lambda inner: templates.stacked(source, inner), templates)
+    rows = templates.stacked(source, max(1, width - part.styles.gutter.width))
+    return _boxed_rows(templates, width, rows)
 
 
-def _boxed(template: Widget, width: int, content: object) -> list[Strip]:
+def _boxed_rows(templates: Templates, width: int, rows: list[Strip]) -> list[Strip]:
+    """The part's box around ``rows``, boxing only the rows the last draw did not have.
+
+    A row between the box's top and bottom edges is drawn from its content row alone
+    (``StylesCache.render_line``: padding, borders and background beside it, then the
+    filters), so the rows kept from the last draw (the part's head, see ``stacked``) keep
+    their boxed rows, and only the growing blocks' rows are boxed again.
+    """
+    part = templates.part
+    key = (width, part.app.theme, templates.colors(part))
+    if key != templates._boxed_key:
+        templates._boxed, templates._boxed_key = {}, key
+    cache = templates._boxed
+    missing = list({id(row): row for row in rows if id(row) not in cache}.values())
+    gutter = part.styles.gutter
+    if missing:
+        boxed = _boxed_at(part, width, len(missing) + gutter.height, missing, templates)
+        for row, line in zip(missing, boxed[gutter.top : gutter.top + len(missing)], strict=True):
+            cache[id(row)] = (row, line)
+    edges = _boxed_at(part, width, gutter.height, [], templates) if gutter.height else []
+    templates._boxed = {id(row): cache[id(row)] for row in rows}  # (the row kept: its id stays its)
+    return [*edges[: gutter.top], *(cache[id(row)][1] for row in rows), *edges[gutter.top :]]
+
+
+def _boxed(template: Widget, width: int, content: object, templates: Templates) -> list[Strip]:
     """``template``'s box (padding, background) around the lines ``content(inner width)``."""
     styles = template.styles
     gutter = styles.gutter
@@ -173,7 +218,7 @@ def _boxed(template: Widget, width: int, content: object) -> list[Strip]:
             if content_box
             else max(int(fixed.value), gutter.height)
         )
-    return _boxed_at(template, width, height, lines)
+    return _boxed_at(template, width, height, lines, templates)
 
 
 def _drawn(
@@ -204,7 +249,7 @@ def _drawn(
             template, visualize(template, visual, markup=False), inner, None, template.visual_style
         )
 
-    return _boxed(template, width, content)
+    return _boxed(template, width, content, templates)
 
 
 def _scrolled_width(
@@ -437,11 +482,11 @@ def _grid(
         # A stretched cell's rows below its text are blank in its style (``render_line``).
         blank = Strip.blank(inner, cell.visual_style.rich_style)
         strips.extend([blank] * (content_height - len(strips)))
-        drawn.append(_boxed_at(cell, cell_width, height, strips))
+        drawn.append(_boxed_at(cell, cell_width, height, strips, templates))
         regions.append(Region(x + 1, y + 1, cell_width, height))
     line_style, color = styles.keyline
     if color:
-        color = template.background_colors[0] + color
+        color = templates.colors(template)[0] + color
     canvas = Canvas(width, total)
     rectangles = [
         Rectangle(region.offset - (1, 1), region.width + 2, region.height + 2, color, line_style)
@@ -467,11 +512,13 @@ def _rules(widget: Widget) -> RulesMap:
     return cast("RulesMap", widget.styles)
 
 
-def _boxed_at(template: Widget, width: int, height: int, lines: list[Strip]) -> list[Strip]:
+def _boxed_at(
+    template: Widget, width: int, height: int, lines: list[Strip], templates: Templates
+) -> list[Strip]:
     """``template``'s box, ``width`` by ``height``, around the content ``lines``."""
     styles = template.styles
     inner = max(1, width - styles.gutter.width)
-    base_background, background = template.background_colors
+    base_background, background = templates.colors(template)
     return StylesCache().render(
         styles, Size(width, height), base_background, background,
         lambda y: lines[y] if y < len(lines) else Strip.blank(inner),
