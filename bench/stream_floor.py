@@ -3,7 +3,9 @@
 Run ``.venv/bin/python bench/stream_floor.py [--runs 3] [--chars 80000]`` (a few minutes).
 The paced stream of ``bench/tui.py stream`` (the 80 KB answer at 800 chunks of 4 characters
 a second, tmux 160x50), three ways, alternating, ``--runs`` of each (with ``--tables``,
-``bench/reopen.py``'s answer instead: every section a table and three code blocks):
+``bench/reopen.py``'s answer instead: every section a table and three code blocks; with
+``--every-block``, the tests' ``sample_markdown(every_block=True)``: every section a table,
+a block quote, a rule and a nested list beside its headings, lists and code):
 
 * ``smith``: the real ``smith`` as shipped (what ``bench/tui.py stream`` measures);
 * ``lines``: the same ``smith`` with ``bench/stream_floor/sitecustomize.py`` on its
@@ -70,6 +72,16 @@ def run_headless(answer: str, workdir: Path) -> tui.StreamFigures:
     return tui.StreamFigures("headless", server.send_time, None, cpu, rss, [], 0.0)
 
 
+def every_block_answer(target_chars: int) -> str:
+    """The tests' every-block sample (``tests/support/transcript_app.py``), sections added
+    until it is about ``target_chars`` long."""
+    sys.path.insert(0, str(ROOT.parent))
+    from tests.support.transcript_app import sample_markdown
+
+    per_section = len(sample_markdown(10, every_block=True)) / 10
+    return sample_markdown(max(1, round(target_chars / per_section)), tui.MARKER, every_block=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -80,8 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="stream bench/reopen.py's answer (a table and three code blocks per section)",
     )
+    parser.add_argument(
+        "--every-block",
+        action="store_true",
+        help="stream an answer with a table, a quote, a rule and a nested list per section",
+    )
     args = parser.parse_args(argv)
-    if args.tables:
+    if args.every_block:
+        answer = every_block_answer(args.chars)
+    elif args.tables:
         answer = reopen.realistic_answer(args.chars, tui.MARKER)
     else:
         answer = tui.long_answer(args.chars)
