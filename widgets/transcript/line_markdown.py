@@ -197,7 +197,9 @@ def _boxed_rows(templates: Templates, width: int, rows: list[Strip]) -> list[Str
         for row, line in zip(missing, boxed[gutter.top : gutter.top + len(missing)], strict=True):
             cache[id(row)] = (row, line)
     edges = _boxed_at(part, width, gutter.height, [], templates) if gutter.height else []
-    templates._boxed = {id(row): cache[id(row)] for row in rows}  # (the row kept: its id stays its)
+    # Only this draw's rows are kept; each entry holds its row, so no other row can take
+    # its id while it is cached.
+    templates._boxed = {id(row): cache[id(row)] for row in rows}
     return [*edges[: gutter.top], *(cache[id(row)][1] for row in rows), *edges[gutter.top :]]
 
 
