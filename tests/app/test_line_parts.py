@@ -4,6 +4,7 @@ widgets show, cell for cell; the pointer, the answer's end and a theme change bu
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 import pytest
 from textual.app import App
@@ -247,3 +248,38 @@ async def test_an_unfinished_line_the_lines_cannot_draw_waits_for_its_end() -> N
         last = body.children[-1]  # the held-back line is shown: built, as lines cannot
         assert isinstance(last, MarkdownPart) and last.text.endswith("TITLE\n\n- y\n  -")
         assert message.entry.text.endswith("TITLE\n\n- y\n  -")
+
+
+async def test_a_view_following_the_stream_draws_each_part_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At the bottom, what is below the view is what was written since it last scrolled to
+    the end, which it is about to show: it is not parked (parked, a part was drawn again as
+    lines a flush later, over and over at the window's edge)."""
+    drawn: Counter[str] = Counter()
+    real = LinePart.drawn.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[LinePart], text: str, width: int, **kwargs: object) -> LinePart:
+        drawn[text] += 1
+        return real(cls, text, width, **kwargs)
+
+    monkeypatch.setattr(LinePart, "drawn", classmethod(counting))
+    windows: list[tuple[int, int]] = []  # what parking asked of the answer, rows below it
+    real_park = AssistantMessage.park_outside
+
+    async def recording(self: AssistantMessage, window: tuple[int, int]) -> bool:
+        windows.append(window)
+        return await real_park(self, window)
+
+    monkeypatch.setattr(AssistantMessage, "park_outside", recording)
+    app = TranscriptApp()
+    async with app.run_test(size=SIZE) as pilot:
+        message = await stream(pilot, sample_markdown(60, every_block=True), piece=320)
+        assert app.transcript.following
+        # Every window reached past the answer's end (a part redrawn twice shows this
+        # only when a pass came between a write and the scroll, in some runs).
+        assert windows and all(end > message.outer_size.height for _, end in windows)
+        parked = [c for c in message.body.children if type(c) is ParkedPart]
+        assert len(parked) > 3  # far above the view: parked, as before
+    assert len(drawn) > 10  # most parts were drawn as lines, each of them once
+    assert drawn and max(drawn.values()) == 1, drawn.most_common(3)

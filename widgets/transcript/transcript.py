@@ -912,7 +912,10 @@ class Transcript(VerticalScroll, can_focus=True):
         # Paging up, what is above the view is about to be seen: keep a screen more built
         # there (a page loaded at the top stays built until the view reaches it).
         above = margin if self.following else margin + height
-        window = (top - above, top + height + margin)
+        # Following, all below the view is what was written since it last scrolled to the
+        # end, which it is about to show: parked, it was drawn again a flush later.
+        below = sys.maxsize if self.following else top + height + margin
+        window = (top - above, below)
         streaming = self._stream.widget if self._stream is not None else None
         focused = self.screen.focused
         replacements: list[tuple[list[Widget], list[Widget]]] = []
